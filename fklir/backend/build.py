@@ -1,0 +1,139 @@
+"""From a typed, hoisted `fkl.kernel` to something callable: emit, key, compile or load, cache.
+
+Two cache levels: an in-process table (key → loaded kernel) and the disk cache (key → cubin or
+.so). The key hashes the structural IR (the kernel without its `values`), the op headers, the
+compiler identity and flags, the target arch and the codegen version: changing a value never
+recompiles; changing any of those does, once.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import io
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from xdsl.printer import Printer
+
+from fklir.backend import cache, compilers
+from fklir.backend.emit_cpp import CODEGEN_VERSION, CPU_ENTRY, GPU_ENTRY, EmittedKernel, KernelLayout, emit_kernel
+from fklir.dialects import fkl
+
+INCLUDE_DIR = Path(__file__).parent / "include"
+
+
+@dataclass
+class BuildStats:
+    """Counters the tests read: how often a kernel was compiled, or found on disk / in memory."""
+
+    compiles: int = 0
+    disk_hits: int = 0
+    memory_hits: int = 0
+
+
+STATS = BuildStats()
+
+
+@dataclass(frozen=True)
+class BuiltKernel:
+    """A loaded kernel and what its host side needs; holds no IR."""
+
+    key: str
+    layout: KernelLayout
+    entry: object  # ctypes function (cpu) or cuda_driver.LoadedKernel (gpu)
+    values: dict[str, tuple[float, ...]] = field(default_factory=lambda: {})
+
+
+_LOADED: dict[tuple[str, str, int], tuple[KernelLayout, object]] = {}
+
+
+def structural_ir(kernel: fkl.KernelOp) -> str:
+    """The kernel as text without its values: what the cache key hashes."""
+    clone = kernel.clone()
+    clone.properties.pop("values", None)
+    out = io.StringIO()
+    Printer(stream=out).print_op(clone)
+    return out.getvalue()
+
+
+def kernel_values(kernel: fkl.KernelOp) -> dict[str, tuple[float, ...]]:
+    if kernel.values is None:
+        return {}
+    result: dict[str, tuple[float, ...]] = {}
+    for name, attr in kernel.values.data.items():
+        result[name] = tuple(float(v) for v in attr.get_values())  # pyright: ignore[reportAttributeAccessIssue]
+    return result
+
+
+def kernel_key(structure: str, target: str, arch: str) -> str:
+    if target == "gpu":
+        compiler, flags = compilers.compiler_identity(compilers.find_nvcc() or "nvcc"), compilers.NVCC_FLAGS
+    else:
+        compiler, flags = compilers.compiler_identity(compilers.find_cxx()), compilers.GXX_FLAGS
+    return cache.make_key(
+        "fklir",
+        CODEGEN_VERSION,
+        target,
+        arch,
+        structure,
+        compilers.cpp_file_hash(INCLUDE_DIR),
+        compiler,
+        " ".join(flags),
+    )
+
+
+def _build_dir(key: str) -> Path:
+    folder = cache.cache_dir() / "build"
+    folder.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=f"{key[:16]}-", dir=folder))
+
+
+def _compile_cpu(emitted: EmittedKernel, key: str) -> bytes:
+    """g++ → .so bytes; on failure the source stays in the build folder that the error names."""
+    STATS.compiles += 1
+    workdir = _build_dir(key)
+    output = workdir / "kernel.so"
+    compilers.compile_shared_library(emitted.source, INCLUDE_DIR, output, workdir)
+    payload = output.read_bytes()
+    shutil.rmtree(workdir, ignore_errors=True)
+    return payload
+
+
+def _compile_gpu(emitted: EmittedKernel, key: str, arch: str) -> bytes:
+    """nvcc → cubin bytes; on failure the source stays in the build folder that the error names."""
+    STATS.compiles += 1
+    workdir = _build_dir(key)
+    cubin = compilers.compile_cubin(emitted.source, INCLUDE_DIR, arch, workdir)
+    shutil.rmtree(workdir, ignore_errors=True)
+    return cubin
+
+
+def build_kernel(kernel: fkl.KernelOp, target: str, device: int = 0) -> BuiltKernel:
+    """Compile (or find) `kernel` for `target` ("cpu" | "gpu") on `device`."""
+    arch = "host"
+    if target == "gpu":
+        from fklir.backend import cuda_driver
+
+        arch = cuda_driver.device_arch(device)
+    key = kernel_key(structural_ir(kernel), target, arch)
+    values = kernel_values(kernel)
+    if (loaded := _LOADED.get((key, target, device))) is not None:
+        STATS.memory_hits += 1
+        return BuiltKernel(key, loaded[0], loaded[1], values)
+    emitted = emit_kernel(kernel)
+    disk = cache.DiskCache()
+    compiles_before = STATS.compiles
+    if target == "cpu":
+        path = disk.build_or_load_path(key, ".so", lambda: _compile_cpu(emitted, key))
+        entry: object = getattr(ctypes.CDLL(str(path)), CPU_ENTRY)
+    else:
+        from fklir.backend import cuda_driver
+
+        cubin = disk.build_or_load(key, ".cubin", lambda: _compile_gpu(emitted, key, arch))
+        entry = cuda_driver.load_kernel(cubin, GPU_ENTRY, device)
+    if STATS.compiles == compiles_before:
+        STATS.disk_hits += 1
+    _LOADED[(key, target, device)] = (emitted.layout, entry)
+    return BuiltKernel(key, emitted.layout, entry, values)

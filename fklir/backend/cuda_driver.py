@@ -1,0 +1,239 @@
+"""A thin wrapper over the CUDA driver API (cuda.bindings.driver), for loading cubins and launching them.
+
+cuda.bindings is imported lazily, inside functions, so that `import fklir` works on machines without the
+package or without an NVIDIA driver. Everything here works in the device's PRIMARY context, the one that
+PyTorch and CuPy use, so their pointers and streams are valid for our launches and ours for theirs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+_state_lock = threading.Lock()
+_primary_contexts: dict[int, Any] = {}  # device ordinal → retained primary CUcontext
+_primary_context_handles: dict[int, int] = {}  # device ordinal → int(CUcontext), for cheap comparison
+_internal_streams: dict[int, Any] = {}  # device ordinal → CUstream created once (kept alive here)
+
+
+class CudaError(RuntimeError):
+    """A CUDA driver call failed; `code` is the CUresult value and `name` its symbolic name."""
+
+    def __init__(self, message: str, code: int = 0, name: str = "") -> None:
+        super().__init__(message)
+        self.code = code
+        self.name = name
+
+
+@functools.cache
+def _driver() -> ModuleType:
+    """The cuda.bindings.driver module, imported on first use (ImportError when it is not installed)."""
+    from cuda.bindings import driver
+
+    return driver
+
+
+def _error_name(code: int) -> str:
+    try:
+        return str(_driver().CUresult(code).name)
+    except (ImportError, ValueError):
+        return f"CUresult {code}"
+
+
+def _error_text(code: int) -> str:
+    """The driver's description of an error, when the driver can give one."""
+    try:
+        status, text = _driver().cuGetErrorString(code)
+    except Exception:  # the driver itself may be unusable; the name alone is still informative
+        return ""
+    if int(status) != 0 or not text:
+        return ""
+    return text.decode(errors="replace") if isinstance(text, bytes) else str(text)
+
+
+def check(result_tuple: Any, what: str = "CUDA driver call") -> Any:
+    """Unpack a cuda.bindings result: raise CudaError unless it is CUDA_SUCCESS, else return the value(s).
+
+    (err,) → None; (err, value) → value; (err, a, b, ...) → (a, b, ...).
+    """
+    code = int(result_tuple[0])
+    if code != 0:
+        name = _error_name(code)
+        text = _error_text(code)
+        detail = f": {text}" if text else ""
+        raise CudaError(f"{what} failed with {name}{detail}", code=code, name=name)
+    values = tuple(result_tuple[1:])
+    if not values:
+        return None
+    if len(values) == 1:
+        return values[0]
+    return values
+
+
+@functools.cache
+def _initialise() -> None:
+    """cuInit once per process (CudaError, ImportError or a loader error when there is no driver)."""
+    check(_driver().cuInit(0), "cuInit")
+
+
+@functools.cache
+def gpu_available() -> bool:
+    """True only if the driver initialises and reports at least one device; never raises."""
+    try:
+        return device_count() > 0
+    except Exception:  # no package, no libcuda, no device, broken driver: all mean "no GPU here"
+        return False
+
+
+def device_count() -> int:
+    """Number of CUDA devices (raises when the driver cannot be initialised)."""
+    _initialise()
+    return int(check(_driver().cuDeviceGetCount(), "cuDeviceGetCount"))
+
+
+def _primary_context(device: int) -> Any:
+    """The device's retained primary context (retained once per process, never released)."""
+    context = _primary_contexts.get(device)
+    if context is not None:
+        return context
+    with _state_lock:
+        context = _primary_contexts.get(device)
+        if context is not None:
+            return context
+        count = device_count()
+        if isinstance(device, bool) or not isinstance(device, int) or not 0 <= device < count:
+            raise ValueError(f"CUDA device {device!r} does not exist (this machine has {count} device(s))")
+        driver = _driver()
+        handle = check(driver.cuDeviceGet(device), f"cuDeviceGet({device})")
+        context = check(driver.cuDevicePrimaryCtxRetain(handle), f"cuDevicePrimaryCtxRetain({device})")
+        _primary_context_handles[device] = int(context)
+        _primary_contexts[device] = context
+        return context
+
+
+def ensure_context(device: int) -> None:
+    """Make the device's primary context current on this thread (one cheap query when it already is)."""
+    context = _primary_context(device)
+    driver = _driver()
+    current = check(driver.cuCtxGetCurrent(), "cuCtxGetCurrent")
+    if int(current) != _primary_context_handles[device]:
+        check(driver.cuCtxSetCurrent(context), f"cuCtxSetCurrent(device {device})")
+
+
+@contextlib.contextmanager
+def using_device(device: int) -> Iterator[None]:
+    """Run a block in the device's primary context, then restore the thread's previous current context.
+
+    Unlike ensure_context this leaves no trace, so PyTorch's idea of the current device is not changed.
+    """
+    context = _primary_context(device)
+    driver = _driver()
+    current = check(driver.cuCtxGetCurrent(), "cuCtxGetCurrent")
+    if int(current) == _primary_context_handles[device]:
+        yield
+        return
+    check(driver.cuCtxPushCurrent(context), f"cuCtxPushCurrent(device {device})")
+    try:
+        yield
+    finally:
+        check(driver.cuCtxPopCurrent(), "cuCtxPopCurrent")
+
+
+@functools.cache
+def device_arch(device: int) -> str:
+    """The device's architecture for nvcc's -arch, e.g. "sm_90" for compute capability 9.0."""
+    _primary_context(device)  # validates the ordinal with a clear message
+    driver = _driver()
+    handle = check(driver.cuDeviceGet(device), f"cuDeviceGet({device})")
+    attributes = driver.CUdevice_attribute
+    major = check(
+        driver.cuDeviceGetAttribute(attributes.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, handle),
+        "cuDeviceGetAttribute(COMPUTE_CAPABILITY_MAJOR)",
+    )
+    minor = check(
+        driver.cuDeviceGetAttribute(attributes.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, handle),
+        "cuDeviceGetAttribute(COMPUTE_CAPABILITY_MINOR)",
+    )
+    return f"sm_{int(major)}{int(minor)}"
+
+
+@dataclass(frozen=True)
+class LoadedKernel:
+    """One kernel of a cubin loaded into one device's primary context.
+
+    The module stays loaded for the life of the process (unloading while work is queued is unsafe).
+    """
+
+    module: Any  # CUmodule
+    function: Any  # CUfunction
+    name: str
+    device: int
+
+
+def load_kernel(cubin: bytes, name: str, device: int) -> LoadedKernel:
+    """Load a cubin into the device's primary context and look up the (extern "C") kernel `name`."""
+    driver = _driver()
+    with using_device(device):
+        module = check(driver.cuModuleLoadData(cubin), f"cuModuleLoadData (kernel {name!r}, device {device})")
+        try:
+            function = check(
+                driver.cuModuleGetFunction(module, name.encode()), f"cuModuleGetFunction({name!r})"
+            )
+        except CudaError:
+            driver.cuModuleUnload(module)
+            raise
+    return LoadedKernel(module=module, function=function, name=name, device=device)
+
+
+def launch(
+    kernel: LoadedKernel,
+    grid: tuple[int, int, int],
+    block: tuple[int, int, int],
+    params_address: int,
+    stream: int,
+) -> None:
+    """cuLaunchKernel with a prebuilt parameter array.
+
+    params_address is the address of a `void*[1]` whose element points to the ONE packed struct that the
+    kernel takes by value. The caller makes the kernel's device context current (ensure_context) once per
+    call path; this function adds nothing to the launch beyond the driver call and its error check.
+    """
+    (result,) = _driver().cuLaunchKernel(
+        kernel.function, grid[0], grid[1], grid[2], block[0], block[1], block[2], 0, stream, params_address, 0
+    )
+    if result:
+        check((result,), f"cuLaunchKernel({kernel.name!r}, grid={grid}, block={block})")
+
+
+def internal_stream(device: int) -> int:
+    """fklir's own non-blocking stream on the device, created once per process."""
+    stream = _internal_streams.get(device)
+    if stream is not None:
+        return int(stream)
+    with _state_lock:
+        stream = _internal_streams.get(device)
+        if stream is None:
+            driver = _driver()
+            with using_device(device):
+                flags = int(driver.CUstream_flags.CU_STREAM_NON_BLOCKING)
+                stream = check(driver.cuStreamCreate(flags), f"cuStreamCreate(device {device})")
+            _internal_streams[device] = stream
+    return int(stream)
+
+
+def synchronize(stream: int) -> None:
+    """Wait until all work queued on the stream has finished (raises the error of a failed kernel)."""
+    check(_driver().cuStreamSynchronize(stream), "cuStreamSynchronize")
+
+
+def pointer_device(ptr: int) -> int:
+    """The ordinal of the device that owns a device pointer (CudaError when it is not device memory)."""
+    _initialise()
+    driver = _driver()
+    attribute = driver.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+    return int(check(driver.cuPointerGetAttribute(attribute, ptr), f"cuPointerGetAttribute({ptr:#x})"))

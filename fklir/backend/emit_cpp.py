@@ -1,0 +1,393 @@
+"""C++ emission: one `fkl.kernel` → one small, readable translation unit over the op headers.
+
+The same text compiles with nvcc (entry `fkl_kernel`, a `__global__` taking the parameter block by
+value) and with g++ (entry `fkl_run`, an OpenMP loop taking a pointer to it). Two shapes:
+
+- flat: no geometry, a packed write and channel-wise ops only. The image is a flat run of
+  elements; each thread loads 16 bytes at a time, applies the chain per element, stores 16 bytes.
+- pixel: one thread per output pixel. The read and the geometry after it become one function per
+  stage (`stage0` reads the source, `stage1` crops it, `stage2` resizes the crop, ...), so each
+  thread loads exactly the source pixels it needs; then the compute chain, then the write.
+
+The parameter block is `fkl::KernelHeader` followed by one array per slot of the kernel's
+`!fkl.params`; `KernelLayout` describes it for the host side (fklir.runtime.params).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.ir import Operation
+
+from fklir.dialects import fkl
+
+CODEGEN_VERSION = "1"
+
+CPP_TYPE = {
+    "uint8": "fkl::u8",
+    "int8": "fkl::i8",
+    "uint16": "fkl::u16",
+    "int16": "fkl::i16",
+    "int32": "fkl::i32",
+    "uint32": "fkl::u32",
+    "float16": "fkl::f16",
+    "bfloat16": "fkl::bf16",
+    "float32": "fkl::f32",
+    "float64": "fkl::f64",
+    "bool": "bool",
+}
+ELEMENT_SIZE = {
+    "uint8": 1,
+    "int8": 1,
+    "uint16": 2,
+    "int16": 2,
+    "int32": 4,
+    "uint32": 4,
+    "float16": 2,
+    "bfloat16": 2,
+    "float32": 4,
+    "float64": 8,
+    "bool": 1,
+}
+SLOT_CPP_TYPE = {
+    "ui8": "fkl::u8",
+    "i8": "fkl::i8",
+    "ui16": "fkl::u16",
+    "i16": "fkl::i16",
+    "i32": "fkl::i32",
+    "ui32": "fkl::u32",
+    "f16": "fkl::f16",
+    "bf16": "fkl::bf16",
+    "f32": "fkl::f32",
+    "f64": "fkl::f64",
+    "i1": "bool",
+    "rect": "fkl::Rect",
+}
+BINARY_STRUCT = {
+    fkl.AddOp: "Add",
+    fkl.SubOp: "Sub",
+    fkl.MulOp: "Mul",
+    fkl.DivOp: "Div",
+    fkl.MaxOp: "Max",
+    fkl.MinOp: "Min",
+}
+
+GPU_ENTRY = "fkl_kernel"
+CPU_ENTRY = "fkl_run"
+
+
+@dataclass(frozen=True)
+class KernelLayout:
+    """What the host needs to launch the emitted kernel (no IR in it)."""
+
+    mode: str  # "flat" | "pixel"
+    elements_per_thread: int  # flat: elements per thread; pixel: 1
+    slots: tuple[tuple[str, str, int], ...]
+    in_dtype: str
+    in_channels: int
+    in_planes: int
+    out_dtype: str
+    out_channels: int
+    out_planes: int
+    write: str  # "packed" | "planar"
+
+
+@dataclass(frozen=True)
+class EmittedKernel:
+    source: str
+    layout: KernelLayout
+
+
+def _image(t: object) -> fkl.ImageType:
+    assert isinstance(t, fkl.ImageType) and t.is_known, f"un-inferred type {t}: run fkl-infer-types first"
+    return t
+
+
+def _slot(op: Operation) -> str:
+    slot = getattr(op, "slot", None)
+    if slot is None:
+        raise ValueError(f"'{op.name}' still has an inline value: run fkl-hoist-params before emission")
+    return slot.data
+
+
+def split_chain(kernel: fkl.KernelOp) -> tuple[fkl.ReadOp, list[Operation], list[Operation], Operation]:
+    """(read, geometry ops, compute ops, write op) of a kernel's straight-line chain."""
+    ops = list(kernel.body.block.ops)
+    read, write = ops[0], ops[-1]
+    if not isinstance(read, fkl.ReadOp) or not isinstance(write, fkl.WRITE_OPS):
+        raise ValueError(f"kernel @{kernel.sym_name.data} must be a read ... write chain")
+    middle = ops[1:-1]
+    geometry = [op for op in middle if isinstance(op, fkl.GEOMETRY_OPS)]
+    compute = [op for op in middle if not isinstance(op, fkl.GEOMETRY_OPS)]
+    if middle[: len(geometry)] != geometry:
+        raise ValueError("geometry ops must come right after the read (run fkl-validate-chain)")
+    return read, geometry, compute, write
+
+
+def _compute_line(op: Operation, src: str, dst: str) -> str:
+    """One statement of the compute chain on one element `src` of channel `c`."""
+    out_t = CPP_TYPE[_image(op.results[0].type).dtype]
+    if isinstance(op, fkl.BinaryValueOp):
+        struct = BINARY_STRUCT[type(op)]
+        return f"const {out_t} {dst} = fkl::{struct}::exec({src}, p.{_slot(op)}[c]);  // {op.name}: {op.FORMULA}"
+    if isinstance(op, fkl.SaturateCastOp):
+        return f"const {out_t} {dst} = fkl::SaturateCast<{out_t}>::exec({src});  // {op.name}"
+    if isinstance(op, fkl.CastOp):
+        return f"const {out_t} {dst} = fkl::Cast<{out_t}>::exec({src});  // {op.name}"
+    raise ValueError(f"no C++ emission for '{op.name}'")
+
+
+def _emit_compute(compute: list[Operation], in_dtype: str, out_dtype: str) -> list[str]:
+    lines = [
+        "// The compute chain on one element v0 of channel c.",
+        f"FKL_HD {CPP_TYPE[out_dtype]} compute(const Params& p, {CPP_TYPE[in_dtype]} v0, int c) {{",
+        "    (void)p;",
+        "    (void)c;",
+    ]
+    for i, op in enumerate(compute):
+        lines.append("    " + _compute_line(op, f"v{i}", f"v{i + 1}"))
+    lines += [f"    return v{len(compute)};", "}"]
+    return lines
+
+
+def _emit_params(slots: list[tuple[str, str, int]]) -> list[str]:
+    lines = ["// The parameter block: the fixed head, then one array per slot of !fkl.params.", "struct Params {"]
+    lines.append("    fkl::KernelHeader h;")
+    for name, kind, count in slots:
+        lines.append(f"    {SLOT_CPP_TYPE[kind]} {name}[{count}];")
+    lines.append("};")
+    return lines
+
+
+def _emit_stages(read: fkl.ReadOp, geometry: list[Operation], counts: dict[str, int]) -> list[str]:
+    """One function per stage: stage0 reads the source, stage k applies geometry op k to stage k-1."""
+    rtype = _image(read.result.type)
+    t, channels = CPP_TYPE[rtype.dtype], rtype.channels.data
+    lines = [
+        "// stage0: fkl.read — pixel (x, y) of source plane z.",
+        f"FKL_HD void stage0(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z, {t} out[{channels}]) {{",
+        f"    const {t}* px = (const {t}*)p.h.src + z * p.h.src_plane_stride + y * p.h.src_pitch"
+        f" + (fkl::i64)x * {channels};",
+        f"    for (int c = 0; c < {channels}; ++c) out[c] = px[c];",
+        "}",
+        "FKL_HD fkl::Size size0(const Params& p, fkl::i32 z) {",
+        "    (void)z;",
+        "    return {p.h.src_w, p.h.src_h};",
+        "}",
+    ]
+    for k, op in enumerate(geometry, start=1):
+        in_type, out_type = _image(op.operands[0].type), _image(op.results[0].type)
+        lines += _emit_stage(k, op, in_type, out_type, counts)
+    return lines
+
+
+def _plane_expr(in_type: fkl.ImageType) -> str:
+    return "0" if in_type.planes.data == 1 else "z"
+
+
+def _emit_stage(
+    k: int, op: Operation, in_type: fkl.ImageType, out_type: fkl.ImageType, counts: dict[str, int]
+) -> list[str]:
+    prev, channels = k - 1, out_type.channels.data
+    t_in, t_out = CPP_TYPE[in_type.dtype], CPP_TYPE[out_type.dtype]
+    zin = _plane_expr(in_type)
+    if isinstance(op, fkl.CropOp):
+        slot = _slot(op)
+        rect = f"p.{slot}[{'z' if counts[slot] > 1 else '0'}]"
+        return [
+            f"// stage{k}: fkl.crop — the rect's pixel (x, y) is source pixel (x + r.x, y + r.y).",
+            f"FKL_HD void stage{k}(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z, {t_out} out[{channels}]) {{",
+            f"    const fkl::Rect r = {rect};",
+            f"    stage{prev}(p, x + r.x, y + r.y, {zin}, out);",
+            "}",
+            f"FKL_HD fkl::Size size{k}(const Params& p, fkl::i32 z) {{",
+            "    (void)z;",
+            f"    const fkl::Rect r = {rect};",
+            "    return {r.w, r.h};",
+            "}",
+        ]
+    assert isinstance(op, fkl.ResizeOp)
+    slot = _slot(op)
+    size_fn = [
+        f"FKL_HD fkl::Size size{k}(const Params& p, fkl::i32 z) {{",
+        "    (void)z;",
+        f"    return {{p.{slot}[0], p.{slot}[1]}};",
+        "}",
+    ]
+    if op.interp.data == "nearest":
+        return [
+            f"// stage{k}: fkl.resize nearest — OpenCV INTER_NEAREST source index per axis.",
+            f"FKL_HD void stage{k}(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z, {t_out} out[{channels}]) {{",
+            f"    const fkl::Size src = size{prev}(p, {zin});",
+            f"    const fkl::i32 sx = fkl::nearest_index(x, src.w, p.{slot}[0]);",
+            f"    const fkl::i32 sy = fkl::nearest_index(y, src.h, p.{slot}[1]);",
+            f"    stage{prev}(p, sx, sy, {zin}, out);",
+            "}",
+            *size_fn,
+        ]
+    return [
+        f"// stage{k}: fkl.resize linear — OpenCV INTER_LINEAR: half-pixel centres, taps clamped.",
+        f"FKL_HD void stage{k}(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z, {t_out} out[{channels}]) {{",
+        f"    const fkl::Size src = size{prev}(p, {zin});",
+        f"    const fkl::LinearTap tx = fkl::linear_tap(x, src.w, p.{slot}[0]);",
+        f"    const fkl::LinearTap ty = fkl::linear_tap(y, src.h, p.{slot}[1]);",
+        f"    {t_in} a[{channels}], b[{channels}], c[{channels}], d[{channels}];",
+        f"    stage{prev}(p, tx.i0, ty.i0, {zin}, a);",
+        f"    stage{prev}(p, tx.i1, ty.i0, {zin}, b);",
+        f"    stage{prev}(p, tx.i0, ty.i1, {zin}, c);",
+        f"    stage{prev}(p, tx.i1, ty.i1, {zin}, d);",
+        f"    for (int k = 0; k < {channels}; ++k) {{",
+        "        out[k] = fkl::bilinear(fkl::Cast<fkl::f32>::exec(a[k]), fkl::Cast<fkl::f32>::exec(b[k]),",
+        "                               fkl::Cast<fkl::f32>::exec(c[k]), fkl::Cast<fkl::f32>::exec(d[k]), tx.w1, ty.w1);",
+        "    }",
+        "}",
+        *size_fn,
+    ]
+
+
+def _emit_pixel(
+    last_stage: int, in_dtype: str, in_channels: int, out_dtype: str, out_channels: int, write: str
+) -> list[str]:
+    t_in, t_out = CPP_TYPE[in_dtype], CPP_TYPE[out_dtype]
+    lines = [
+        "// One output pixel: sample through the geometry stages, compute, write.",
+        "FKL_HD void pixel(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z) {",
+        f"    {t_in} in[{in_channels}];",
+        f"    stage{last_stage}(p, x, y, z, in);",
+        f"    {t_out}* out = ({t_out}*)p.h.dst + z * p.h.dst_plane_stride;",
+    ]
+    if write == "packed":
+        lines.append(f"    {t_out}* px = out + y * p.h.dst_pitch + (fkl::i64)x * {out_channels};")
+        lines.append(f"    for (int c = 0; c < {out_channels}; ++c) px[c] = compute(p, in[c], c);")
+    else:
+        lines.append("    const fkl::i64 plane = (fkl::i64)p.h.dst_h * p.h.dst_w;")
+        lines.append("    const fkl::i64 at = (fkl::i64)y * p.h.dst_w + x;")
+        lines.append(f"    for (int c = 0; c < {out_channels}; ++c) out[c * plane + at] = compute(p, in[c], c);")
+    lines.append("}")
+    return lines
+
+
+def _flat_width(in_dtype: str, out_dtype: str) -> int:
+    return 16 // min(ELEMENT_SIZE[in_dtype], ELEMENT_SIZE[out_dtype])
+
+
+def _emit_flat(in_dtype: str, out_dtype: str, channels: int) -> list[str]:
+    t_in, t_out = CPP_TYPE[in_dtype], CPP_TYPE[out_dtype]
+    n = _flat_width(in_dtype, out_dtype)
+    per_load, per_store = 16 // ELEMENT_SIZE[in_dtype], 16 // ELEMENT_SIZE[out_dtype]
+    return [
+        f"// Elements [i*{n}, i*{n}+{n}) of the packed image: 16-byte loads and stores when aligned.",
+        "FKL_HD void flat(const Params& p, fkl::i64 i) {",
+        f"    const {t_in}* src = (const {t_in}*)p.h.src;",
+        f"    {t_out}* dst = ({t_out}*)p.h.dst;",
+        f"    const fkl::i64 first = i * {n};",
+        f"    int c = (int)(first % {channels});",
+        f"    if (p.h.aligned && first + {n} <= p.h.n) {{",
+        f"        {t_in} in[{n}];",
+        f"        for (int k = 0; k < {n // per_load}; ++k) {{",
+        f"            const fkl::Vec16<{t_in}> v = fkl::load16(src + first + k * {per_load});",
+        f"            for (int j = 0; j < {per_load}; ++j) in[k * {per_load} + j] = v.v[j];",
+        "        }",
+        f"        for (int k = 0; k < {n // per_store}; ++k) {{",
+        f"            fkl::Vec16<{t_out}> v;",
+        f"            for (int j = 0; j < {per_store}; ++j) {{",
+        f"                v.v[j] = compute(p, in[k * {per_store} + j], c);",
+        f"                if (++c == {channels}) c = 0;",
+        "            }",
+        f"            fkl::store16(dst + first + k * {per_store}, v);",
+        "        }",
+        "        return;",
+        "    }",
+        f"    for (int j = 0; j < {n} && first + j < p.h.n; ++j) {{",
+        "        dst[first + j] = compute(p, src[first + j], c);",
+        f"        if (++c == {channels}) c = 0;",
+        "    }",
+        "}",
+    ]
+
+
+def _emit_entries(mode: str, n: int) -> list[str]:
+    if mode == "flat":
+        gpu_body = [
+            "    const fkl::i64 i = (fkl::i64)blockIdx.x * blockDim.x + threadIdx.x;",
+            f"    if (i * {n} < p.h.n) flat(p, i);",
+        ]
+        cpu_body = [
+            f"    const fkl::i64 count = (p->h.n + {n - 1}) / {n};",
+            "#pragma omp parallel for schedule(static)",
+            "    for (fkl::i64 i = 0; i < count; ++i) flat(*p, i);",
+        ]
+    else:
+        gpu_body = [
+            "    const fkl::i32 x = blockIdx.x * blockDim.x + threadIdx.x;",
+            "    const fkl::i32 y = blockIdx.y * blockDim.y + threadIdx.y;",
+            "    if (x < p.h.dst_w && y < p.h.dst_h) pixel(p, x, y, blockIdx.z);",
+        ]
+        cpu_body = [
+            "#pragma omp parallel for collapse(2) schedule(static)",
+            "    for (fkl::i32 z = 0; z < p->h.dst_planes; ++z)",
+            "        for (fkl::i32 y = 0; y < p->h.dst_h; ++y)",
+            "            for (fkl::i32 x = 0; x < p->h.dst_w; ++x) pixel(*p, x, y, z);",
+        ]
+    return [
+        "#if defined(__CUDACC__)",
+        f'extern "C" __global__ void {GPU_ENTRY}(const Params p) {{',
+        *gpu_body,
+        "}",
+        "#else",
+        f'extern "C" void {CPU_ENTRY}(const Params* p) {{',
+        *cpu_body,
+        "}",
+        "#endif",
+    ]
+
+
+def emit_kernel(kernel: fkl.KernelOp) -> EmittedKernel:
+    """The C++ translation unit and host layout of one hoisted, typed `fkl.kernel`."""
+    read, geometry, compute, write = split_chain(kernel)
+    in_type = _image(read.result.type)
+    stage_type = _image(geometry[-1].results[0].type) if geometry else in_type
+    out_type = _image(write.operands[0].type)
+    write_kind = "planar" if isinstance(write, fkl.SplitOp) else "packed"
+    mode = "flat" if not geometry and write_kind == "packed" else "pixel"
+    slots = kernel.params.slots
+
+    lines = [
+        f"// Generated by fklir (codegen v{CODEGEN_VERSION}) from fkl.kernel @{kernel.sym_name.data}.",
+        '#include "fkl/kernel.h"',
+        "",
+        *_emit_params(slots),
+        "",
+        *_emit_compute(compute, stage_type.dtype, out_type.dtype),
+        "",
+    ]
+    n = 1
+    if mode == "flat":
+        n = _flat_width(in_type.dtype, out_type.dtype)
+        lines += _emit_flat(in_type.dtype, out_type.dtype, in_type.channels.data)
+    else:
+        lines += _emit_stages(read, geometry, {name: count for name, _, count in slots})
+        lines.append("")
+        lines += _emit_pixel(
+            len(geometry),
+            stage_type.dtype,
+            stage_type.channels.data,
+            out_type.dtype,
+            out_type.channels.data,
+            write_kind,
+        )
+    lines.append("")
+    lines += _emit_entries(mode, n)
+    layout = KernelLayout(
+        mode=mode,
+        elements_per_thread=n,
+        slots=tuple(slots),
+        in_dtype=in_type.dtype,
+        in_channels=in_type.channels.data,
+        in_planes=in_type.planes.data,
+        out_dtype=out_type.dtype,
+        out_channels=out_type.channels.data,
+        out_planes=out_type.planes.data,
+        write=write_kind,
+    )
+    return EmittedKernel("\n".join(lines) + "\n", layout)

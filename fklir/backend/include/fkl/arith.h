@@ -1,0 +1,100 @@
+// fkl/arith.h — binary arithmetic on one element: Add, Sub, Mul, Div, Max, Min; and IsEven.
+//
+// Call as fkl::Add::exec(a, b) with both operands of the chain's element type.
+//
+// Integers (u8 i8 u16 i16 i32 u32) wrap modulo 2^bits. Signed overflow is undefined behaviour
+// in C++, so the integer overloads never compute in a signed type that could overflow: the
+// operands' bit patterns go to u32 (every integer element type has at most 32 bits), where
+// unsigned arithmetic wraps by definition, and converting back keeps the low bits.
+// f32 and f64 compute natively; f16 and bf16 compute in f32 and round back to nearest even.
+// bool is not an arithmetic type: the integer templates reject it at compile time.
+#pragma once
+
+#include "core.h"
+
+namespace fkl {
+
+// a + b
+struct Add {
+    template <typename T>
+    static FKL_HD T exec(T a, T b) {
+        static_assert(T(1) / T(2) == T(0), "integer template: floats have their own overloads");
+        return (T)((u32)a + (u32)b);
+    }
+    static FKL_HD f32 exec(f32 a, f32 b) { return a + b; }
+    static FKL_HD f64 exec(f64 a, f64 b) { return a + b; }
+    static FKL_HD f16 exec(f16 a, f16 b) { return f16_from_f32(to_f32(a) + to_f32(b)); }
+    static FKL_HD bf16 exec(bf16 a, bf16 b) { return bf16_from_f32(to_f32(a) + to_f32(b)); }
+};
+
+// a - b
+struct Sub {
+    template <typename T>
+    static FKL_HD T exec(T a, T b) {
+        static_assert(T(1) / T(2) == T(0), "integer template: floats have their own overloads");
+        return (T)((u32)a - (u32)b);
+    }
+    static FKL_HD f32 exec(f32 a, f32 b) { return a - b; }
+    static FKL_HD f64 exec(f64 a, f64 b) { return a - b; }
+    static FKL_HD f16 exec(f16 a, f16 b) { return f16_from_f32(to_f32(a) - to_f32(b)); }
+    static FKL_HD bf16 exec(bf16 a, bf16 b) { return bf16_from_f32(to_f32(a) - to_f32(b)); }
+};
+
+// a * b  (the low bits of a product depend only on the low bits of the operands)
+struct Mul {
+    template <typename T>
+    static FKL_HD T exec(T a, T b) {
+        static_assert(T(1) / T(2) == T(0), "integer template: floats have their own overloads");
+        return (T)((u32)a * (u32)b);
+    }
+    static FKL_HD f32 exec(f32 a, f32 b) { return a * b; }
+    static FKL_HD f64 exec(f64 a, f64 b) { return a * b; }
+    static FKL_HD f16 exec(f16 a, f16 b) { return f16_from_f32(to_f32(a) * to_f32(b)); }
+    static FKL_HD bf16 exec(bf16 a, bf16 b) { return bf16_from_f32(to_f32(a) * to_f32(b)); }
+};
+
+// a / b  (integers truncate toward zero; the host rejects b == 0 before launch)
+struct Div {
+    template <typename T>
+    static FKL_HD T exec(T a, T b) {
+        static_assert(T(1) / T(2) == T(0), "integer template: floats have their own overloads");
+        // For signed types, lowest / -1 overflows (a trap on x86 for i32); a / -1 is -a, which
+        // negating in u32 computes with the required wrap-around (-128 / -1 == -128 in i8).
+        const bool is_signed = T(-1) < T(0);
+        if (is_signed && b == T(-1)) {
+            return (T)(0u - (u32)a);
+        }
+        return (T)(a / b);  // 8/16-bit operands promote to int, where the quotient cannot overflow
+    }
+    static FKL_HD f32 exec(f32 a, f32 b) { return a / b; }
+    static FKL_HD f64 exec(f64 a, f64 b) { return a / b; }
+    static FKL_HD f16 exec(f16 a, f16 b) { return f16_from_f32(to_f32(a) / to_f32(b)); }
+    static FKL_HD bf16 exec(bf16 a, bf16 b) { return bf16_from_f32(to_f32(a) / to_f32(b)); }
+};
+
+// max(a, b) = a >= b ? a : b  (so max(NaN, b) = b and max(a, NaN) = NaN)
+struct Max {
+    template <typename T>
+    static FKL_HD T exec(T a, T b) { return a >= b ? a : b; }
+    static FKL_HD f16 exec(f16 a, f16 b) { return to_f32(a) >= to_f32(b) ? a : b; }
+    static FKL_HD bf16 exec(bf16 a, bf16 b) { return to_f32(a) >= to_f32(b) ? a : b; }
+};
+
+// min(a, b) = a <= b ? a : b  (so min(NaN, b) = b and min(a, NaN) = NaN)
+struct Min {
+    template <typename T>
+    static FKL_HD T exec(T a, T b) { return a <= b ? a : b; }
+    static FKL_HD f16 exec(f16 a, f16 b) { return to_f32(a) <= to_f32(b) ? a : b; }
+    static FKL_HD bf16 exec(bf16 a, bf16 b) { return to_f32(a) <= to_f32(b) ? a : b; }
+};
+
+// is_even(a) = (a mod 2 == 0), for integers; the lowest bit decides, also for negatives.
+struct IsEven {
+    template <typename T>
+    static FKL_HD bool exec(T a) {
+        static_assert(T(1) / T(2) == T(0), "IsEven is defined for integer types only");
+        return ((u32)a & 1u) == 0u;
+    }
+};
+
+}  // namespace fkl

@@ -1,0 +1,40 @@
+// fkl/kernel.h — what every generated kernel shares: the fixed head of its parameter block and
+// the small sampling helpers that geometry stages call. The emitter (fklir/backend/emit_cpp.py)
+// writes the rest: one function per geometry stage, the compute chain, the write, the entry point.
+#pragma once
+#include "fkl/fkl.h"
+
+namespace fkl {
+
+// Where to read and write and how large each side is. Strides and pitches count ELEMENTS.
+// Mirrored field for field by fklir.runtime.params.KernelHeader (ctypes): keep them in sync.
+struct KernelHeader {
+    const void* src;       // first element of the first source plane
+    i64 src_plane_stride;  // elements from one source plane to the next
+    i64 src_pitch;         // elements from one source row to the next
+    i32 src_w;             // source width in pixels
+    i32 src_h;             // source height in pixels
+    void* dst;             // first element of the first output plane
+    i64 dst_plane_stride;  // elements from one output plane to the next
+    i64 dst_pitch;         // elements from one output row to the next
+    i32 dst_w;             // output width in pixels
+    i32 dst_h;             // output height in pixels
+    i32 dst_planes;        // output planes (the launch's z extent)
+    i32 aligned;           // 1 when src and dst allow 16-byte vector access (flat kernels)
+    i64 n;                 // flat kernels: number of elements to produce
+};
+
+// The size of the image a geometry stage produces.
+struct Size {
+    i32 w;
+    i32 h;
+};
+
+// Bilinear blend: a b on the upper row, c d on the lower; wx, wy the weights of b/d and c/d.
+FKL_HD f32 bilinear(f32 a, f32 b, f32 c, f32 d, f32 wx, f32 wy) {
+    const f32 top = a * (1.0f - wx) + b * wx;
+    const f32 bottom = c * (1.0f - wx) + d * wx;
+    return top * (1.0f - wy) + bottom * wy;
+}
+
+}  // namespace fkl

@@ -1,0 +1,62 @@
+"""Errors that point at the op (and its source location) that caused them.
+
+Parsed ops carry a `FileLineColLoc` (see `LocatingParser`); ops built by the Python frontend carry
+the user's call site. Messages read `file:line:col: error: 'fkl.mul' ...` like MLIR's.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
+from xdsl.ir import Operation
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import VerifyException
+
+
+class OpError(VerifyException):
+    """A verification or pass error about one op."""
+
+    def __init__(self, op: Operation, message: str):
+        super().__init__(message)
+        self.op = op
+
+
+def location_prefix(op: Operation) -> str:
+    loc = op.location
+    if isinstance(loc, FileLineColLoc):
+        return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}: "
+    return ""
+
+
+def located_message(op: Operation, message: str) -> str:
+    return f"{location_prefix(op)}error: {message}"
+
+
+def first_invalid_op(module: ModuleOp) -> tuple[Operation, str] | None:
+    """The first op (pre-order) whose own verifier fails, with the message."""
+    for op in module.walk():
+        try:
+            op.verify(verify_nested_ops=False)
+        except VerifyException as e:
+            return op, str(e)
+    return None
+
+
+def verify_located(module: ModuleOp) -> None:
+    """Verify every op; the first failure becomes an `OpError` carrying that op."""
+    if (failure := first_invalid_op(module)) is not None:
+        op, message = failure
+        raise OpError(op, message)
+
+
+class LocatingParser(Parser):
+    """A parser that stamps each parsed op with its `file:line:col` (xDSL records none)."""
+
+    line_offset: int = 0
+
+    def parse_operation(self) -> Operation:
+        where = self._current_token.span.get_location()  # pyright: ignore[reportPrivateUsage]
+        op = super().parse_operation()
+        op.location = FileLineColLoc(
+            StringAttr(where.file), IntAttr(where.line + self.line_offset), IntAttr(where.col)
+        )
+        return op

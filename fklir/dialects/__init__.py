@@ -1,0 +1,16 @@
+"""Dialects of fklir. `get_all_dialects()` is the lazy registry, in xDSL's shape."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.ir import Dialect
+
+
+def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
+    def get_fkl() -> Dialect:
+        from fklir.dialects.fkl import FKL
+
+        return FKL
+
+    return {"fkl": get_fkl}

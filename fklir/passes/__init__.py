@@ -1,0 +1,42 @@
+"""fkl passes: IR → IR transformations, one per module. `get_all_passes()` is the lazy registry."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.passes import ModulePass
+
+
+def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    def validate_chain() -> type[ModulePass]:
+        from fklir.passes.validate_chain import ValidateChainPass
+
+        return ValidateChainPass
+
+    def infer_types() -> type[ModulePass]:
+        from fklir.passes.infer_types import InferTypesPass
+
+        return InferTypesPass
+
+    def outline_kernels() -> type[ModulePass]:
+        from fklir.passes.outline_kernels import OutlineKernelsPass
+
+        return OutlineKernelsPass
+
+    def hoist_params() -> type[ModulePass]:
+        from fklir.passes.hoist_params import HoistParamsPass
+
+        return HoistParamsPass
+
+    def default_pipeline() -> type[ModulePass]:
+        from fklir.passes.default_pipeline import DefaultPipelinePass
+
+        return DefaultPipelinePass
+
+    return {
+        "fkl-validate-chain": validate_chain,
+        "fkl-infer-types": infer_types,
+        "fkl-outline-kernels": outline_kernels,
+        "fkl-hoist-params": hoist_params,
+        "fkl-default-pipeline": default_pipeline,
+    }

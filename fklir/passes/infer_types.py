@@ -1,0 +1,76 @@
+"""`fkl-infer-types`: element type, channel count and plane count through every chain.
+
+The read's type is given (the frontend knows the input); every other result type follows from
+its input and the op:
+- arithmetic keeps the type; its values must be one per channel or one broadcast value, and
+  representable in the element type on integer chains ("Cast to float first");
+- casts change the element type; resize linear produces f32, nearest keeps the type;
+- a crop with several rects makes one plane per rect (from a one-plane input, or one rect per
+  plane); one rect keeps the plane count.
+
+Types already written in the IR are checked against what is inferred. No options.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Attribute, Operation
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+from xdsl.utils.exceptions import VerifyException
+
+from fklir.dialects import fkl
+
+
+def _crop_planes(op: fkl.CropOp, in_type: fkl.ImageType, result: Attribute) -> int:
+    if op.value is None:  # already hoisted: the plane count was inferred before
+        return result.planes.data if isinstance(result, fkl.ImageType) else in_type.planes.data
+    n, planes = len(op.rects), in_type.planes.data
+    if n == 1:
+        return planes
+    if planes in (1, n):
+        return n
+    raise VerifyException(f"'fkl.crop' has {n} rects for an input of {planes} planes (give 1, or one per plane)")
+
+
+def infer_result_type(op: Operation, in_type: fkl.ImageType) -> fkl.ImageType:
+    """The result type of `op` given its (known) input type; raises VerifyException naming the op."""
+    if isinstance(op, fkl.BinaryValueOp):
+        if op.value is not None:
+            fkl.check_values_fit_chain(op.name, op.values, in_type.channels.data, in_type.dtype)
+        return in_type
+    if isinstance(op, fkl.CastLikeOp):
+        return in_type.with_element(op.to)
+    if isinstance(op, fkl.CropOp):
+        return in_type.with_planes(_crop_planes(op, in_type, op.results[0].type))
+    if isinstance(op, fkl.ResizeOp):
+        return in_type if op.interp.data == "nearest" else in_type.with_element(fkl.element_type("float32"))
+    raise VerifyException(f"'{op.name}': no type rule")
+
+
+def _infer_op(op: Operation) -> None:
+    if isinstance(op, fkl.ReadOp) or not op.results or not op.operands:
+        return
+    in_type = op.operands[0].type
+    if not isinstance(in_type, fkl.ImageType) or not in_type.is_known:
+        raise VerifyException(f"'{op.name}' input type is not known: is the chain connected to a read?")
+    inferred = infer_result_type(op, in_type)
+    current = op.results[0].type
+    if current == inferred:
+        return
+    if isinstance(current, fkl.ImageType) and current.is_known:
+        raise VerifyException(f"'{op.name}' result type {current} does not match the inferred {inferred}")
+    Rewriter.replace_value_with_new_type(op.results[0], inferred)
+
+
+@dataclass(frozen=True)
+class InferTypesPass(ModulePass):
+    name = "fkl-infer-types"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for inner in op.walk():
+            if isinstance(inner.parent_op(), (ModuleOp, fkl.KernelOp)):
+                _infer_op(inner)

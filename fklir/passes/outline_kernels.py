@@ -1,0 +1,38 @@
+"""`fkl-outline-kernels`: move each top-level read ... write chain into its own `fkl.kernel`.
+
+One `fkl.kernel` is one launch. Kernels are named `@k0`, `@k1`, ... in chain order (numbering
+continues after kernels that already exist). Run after `fkl-validate-chain`. No options.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Region
+from xdsl.passes import ModulePass
+
+from fklir.dialects import fkl
+from fklir.passes.chains import chains_of
+
+
+@dataclass(frozen=True)
+class OutlineKernelsPass(ModulePass):
+    name = "fkl-outline-kernels"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        block = op.body.block
+        index = sum(1 for o in block.ops if isinstance(o, fkl.KernelOp))
+        for chain in chains_of(block):
+            anchor = chain[-1].next_op
+            body = Block()
+            for chain_op in chain:
+                chain_op.detach()
+                body.add_op(chain_op)
+            kernel = fkl.KernelOp(f"k{index}", Region(body))
+            if anchor is None:
+                block.add_op(kernel)
+            else:
+                block.insert_op_before(kernel, anchor)
+            index += 1

@@ -1,0 +1,69 @@
+"""`fkl-validate-chain`: every chain is read → (geometry)* → compute* → write, a straight line.
+
+Rules, each reported with the op that breaks it:
+- a chain starts with `fkl.read` and ends with exactly one write op (`fkl.write`, `fkl.split`);
+- every value in between has exactly one user (chains are linear: no fan-out, no dead ends);
+- geometry ops (`fkl.crop`, `fkl.resize`) come right after the read or after another geometry op,
+  because they fold into the read (they change which source pixels each thread loads).
+
+No options.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import VerifyException
+
+from fklir.dialects import fkl
+
+
+def _check_op(op: Operation) -> None:
+    if isinstance(op, fkl.WRITE_OPS):
+        return
+    if not op.results:
+        return
+    uses = list(op.results[0].uses)
+    if not uses:
+        raise VerifyException(
+            f"'{op.name}' result is never written: a chain must end with fkl.write or fkl.split"
+        )
+    if len(uses) > 1:
+        raise VerifyException(f"'{op.name}' result has {len(uses)} users: a chain must be a straight line")
+
+
+def _check_geometry_position(op: Operation) -> None:
+    if not isinstance(op, fkl.GEOMETRY_OPS):
+        return
+    producer = op.operands[0].owner
+    if isinstance(producer, (fkl.ReadOp, *fkl.GEOMETRY_OPS)):
+        return
+    raise VerifyException(
+        f"'{op.name}' must come right after the read or another geometry op (it follows "
+        f"'{getattr(producer, 'name', 'a block argument')}'): geometry folds into the read"
+    )
+
+
+def _check_block(block: Block) -> None:
+    for op in block.ops:
+        if not isinstance(op, (fkl.ReadOp, *fkl.WRITE_OPS, *fkl.VALUE_OPS, fkl.CastLikeOp)):
+            continue
+        if not isinstance(op, fkl.ReadOp) and not isinstance(op.operands[0].owner, Operation):
+            raise VerifyException(f"'{op.name}' must consume a value produced by the chain, not a block argument")
+        _check_op(op)
+        _check_geometry_position(op)
+
+
+@dataclass(frozen=True)
+class ValidateChainPass(ModulePass):
+    name = "fkl-validate-chain"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        _check_block(op.body.block)
+        for kernel in op.walk():
+            if isinstance(kernel, fkl.KernelOp):
+                _check_block(kernel.body.block)

@@ -1,0 +1,1 @@
+"""Run-time support that knows nothing about the IR: device buffers and array/stream interop."""

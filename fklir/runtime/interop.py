@@ -1,0 +1,306 @@
+"""Recognise the caller's arrays and streams (PyTorch, CuPy, DeviceBuffer, __cuda_array_interface__, numpy).
+
+describe_gpu_array() turns an input into a GpuArray (pointer, shape, element type, device, stream) or raises
+an error that names the argument and the problem. torch and CuPy are never imported here: an object can only
+be a torch tensor if torch is already in sys.modules, which keeps `import fklir` light. The per-type handler
+is cached, so the hot path for a torch tensor is one dict lookup plus the tensor's own accessors.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from fklir.runtime.device_buffer import ELEMENT_TYPES, DeviceBuffer, host_view_for, normalize_shape
+
+ACCEPTED_GPU_ARRAYS = (
+    "a CUDA torch.Tensor, a CuPy array, an fklir DeviceBuffer or an object with __cuda_array_interface__"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class GpuArray:
+    """What a kernel launch needs to know about one device array."""
+
+    ptr: int
+    shape: tuple[int, ...]
+    dtype_name: str  # an ELEMENT_TYPES name: 'uint8', 'float32', 'bfloat16', ...
+    device: int
+    stream: int | None  # the producer's stream (CAI v3), when it says
+    framework: str  # 'torch' | 'cupy' | 'fklir' | 'cai'
+    obj: object
+    readonly: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class HostArray:
+    """What a CPU-target call needs to know about one numpy array."""
+
+    ptr: int
+    shape: tuple[int, ...]
+    dtype_name: str
+    writeable: bool
+    obj: object
+
+
+# ----- GPU arrays ------------------------------------------------------------------------------------
+
+_Describer = Callable[[Any, str], GpuArray]
+_describers: dict[type, _Describer] = {}
+_torch_dtype_names: dict[object, str] = {}
+
+
+def describe_gpu_array(x: object, what: str) -> GpuArray:
+    """Describe a C-contiguous GPU array; `what` names the argument in error messages.
+
+    Non-contiguous → ValueError (with the strides); unsupported element type → TypeError (naming it);
+    anything that is not a GPU array → TypeError saying what is accepted.
+    """
+    describer = _describers.get(type(x))
+    if describer is None:
+        describer = _choose_describer(x, what)
+        _describers[type(x)] = describer
+    return describer(x, what)
+
+
+def _choose_describer(x: object, what: str) -> _Describer:
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(x, torch.Tensor):
+        return _describe_torch
+    cupy = sys.modules.get("cupy")
+    if cupy is not None and isinstance(x, cupy.ndarray):
+        return _describe_cupy
+    if isinstance(x, DeviceBuffer):
+        return _describe_device_buffer
+    if hasattr(x, "__cuda_array_interface__"):
+        return _describe_cai
+    if isinstance(x, np.ndarray):
+        raise TypeError(
+            f"{what}: got a numpy array, which lives in host memory; the GPU target takes "
+            f"{ACCEPTED_GPU_ARRAYS} (use DeviceBuffer.from_host(array), or target='cpu' for numpy)"
+        )
+    raise TypeError(f"{what}: expected {ACCEPTED_GPU_ARRAYS}, got {type(x).__module__}.{type(x).__qualname__}")
+
+
+def _torch_dtype_name(dtype: object, what: str) -> str:
+    name = _torch_dtype_names.get(dtype)
+    if name is not None:
+        return name
+    candidate = str(dtype).removeprefix("torch.")
+    if candidate not in ELEMENT_TYPES:
+        raise TypeError(
+            f"{what}: unsupported element type {dtype}; supported: {', '.join(ELEMENT_TYPES)}"
+        )
+    _torch_dtype_names[dtype] = candidate
+    return candidate
+
+
+def _describe_torch(x: Any, what: str) -> GpuArray:
+    if not x.is_cuda:
+        raise TypeError(
+            f"{what}: got a torch tensor on {x.device}; the GPU target needs a CUDA tensor "
+            "(tensor.cuda()), or use target='cpu' with a numpy array"
+        )
+    dtype_name = _torch_dtype_name(x.dtype, what)
+    if not x.is_contiguous():
+        raise ValueError(
+            f"{what}: torch tensor of shape {tuple(x.shape)} is not C-contiguous "
+            f"(strides {tuple(x.stride())} in elements); pass tensor.contiguous()"
+        )
+    return GpuArray(
+        ptr=x.data_ptr(),
+        shape=tuple(x.shape),
+        dtype_name=dtype_name,
+        device=x.device.index,
+        stream=None,
+        framework="torch",
+        obj=x,
+    )
+
+
+def _describe_cupy(x: Any, what: str) -> GpuArray:
+    dtype_name = _numpy_dtype_name(x.dtype, what)
+    if not x.flags.c_contiguous:
+        raise ValueError(
+            f"{what}: CuPy array of shape {x.shape} is not C-contiguous (strides {x.strides} in bytes); "
+            "pass cupy.ascontiguousarray(array)"
+        )
+    return GpuArray(
+        ptr=int(x.data.ptr),
+        shape=tuple(x.shape),
+        dtype_name=dtype_name,
+        device=int(x.device.id),
+        stream=None,
+        framework="cupy",
+        obj=x,
+    )
+
+
+def _describe_device_buffer(x: DeviceBuffer, what: str) -> GpuArray:
+    return GpuArray(
+        ptr=x.ptr, shape=x.shape, dtype_name=x.dtype_name, device=x.device, stream=None, framework="fklir", obj=x
+    )
+
+
+def _describe_cai(x: Any, what: str) -> GpuArray:
+    try:
+        interface = x.__cuda_array_interface__
+        shape = tuple(int(extent) for extent in interface["shape"])
+        typestr = interface["typestr"]
+        ptr, readonly = interface["data"]
+    except (KeyError, TypeError, ValueError) as error:
+        raise TypeError(f"{what}: malformed __cuda_array_interface__ ({error!r})") from error
+    if interface.get("mask") is not None:
+        raise ValueError(f"{what}: masked arrays (__cuda_array_interface__ 'mask') are not supported")
+    try:
+        dtype = np.dtype(typestr)
+    except TypeError as error:
+        raise TypeError(f"{what}: unsupported element type {typestr!r}") from error
+    if dtype.byteorder == ">":
+        raise TypeError(f"{what}: big-endian element type {typestr!r} is not supported")
+    dtype_name = _numpy_dtype_name(dtype, what)
+    strides = interface.get("strides")
+    if strides is not None and not is_c_contiguous(shape, tuple(strides), dtype.itemsize):
+        raise ValueError(
+            f"{what}: array of shape {shape} is not C-contiguous (strides {tuple(strides)} in bytes)"
+        )
+    ptr = int(ptr or 0)
+    device = _device_of_pointer(ptr, what) if ptr else 0
+    stream = interface.get("stream")
+    return GpuArray(
+        ptr=ptr,
+        shape=shape,
+        dtype_name=dtype_name,
+        device=device,
+        stream=None if stream is None else int(stream),
+        framework="cai",
+        obj=x,
+        readonly=bool(readonly),
+    )
+
+
+def _device_of_pointer(ptr: int, what: str) -> int:
+    from fklir.backend import cuda_driver
+
+    try:
+        return cuda_driver.pointer_device(ptr)
+    except cuda_driver.CudaError as error:
+        raise TypeError(f"{what}: pointer {ptr:#x} is not device memory ({error})") from error
+
+
+def _numpy_dtype_name(dtype: np.dtype[Any], what: str) -> str:
+    name = dtype.name
+    if name == "bfloat16" and dtype.itemsize == 2:
+        return name  # ml_dtypes' bfloat16
+    if name not in ELEMENT_TYPES or ELEMENT_TYPES[name] != dtype:
+        raise TypeError(f"{what}: unsupported element type {dtype}; supported: {', '.join(ELEMENT_TYPES)}")
+    return name
+
+
+def is_c_contiguous(shape: Sequence[int], strides: Sequence[int], itemsize: int) -> bool:
+    """C-contiguity as numpy defines it: extents of 1 may have any stride; empty arrays always qualify."""
+    if len(shape) != len(strides):
+        return False
+    if any(extent == 0 for extent in shape):
+        return True
+    expected = itemsize
+    for extent, stride in zip(reversed(shape), reversed(strides), strict=True):
+        if extent != 1 and stride != expected:
+            return False
+        expected *= extent
+    return True
+
+
+# ----- outputs ---------------------------------------------------------------------------------------
+
+
+def empty_like_framework(
+    framework: str, shape: Sequence[int], dtype_name: str, device: int, like: object
+) -> tuple[object, int]:
+    """A new C-contiguous array in the input's framework on `device`, and its device pointer.
+
+    torch → torch.empty on cuda:<device>; cupy → cupy.empty on that device (CuPy has no bfloat16: such
+    outputs come back as a DeviceBuffer); anything else → DeviceBuffer. `like` is the input array; it is
+    accepted so that callers need not know which frameworks use it.
+    """
+    shape = normalize_shape(shape, "output shape")
+    if dtype_name not in ELEMENT_TYPES:
+        raise TypeError(f"output: unsupported element type {dtype_name!r}; supported: {', '.join(ELEMENT_TYPES)}")
+    if framework == "torch":
+        import torch
+
+        tensor = torch.empty(shape, dtype=getattr(torch, dtype_name), device=f"cuda:{device}")
+        return tensor, int(tensor.data_ptr())
+    if framework == "cupy" and dtype_name != "bfloat16":
+        import cupy
+
+        with cupy.cuda.Device(device):
+            array = cupy.empty(shape, dtype=ELEMENT_TYPES[dtype_name])
+        return array, int(array.data.ptr)
+    buffer = DeviceBuffer(shape, dtype_name, device)
+    return buffer, buffer.ptr
+
+
+# ----- streams ---------------------------------------------------------------------------------------
+
+
+def stream_handle(stream: object) -> int:
+    """The raw CUstream handle of a stream object.
+
+    int → itself; torch.cuda.Stream → .cuda_stream; CuPy stream → .ptr; objects implementing
+    __cuda_stream__ (returning (version, handle)); cuda.bindings CUstream → int(). Else TypeError.
+    """
+    if isinstance(stream, int) and not isinstance(stream, bool):
+        if stream < 0:
+            raise ValueError(f"stream: a stream handle must be >= 0, got {stream}")
+        return stream
+    protocol = getattr(stream, "__cuda_stream__", None)
+    if protocol is not None:
+        value = protocol() if callable(protocol) else protocol
+        try:
+            _version, handle = value
+            return int(handle)
+        except (TypeError, ValueError) as error:
+            raise TypeError(f"stream: __cuda_stream__ returned {value!r}, expected (version, handle)") from error
+    module = type(stream).__module__ or ""
+    if module.startswith("torch") and hasattr(stream, "cuda_stream"):
+        return int(stream.cuda_stream)  # type: ignore[attr-defined]
+    if module.startswith("cupy") and hasattr(stream, "ptr"):
+        return int(stream.ptr)  # type: ignore[attr-defined]
+    if module.startswith("cuda") and type(stream).__name__ == "CUstream":
+        return int(stream)  # type: ignore[call-overload]
+    raise TypeError(
+        "stream: expected an int handle, a torch.cuda.Stream, a CuPy stream, a cuda.bindings CUstream or an "
+        f"object with __cuda_stream__, got {type(stream).__module__}.{type(stream).__qualname__}"
+    )
+
+
+# ----- host arrays (CPU target) ----------------------------------------------------------------------
+
+
+def describe_host_array(x: object, what: str) -> HostArray:
+    """Describe a C-contiguous numpy array for the CPU target; errors name `what` like describe_gpu_array."""
+    if not isinstance(x, np.ndarray):
+        hint = ""
+        if hasattr(x, "__cuda_array_interface__") or type(x).__module__.startswith(("torch", "cupy")):
+            hint = " (for GPU arrays use target='gpu'; for a CPU torch tensor pass tensor.numpy())"
+        raise TypeError(f"{what}: the CPU target takes a numpy array, got {type(x).__qualname__}{hint}")
+    dtype_name = _numpy_dtype_name(x.dtype, what)
+    if not x.flags.c_contiguous:
+        raise ValueError(
+            f"{what}: numpy array of shape {x.shape} is not C-contiguous (strides {x.strides} in bytes); "
+            "pass np.ascontiguousarray(array)"
+        )
+    view = host_view_for(x, dtype_name)
+    assert view is not None  # _numpy_dtype_name accepted the dtype
+    return HostArray(
+        ptr=int(view.ctypes.data),
+        shape=tuple(x.shape),
+        dtype_name=dtype_name,
+        writeable=bool(x.flags.writeable),
+        obj=x,
+    )

@@ -1,0 +1,99 @@
+"""The parameter block as a ctypes struct: the fixed `fkl::KernelHeader`, then one array per slot.
+
+Built once per launch plan; per call only the header's pointers and sizes change, in place.
+The layout mirrors the emitted C++ `struct Params` (natural C alignment on both sides).
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Sequence
+
+import numpy as np
+
+
+class KernelHeader(ctypes.Structure):
+    """Mirror of fkl::KernelHeader (fklir/backend/include/fkl/kernel.h)."""
+
+    _fields_ = [  # noqa: RUF012 (ctypes' own protocol)
+        ("src", ctypes.c_void_p),
+        ("src_plane_stride", ctypes.c_int64),
+        ("src_pitch", ctypes.c_int64),
+        ("src_w", ctypes.c_int32),
+        ("src_h", ctypes.c_int32),
+        ("dst", ctypes.c_void_p),
+        ("dst_plane_stride", ctypes.c_int64),
+        ("dst_pitch", ctypes.c_int64),
+        ("dst_w", ctypes.c_int32),
+        ("dst_h", ctypes.c_int32),
+        ("dst_planes", ctypes.c_int32),
+        ("aligned", ctypes.c_int32),
+        ("n", ctypes.c_int64),
+    ]
+
+
+class RectStruct(ctypes.Structure):
+    """Mirror of fkl::Rect."""
+
+    _fields_ = [("x", ctypes.c_int32), ("y", ctypes.c_int32), ("w", ctypes.c_int32), ("h", ctypes.c_int32)]  # noqa: RUF012
+
+
+SLOT_CTYPE: dict[str, type] = {
+    "ui8": ctypes.c_uint8,
+    "i8": ctypes.c_int8,
+    "ui16": ctypes.c_uint16,
+    "i16": ctypes.c_int16,
+    "i32": ctypes.c_int32,
+    "ui32": ctypes.c_uint32,
+    "f16": ctypes.c_uint16,
+    "bf16": ctypes.c_uint16,
+    "f32": ctypes.c_float,
+    "f64": ctypes.c_double,
+    "i1": ctypes.c_bool,
+    "rect": RectStruct,
+}
+
+
+def params_struct_type(slots: Sequence[tuple[str, str, int]]) -> type[ctypes.Structure]:
+    fields: list[tuple[str, type]] = [("h", KernelHeader)]
+    fields += [(name, SLOT_CTYPE[kind] * count) for name, kind, count in slots]
+    return type("Params", (ctypes.Structure,), {"_fields_": fields})
+
+
+def _f16_bits(v: float) -> int:
+    return int(np.array([v], dtype=np.float16).view(np.uint16)[0])
+
+
+def _bf16_bits(v: float) -> int:
+    """Round-to-nearest-even of the float32 bits to their upper half (NaN stays NaN)."""
+    bits = int(np.array([v], dtype=np.float32).view(np.uint32)[0])
+    if (bits & 0x7F800000) == 0x7F800000 and bits & 0x007FFFFF:
+        return (bits >> 16) | 0x0040
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
+
+
+def _convert(kind: str, v: float) -> object:
+    if kind == "f16":
+        return _f16_bits(v)
+    if kind == "bf16":
+        return _bf16_bits(v)
+    if kind in ("f32", "f64"):
+        return float(v)
+    if kind == "i1":
+        return bool(v)
+    return int(v)
+
+
+def pack_slots(
+    params: ctypes.Structure, slots: Sequence[tuple[str, str, int]], values: dict[str, Sequence[float]]
+) -> None:
+    """Write every slot's values into `params` (rects come as flat x, y, w, h groups)."""
+    for name, kind, count in slots:
+        array = getattr(params, name)
+        flat = values[name]
+        if kind == "rect":
+            for i in range(count):
+                array[i] = RectStruct(*(int(v) for v in flat[4 * i : 4 * i + 4]))
+            continue
+        for i in range(count):
+            array[i] = _convert(kind, flat[i])

@@ -1,0 +1,103 @@
+"""`fklir-opt`: run any fkl pass pipeline on `.mlir` text, like mlir-opt.
+
+    fklir-opt chain.mlir -p fkl-default-pipeline
+    fklir-opt chain.mlir -p fkl-default-pipeline -t cuda      # emit the kernel's C++
+    fklir-opt chain.mlir -p fkl-infer-types,fkl-outline-kernels --print-between-passes
+
+Bad input is reported as `file:line:col: error: message` on stderr with exit code 1, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import IO
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+from xdsl.xdsl_opt_main import xDSLOptMain
+
+from fklir.diagnostics import LocatingParser, OpError, first_invalid_op, located_message
+
+
+class FklirOptMain(xDSLOptMain):
+    version_format = "fklir-opt (xdsl {xdsl_version})"
+
+    def __init__(self, args: Sequence[str] | None = None):
+        super().__init__(description="fklir modular optimizer driver", args=args)
+
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
+        super().register_all_arguments(arg_parser)
+
+    def register_all_dialects(self) -> None:
+        from fklir.dialects import get_all_dialects
+
+        super().register_all_dialects()
+        for name, factory in get_all_dialects().items():
+            if name not in self.ctx.registered_dialect_names:
+                self.ctx.register_dialect(name, factory)
+
+    def register_all_passes(self) -> None:
+        from fklir.passes import get_all_passes
+
+        super().register_all_passes()
+        for name, factory in get_all_passes().items():
+            self.register_pass(name, factory)
+
+    def register_all_targets(self) -> None:
+        from fklir.backend.targets import get_all_targets
+
+        super().register_all_targets()
+        for name, factory in get_all_targets().items():
+            self.available_targets[name] = factory
+
+    def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0) -> ModuleOp | None:
+        if file_extension != "mlir":
+            return super().parse_chunk(chunk, file_extension, start_offset)
+        parser = LocatingParser(self.ctx, chunk.read(), self.get_input_name())
+        parser.line_offset = start_offset
+        module = parser.parse_module(not self.args.no_implicit_module)
+        return module
+
+    def apply_passes(self, prog: ModuleOp) -> None:
+        """Verify with locations first, then run the pipeline; errors name the op and where it is."""
+        try:
+            if not self.args.disable_verify:
+                _raise_located(prog)
+            self.pipeline.apply(self.ctx, prog)
+        except OpError as e:
+            raise DiagnosticException(located_message(e.op, str(e))) from None
+        except VerifyException as e:
+            if (failure := first_invalid_op(prog)) is not None:
+                raise DiagnosticException(located_message(*failure)) from None
+            raise DiagnosticException(f"error: {e}") from None
+
+
+def _raise_located(module: ModuleOp) -> None:
+    if (failure := first_invalid_op(module)) is not None:
+        raise OpError(*failure)
+
+
+def _format_parse_error(e: ParseError) -> str:
+    file, line, col = e.span.get_location()
+    context = e.span.print_with_context(e.msg).split("\n", 1)[1]
+    return f"{file}:{line}:{col}: error: {e.msg}\n{context}"
+
+
+def main(args: Sequence[str] | None = None) -> None:
+    try:
+        FklirOptMain(args).run()
+    except ParseError as e:
+        print(_format_parse_error(e), file=sys.stderr)
+        sys.exit(1)
+    except DiagnosticException as e:
+        print(e, file=sys.stderr)
+        sys.exit(1)
+    except (ValueError, KeyError, OSError) as e:
+        print(f"fklir-opt: error: {e}", file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,301 @@
+"""DiskCache: atomic, verified, multi-process-safe storage of compiled kernels."""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from fklir.backend.cache import DiskCache, cache_dir, make_key
+
+SUFFIX = ".cubin"
+
+
+def reference_key(*parts: bytes) -> str:
+    """make_key written out independently: sha256 over (8-byte little-endian length, bytes) per part."""
+    data = b"".join(len(part).to_bytes(8, "little") + part for part in parts)
+    return hashlib.sha256(data).hexdigest()
+
+
+def deterministic_payload(size: int, seed: int = 7) -> bytes:
+    return hashlib.shake_256(seed.to_bytes(4, "little")).digest(size)
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> DiskCache:
+    return DiskCache(tmp_path / "cache")
+
+
+def counting_build(payload: bytes) -> tuple[list[int], object]:
+    calls: list[int] = []
+
+    def build() -> bytes:
+        calls.append(1)
+        return payload
+
+    return calls, build
+
+
+# ----- keys and folders ------------------------------------------------------------------------------
+
+
+def test_make_key_matches_the_length_prefixed_formula() -> None:
+    assert make_key("ir text", b"\x00\x01", "sm_90") == reference_key(b"ir text", b"\x00\x01", b"sm_90")
+    assert make_key() == hashlib.sha256(b"").hexdigest()
+
+
+def test_make_key_separates_part_boundaries_and_is_unicode_safe() -> None:
+    assert make_key("ab", "c") != make_key("a", "bc")
+    assert make_key("ab", "") != make_key("ab")
+    assert make_key("é") == reference_key("é".encode())
+    assert len(make_key("x")) == 64
+    assert all(char in "0123456789abcdef" for char in make_key("x"))
+
+
+def test_cache_dir_follows_the_environment_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "a" / "b"
+    monkeypatch.setenv("FKLIR_CACHE_DIR", str(target))
+    assert cache_dir() == target
+    assert target.is_dir()  # created on demand
+    default_cache = DiskCache()
+    assert default_cache.root == target
+    default_cache.store("k", SUFFIX, b"payload")
+    assert (target / f"k{SUFFIX}").read_bytes() == b"payload"
+
+
+def test_cache_dir_defaults_to_home_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("FKLIR_CACHE_DIR", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert cache_dir() == tmp_path / ".cache" / "fklir"
+    assert (tmp_path / ".cache" / "fklir").is_dir()
+
+
+@pytest.mark.parametrize("key", ["", "../escape", "a/b", ".hidden", "nul\0"])
+def test_keys_that_could_leave_the_folder_are_refused(cache: DiskCache, key: str) -> None:
+    with pytest.raises(ValueError, match="invalid key"):
+        cache.store(key, SUFFIX, b"x")
+
+
+# ----- store / load ----------------------------------------------------------------------------------
+
+
+def test_store_then_load_round_trips_and_writes_the_sidecar(cache: DiskCache) -> None:
+    key = make_key("round trip")
+    payload = deterministic_payload(10_001)
+    path = cache.store(key, SUFFIX, payload)
+    assert path == cache.path_for(key, SUFFIX) == cache.root / f"{key}{SUFFIX}"
+    assert cache.load(key, SUFFIX) == payload
+    sidecar = (cache.root / f"{key}{SUFFIX}.sha256").read_text().split()
+    assert sidecar == [hashlib.sha256(payload).hexdigest(), str(len(payload))]
+    assert cache.load_path(key, SUFFIX) == path
+    assert not [name for name in os.listdir(cache.root) if name.startswith(".tmp-")]
+
+
+def test_missing_entry_loads_as_none(cache: DiskCache) -> None:
+    assert cache.load("absent", SUFFIX) is None
+    assert cache.load_path("absent", SUFFIX) is None
+
+
+def test_suffixes_are_separate_entries(cache: DiskCache) -> None:
+    cache.store("k", ".cubin", b"gpu")
+    cache.store("k", ".so", b"cpu")
+    assert cache.load("k", ".cubin") == b"gpu"
+    assert cache.load("k", ".so") == b"cpu"
+
+
+def test_empty_payload_is_a_valid_entry(cache: DiskCache) -> None:
+    cache.store("empty", SUFFIX, b"")
+    assert cache.load("empty", SUFFIX) == b""
+
+
+def _corrupt_truncate(payload_path: Path, sidecar_path: Path) -> None:
+    payload_path.write_bytes(payload_path.read_bytes()[:-1])
+
+
+def _corrupt_garble(payload_path: Path, sidecar_path: Path) -> None:
+    data = bytearray(payload_path.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # same length, different content
+    payload_path.write_bytes(bytes(data))
+
+
+def _corrupt_remove_sidecar(payload_path: Path, sidecar_path: Path) -> None:
+    sidecar_path.unlink()
+
+
+def _corrupt_garble_sidecar(payload_path: Path, sidecar_path: Path) -> None:
+    sidecar_path.write_bytes(b"\xff\xfe not a digest")
+
+
+def _corrupt_remove_payload(payload_path: Path, sidecar_path: Path) -> None:
+    payload_path.unlink()
+
+
+def _corrupt_empty_payload(payload_path: Path, sidecar_path: Path) -> None:
+    payload_path.write_bytes(b"")
+
+
+CORRUPTIONS = [
+    _corrupt_truncate,
+    _corrupt_garble,
+    _corrupt_remove_sidecar,
+    _corrupt_garble_sidecar,
+    _corrupt_remove_payload,
+    _corrupt_empty_payload,
+]
+
+
+@pytest.mark.parametrize("corrupt", CORRUPTIONS, ids=lambda function: function.__name__)
+def test_broken_entry_is_deleted_and_never_returned(cache: DiskCache, corrupt) -> None:  # noqa: ANN001
+    key = make_key("broken")
+    payload = deterministic_payload(4096)
+    cache.store(key, SUFFIX, payload)
+    payload_path = cache.path_for(key, SUFFIX)
+    sidecar_path = cache.root / f"{key}{SUFFIX}.sha256"
+    corrupt(payload_path, sidecar_path)
+
+    assert cache.load(key, SUFFIX) is None
+    assert not payload_path.exists()
+    assert not sidecar_path.exists()
+    assert cache.load_path(key, SUFFIX) is None
+
+
+@pytest.mark.parametrize("corrupt", CORRUPTIONS, ids=lambda function: function.__name__)
+def test_broken_entry_is_rebuilt_by_build_or_load(cache: DiskCache, corrupt) -> None:  # noqa: ANN001
+    key = make_key("rebuild")
+    payload = deterministic_payload(4096)
+    cache.store(key, SUFFIX, payload)
+    corrupt(cache.path_for(key, SUFFIX), cache.root / f"{key}{SUFFIX}.sha256")
+
+    calls, build = counting_build(payload)
+    assert cache.build_or_load(key, SUFFIX, build) == payload  # type: ignore[arg-type]
+    assert len(calls) == 1
+    assert cache.load(key, SUFFIX) == payload
+
+
+def test_build_or_load_builds_once_then_loads(cache: DiskCache) -> None:
+    payload = deterministic_payload(777)
+    calls, build = counting_build(payload)
+    assert cache.build_or_load("once", SUFFIX, build) == payload  # type: ignore[arg-type]
+    assert cache.build_or_load("once", SUFFIX, build) == payload  # type: ignore[arg-type]
+    assert DiskCache(cache.root).build_or_load("once", SUFFIX, build) == payload  # type: ignore[arg-type]
+    assert len(calls) == 1
+
+
+def test_build_or_load_path_returns_a_verified_file(cache: DiskCache) -> None:
+    payload = deterministic_payload(2048)
+    calls, build = counting_build(payload)
+    path = cache.build_or_load_path("lib", ".so", build)  # type: ignore[arg-type]
+    assert path == cache.path_for("lib", ".so")
+    assert path.read_bytes() == payload
+    _corrupt_truncate(path, path)
+    rebuilt = cache.build_or_load_path("lib", ".so", build)  # type: ignore[arg-type]
+    assert rebuilt.read_bytes() == payload
+    assert len(calls) == 2
+
+
+def test_failed_build_stores_nothing_and_the_next_call_retries(cache: DiskCache) -> None:
+    def failing_build() -> bytes:
+        raise RuntimeError("compiler exploded")
+
+    with pytest.raises(RuntimeError, match="compiler exploded"):
+        cache.build_or_load("flaky", SUFFIX, failing_build)
+    assert cache.load("flaky", SUFFIX) is None
+    assert cache.entries() == []
+    assert cache.build_or_load("flaky", SUFFIX, lambda: b"fine") == b"fine"
+
+
+# ----- listing and clearing --------------------------------------------------------------------------
+
+
+def test_entries_lists_payloads_with_sizes_only(cache: DiskCache) -> None:
+    cache.store("b", ".so", b"12345")
+    cache.store("a", ".cubin", b"xyz")
+    cache.build_or_load("c", ".cubin", lambda: b"")  # also creates a lock file
+    assert cache.entries() == [
+        (cache.root / "a.cubin", 3),
+        (cache.root / "b.so", 5),
+        (cache.root / "c.cubin", 0),
+    ]
+
+
+def test_clear_removes_entries_sidecars_locks_and_leftovers(cache: DiskCache) -> None:
+    cache.store("a", ".cubin", b"xyz")
+    cache.build_or_load("b", ".so", lambda: b"lib")
+    (cache.root / ".tmp-a.cubin.abandoned").write_bytes(b"half")
+    (cache.root / "build" / "k").mkdir(parents=True)
+    (cache.root / "build" / "k" / "kernel.cu").write_text("// kept source of a failed compile")
+
+    cache.clear()
+    assert list(cache.root.iterdir()) == []
+    assert cache.entries() == []
+    assert cache.load("a", ".cubin") is None
+    assert cache.build_or_load("b", ".so", lambda: b"lib2") == b"lib2"  # usable after clear
+
+
+# ----- several processes -----------------------------------------------------------------------------
+
+CONCURRENT_PAYLOAD_SIZE = 3_000_017
+
+
+def _concurrent_worker(root: str, key: str, counter: str, barrier, results) -> None:  # noqa: ANN001
+    def build() -> bytes:
+        with open(counter, "a") as stream:
+            stream.write(f"{os.getpid()}\n")
+        time.sleep(0.5)  # long enough that every other process arrives while this one builds
+        return deterministic_payload(CONCURRENT_PAYLOAD_SIZE, seed=42)
+
+    barrier.wait()
+    payload = DiskCache(Path(root)).build_or_load(key, SUFFIX, build)
+    results.put((len(payload), hashlib.sha256(payload).hexdigest()))
+
+
+def test_concurrent_builders_build_once_and_all_get_the_full_payload(tmp_path: Path) -> None:
+    context = multiprocessing.get_context("fork")
+    root = tmp_path / "shared-cache"
+    counter = tmp_path / "builds.txt"
+    key = make_key("concurrent")
+    barrier = context.Barrier(4)
+    results = context.Queue()
+    workers = [
+        context.Process(target=_concurrent_worker, args=(str(root), key, str(counter), barrier, results))
+        for _ in range(4)
+    ]
+    for worker in workers:
+        worker.start()
+    outcomes = [results.get(timeout=60) for _ in workers]
+    for worker in workers:
+        worker.join(timeout=60)
+        assert worker.exitcode == 0
+
+    expected = deterministic_payload(CONCURRENT_PAYLOAD_SIZE, seed=42)
+    assert outcomes == [(len(expected), hashlib.sha256(expected).hexdigest())] * 4
+    assert len(counter.read_text().splitlines()) == 1
+    assert DiskCache(root).load(key, SUFFIX) == expected
+
+
+def _die_while_building(root: str, key: str, started) -> None:  # noqa: ANN001
+    def build() -> bytes:
+        started.set()
+        time.sleep(60)  # killed long before this ends
+        return b"never"
+
+    DiskCache(Path(root)).build_or_load(key, SUFFIX, build)
+
+
+def test_a_builder_that_dies_releases_its_lock(tmp_path: Path) -> None:
+    context = multiprocessing.get_context("fork")
+    root = tmp_path / "cache"
+    started = context.Event()
+    doomed = context.Process(target=_die_while_building, args=(str(root), "k", started))
+    doomed.start()
+    assert started.wait(timeout=30)
+    doomed.kill()
+    doomed.join(timeout=30)
+
+    start = time.monotonic()
+    assert DiskCache(root).build_or_load("k", SUFFIX, lambda: b"rebuilt") == b"rebuilt"
+    assert time.monotonic() - start < 10
