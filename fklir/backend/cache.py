@@ -3,7 +3,7 @@
 Layout under the root folder:
     <key><suffix>            the payload (written to a temp file, fsynced, then renamed into place)
     <key><suffix>.sha256     its sidecar "<sha256 hex> <length>", written the same way AFTER the payload
-    locks/<key><suffix>.lock per-entry lock files for fcntl.flock (released by the kernel when the holder dies)
+    locks/<key><suffix>.lock per-entry fcntl.flock lock files (the kernel drops a lock when its holder dies)
 
 A payload is trusted only when its sidecar exists and both its length and its sha256 match, so a
 truncated, garbled or half-written entry is never returned: it is deleted and the caller rebuilds it.

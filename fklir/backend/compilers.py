@@ -131,7 +131,14 @@ def compile_cubin(source: str, include_dir: Path, arch: str, workdir: Path) -> b
     source_path.write_text(source)
     cubin_path.unlink(missing_ok=True)
     command = [
-        nvcc, *NVCC_FLAGS, f"-arch={arch}", "-I", str(include_dir), "-o", str(cubin_path), str(source_path)
+        nvcc,
+        *NVCC_FLAGS,
+        f"-arch={arch}",
+        "-I",
+        str(include_dir),
+        "-o",
+        str(cubin_path),
+        str(source_path),
     ]
     _run_compiler(command, source_path, cwd=workdir)
     if not cubin_path.is_file():
@@ -155,7 +162,8 @@ def compile_shared_library(source: str, include_dir: Path, output: Path, workdir
     _run_compiler(command, source_path, cwd=workdir)
     if not output.is_file():
         raise CompileError(
-            f"the C++ compiler reported success but wrote no library at {output}; source kept at {source_path}",
+            f"the C++ compiler reported success but wrote no library at {output}; "
+            f"source kept at {source_path}",
             source_path=source_path,
         )
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -33,9 +34,7 @@ class CudaError(RuntimeError):
 @functools.cache
 def _driver() -> ModuleType:
     """The cuda.bindings.driver module, imported on first use (ImportError when it is not installed)."""
-    from cuda.bindings import driver
-
-    return driver
+    return importlib.import_module("cuda.bindings.driver")
 
 
 def _error_name(code: int) -> str:

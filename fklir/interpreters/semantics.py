@@ -70,6 +70,7 @@ __all__ = [
     "from_planar",
     "is_even",
     "mxv_float3",
+    "per_channel_values",
     "read",
     "read_set",
     "resize",
@@ -115,7 +116,9 @@ class DTypeInfo:
 
 def _int_info(name: str, np_type: type[np.integer[Any]]) -> DTypeInfo:
     info = np.iinfo(np_type)
-    return DTypeInfo(name, np.dtype(np_type), False, info.min < 0, info.bits, float(info.min), float(info.max))
+    return DTypeInfo(
+        name, np.dtype(np_type), False, info.min < 0, info.bits, float(info.min), float(info.max)
+    )
 
 
 def _float_info(name: str, np_type: type[np.floating[Any]], bits: int, hi: float) -> DTypeInfo:
@@ -285,7 +288,7 @@ def _int_image(values: np.ndarray, dtype: str) -> Image:
 # --------------------------------------------------------------------------------------------
 
 
-def _per_channel(values: Values, channels: int, op: str) -> tuple[float, ...]:
+def per_channel_values(values: Values, channels: int, op: str) -> tuple[float, ...]:
     """Broadcast a scalar, or check a per-channel tuple against the chain's channel count."""
     if isinstance(values, int | float | np.integer | np.floating):
         return (float(values),) * channels
@@ -314,7 +317,7 @@ def value_in_dtype(value: float, dtype: str, op: str) -> float | int:
 
 def _channel_vector(values: Values, img: Image, op: str) -> np.ndarray:
     """Per-channel op values as an array that broadcasts against (B, H, W, C) data."""
-    per_channel = _per_channel(values, img.channels, op)
+    per_channel = per_channel_values(values, img.channels, op)
     converted = [value_in_dtype(v, img.dtype, op) for v in per_channel]
     if img.info.is_float:
         return np.array(converted, dtype=np.float64)
@@ -366,7 +369,9 @@ def read_set(value: Values, w: int, h: int, dtype: str, channels: int) -> Image:
     if not 1 <= channels <= 4:
         raise ValueError(f"read_set: {channels} channels; fkl pixels have 1 to 4 channels")
     info = dtype_info(dtype, "read_set")
-    per_channel = [value_in_dtype(v, dtype, "read_set") for v in _per_channel(value, channels, "read_set")]
+    per_channel = [
+        value_in_dtype(v, dtype, "read_set") for v in per_channel_values(value, channels, "read_set")
+    ]
     pixel = np.array(per_channel, dtype=np.float64 if info.is_float else np.int64)
     data = np.broadcast_to(pixel, (1, h, w, channels))
     if info.is_float:
@@ -515,7 +520,9 @@ def saturate(img: Image, lo: Values, hi: Values) -> Image:
     low = _channel_vector(lo, img, "Saturate")
     high = _channel_vector(hi, img, "Saturate")
     if bool((low > high).any()):
-        raise ValueError(f"Saturate: lower bound {tuple(low.tolist())} above upper bound {tuple(high.tolist())}")
+        raise ValueError(
+            f"Saturate: lower bound {tuple(low.tolist())} above upper bound {tuple(high.tolist())}"
+        )
     if img.info.is_float:
         return _float_image(np.clip(_to_float64(img), low, high), img.dtype)
     return _int_image(np.clip(_to_int64(img), low, high), img.dtype)
@@ -544,7 +551,7 @@ def vector_and(img: Image) -> Image:
     """VectorAnd: boolN -> bool, the AND of all channels."""
     if img.dtype != "bool":
         raise ValueError(f"VectorAnd: needs a bool chain, got {img.dtype}")
-    return Image(img.data.all(axis=3, keepdims=True), "bool")
+    return Image(np.all(img.data, axis=3, keepdims=True), "bool")
 
 
 # --------------------------------------------------------------------------------------------

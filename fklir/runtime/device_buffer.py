@@ -44,9 +44,7 @@ def element_type_name(dtype: object, what: str = "dtype") -> str:
         except (TypeError, ValueError):
             name = None
     if name not in ELEMENT_TYPES:
-        raise TypeError(
-            f"{what}: unsupported element type {dtype!r}; supported: {', '.join(ELEMENT_TYPES)}"
-        )
+        raise TypeError(f"{what}: unsupported element type {dtype!r}; supported: {', '.join(ELEMENT_TYPES)}")
     return name
 
 
@@ -92,7 +90,8 @@ class DeviceBuffer:
         with cuda_driver.using_device(device):
             driver = cuda_driver._driver()
             allocation = cuda_driver.check(
-                driver.cuMemAlloc(self.nbytes), f"DeviceBuffer: cuMemAlloc({self.nbytes} bytes, device {device})"
+                driver.cuMemAlloc(self.nbytes),
+                f"DeviceBuffer: cuMemAlloc({self.nbytes} bytes, device {device})",
             )
         self.ptr = int(allocation)
         self._owned_ptr = self.ptr
@@ -113,15 +112,19 @@ class DeviceBuffer:
     def copy_from_host(self, array: np.ndarray[Any, Any]) -> None:
         """Copy a numpy array of exactly this shape and dtype (C-contiguous) into the buffer."""
         if not isinstance(array, np.ndarray):
-            raise TypeError(f"DeviceBuffer.copy_from_host: expected a numpy array, got {type(array).__name__}")
+            raise TypeError(
+                f"DeviceBuffer.copy_from_host: expected a numpy array, got {type(array).__name__}"
+            )
         if tuple(array.shape) != self.shape:
             raise ValueError(
-                f"DeviceBuffer.copy_from_host: shape {tuple(array.shape)} does not match the buffer's {self.shape}"
+                f"DeviceBuffer.copy_from_host: shape {tuple(array.shape)} "
+                f"does not match the buffer's {self.shape}"
             )
         view = host_view_for(array, self.dtype_name)
         if view is None:
             raise TypeError(
-                f"DeviceBuffer.copy_from_host: dtype {array.dtype} does not match the buffer's {self.dtype_name}"
+                f"DeviceBuffer.copy_from_host: dtype {array.dtype} "
+                f"does not match the buffer's {self.dtype_name}"
             )
         if not view.flags.c_contiguous:
             raise ValueError(

@@ -8,6 +8,7 @@ is cached, so the hot path for a torch tensor is one dict lookup plus the tensor
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -83,7 +84,9 @@ def _choose_describer(x: object, what: str) -> _Describer:
             f"{what}: got a numpy array, which lives in host memory; the GPU target takes "
             f"{ACCEPTED_GPU_ARRAYS} (use DeviceBuffer.from_host(array), or target='cpu' for numpy)"
         )
-    raise TypeError(f"{what}: expected {ACCEPTED_GPU_ARRAYS}, got {type(x).__module__}.{type(x).__qualname__}")
+    raise TypeError(
+        f"{what}: expected {ACCEPTED_GPU_ARRAYS}, got {type(x).__module__}.{type(x).__qualname__}"
+    )
 
 
 def _torch_dtype_name(dtype: object, what: str) -> str:
@@ -92,9 +95,7 @@ def _torch_dtype_name(dtype: object, what: str) -> str:
         return name
     candidate = str(dtype).removeprefix("torch.")
     if candidate not in ELEMENT_TYPES:
-        raise TypeError(
-            f"{what}: unsupported element type {dtype}; supported: {', '.join(ELEMENT_TYPES)}"
-        )
+        raise TypeError(f"{what}: unsupported element type {dtype}; supported: {', '.join(ELEMENT_TYPES)}")
     _torch_dtype_names[dtype] = candidate
     return candidate
 
@@ -142,7 +143,13 @@ def _describe_cupy(x: Any, what: str) -> GpuArray:
 
 def _describe_device_buffer(x: DeviceBuffer, what: str) -> GpuArray:
     return GpuArray(
-        ptr=x.ptr, shape=x.shape, dtype_name=x.dtype_name, device=x.device, stream=None, framework="fklir", obj=x
+        ptr=x.ptr,
+        shape=x.shape,
+        dtype_name=x.dtype_name,
+        device=x.device,
+        stream=None,
+        framework="fklir",
+        obj=x,
     )
 
 
@@ -229,15 +236,15 @@ def empty_like_framework(
     """
     shape = normalize_shape(shape, "output shape")
     if dtype_name not in ELEMENT_TYPES:
-        raise TypeError(f"output: unsupported element type {dtype_name!r}; supported: {', '.join(ELEMENT_TYPES)}")
+        raise TypeError(
+            f"output: unsupported element type {dtype_name!r}; supported: {', '.join(ELEMENT_TYPES)}"
+        )
     if framework == "torch":
-        import torch
-
+        torch = importlib.import_module("torch")
         tensor = torch.empty(shape, dtype=getattr(torch, dtype_name), device=f"cuda:{device}")
         return tensor, int(tensor.data_ptr())
     if framework == "cupy" and dtype_name != "bfloat16":
-        import cupy
-
+        cupy = importlib.import_module("cupy")
         with cupy.cuda.Device(device):
             array = cupy.empty(shape, dtype=ELEMENT_TYPES[dtype_name])
         return array, int(array.data.ptr)
@@ -260,12 +267,14 @@ def stream_handle(stream: object) -> int:
         return stream
     protocol = getattr(stream, "__cuda_stream__", None)
     if protocol is not None:
-        value = protocol() if callable(protocol) else protocol
+        value: Any = protocol() if callable(protocol) else protocol
         try:
             _version, handle = value
             return int(handle)
         except (TypeError, ValueError) as error:
-            raise TypeError(f"stream: __cuda_stream__ returned {value!r}, expected (version, handle)") from error
+            raise TypeError(
+                f"stream: __cuda_stream__ returned {value!r}, expected (version, handle)"
+            ) from error
     module = type(stream).__module__ or ""
     if module.startswith("torch") and hasattr(stream, "cuda_stream"):
         return int(stream.cuda_stream)  # type: ignore[attr-defined]

@@ -92,7 +92,9 @@ def test_gpu_description_refuses_numpy_and_says_why() -> None:
 
 @pytest.mark.parametrize("value", [[1, 2, 3], 3.0, None, "image.png"])
 def test_gpu_description_lists_what_is_accepted(value: object) -> None:
-    with pytest.raises(TypeError, match=r"out: expected a CUDA torch.Tensor, a CuPy array, an fklir DeviceBuffer"):
+    with pytest.raises(
+        TypeError, match=r"out: expected a CUDA torch.Tensor, a CuPy array, an fklir DeviceBuffer"
+    ):
         describe_gpu_array(value, "out")
 
 
@@ -100,7 +102,14 @@ def test_cai_description_of_an_empty_array_needs_no_driver() -> None:
     fake = FakeCai(shape=(0, 17, 3), typestr="|u1", data=(0, True), stream=1)
     described = describe_gpu_array(fake, "src")
     assert described == GpuArray(
-        ptr=0, shape=(0, 17, 3), dtype_name="uint8", device=0, stream=1, framework="cai", obj=fake, readonly=True
+        ptr=0,
+        shape=(0, 17, 3),
+        dtype_name="uint8",
+        device=0,
+        stream=1,
+        framework="cai",
+        obj=fake,
+        readonly=True,
     )
 
 
@@ -171,7 +180,7 @@ def test_element_type_names() -> None:
 def _views(base: np.ndarray[Any, Any]) -> list[np.ndarray[Any, Any]]:
     slicers = [slice(None), slice(None, None, 2), slice(1, 2), slice(None, None, -1), slice(0, 0)]
     views = [base[index] for index in itertools.product(slicers, repeat=3)]
-    return views + [base.transpose(1, 0, 2), base.transpose(2, 1, 0), base[:, :1, :], base[:1, :1, :]]
+    return [*views, base.transpose(1, 0, 2), base.transpose(2, 1, 0), base[:, :1, :], base[:1, :1, :]]
 
 
 @pytest.mark.parametrize("dtype", ["uint8", "float32", "float64"])
@@ -213,7 +222,7 @@ def test_stream_handles() -> None:
 
 
 def test_stream_handle_errors() -> None:
-    with pytest.raises(TypeError, match="stream: expected an int handle, a torch.cuda.Stream"):
+    with pytest.raises(TypeError, match=r"stream: expected an int handle, a torch\.cuda\.Stream"):
         stream_handle("default")
     with pytest.raises(TypeError, match="stream: expected"):
         stream_handle(True)
@@ -248,7 +257,9 @@ def test_check_unpacks_results_and_names_errors() -> None:
     assert cuda_driver.check((0,)) is None
     assert cuda_driver.check((0, 42)) == 42
     assert cuda_driver.check((0, 1, 2)) == (1, 2)
-    with pytest.raises(cuda_driver.CudaError, match="cuLaunchKernel failed with CUDA_ERROR_ILLEGAL_ADDRESS") as caught:
+    with pytest.raises(
+        cuda_driver.CudaError, match="cuLaunchKernel failed with CUDA_ERROR_ILLEGAL_ADDRESS"
+    ) as caught:
         cuda_driver.check((700,), "cuLaunchKernel")
     assert caught.value.code == 700
     assert caught.value.name == "CUDA_ERROR_ILLEGAL_ADDRESS"

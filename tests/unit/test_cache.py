@@ -6,7 +6,9 @@ import hashlib
 import multiprocessing
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,7 +32,7 @@ def cache(tmp_path: Path) -> DiskCache:
     return DiskCache(tmp_path / "cache")
 
 
-def counting_build(payload: bytes) -> tuple[list[int], object]:
+def counting_build(payload: bytes) -> tuple[list[int], Callable[[], bytes]]:
     calls: list[int] = []
 
     def build() -> bytes:
@@ -138,7 +140,9 @@ def _corrupt_empty_payload(payload_path: Path, sidecar_path: Path) -> None:
     payload_path.write_bytes(b"")
 
 
-CORRUPTIONS = [
+Corruption = Callable[[Path, Path], None]
+
+CORRUPTIONS: list[Corruption] = [
     _corrupt_truncate,
     _corrupt_garble,
     _corrupt_remove_sidecar,
@@ -149,7 +153,7 @@ CORRUPTIONS = [
 
 
 @pytest.mark.parametrize("corrupt", CORRUPTIONS, ids=lambda function: function.__name__)
-def test_broken_entry_is_deleted_and_never_returned(cache: DiskCache, corrupt) -> None:  # noqa: ANN001
+def test_broken_entry_is_deleted_and_never_returned(cache: DiskCache, corrupt: Corruption) -> None:
     key = make_key("broken")
     payload = deterministic_payload(4096)
     cache.store(key, SUFFIX, payload)
@@ -164,14 +168,14 @@ def test_broken_entry_is_deleted_and_never_returned(cache: DiskCache, corrupt) -
 
 
 @pytest.mark.parametrize("corrupt", CORRUPTIONS, ids=lambda function: function.__name__)
-def test_broken_entry_is_rebuilt_by_build_or_load(cache: DiskCache, corrupt) -> None:  # noqa: ANN001
+def test_broken_entry_is_rebuilt_by_build_or_load(cache: DiskCache, corrupt: Corruption) -> None:
     key = make_key("rebuild")
     payload = deterministic_payload(4096)
     cache.store(key, SUFFIX, payload)
     corrupt(cache.path_for(key, SUFFIX), cache.root / f"{key}{SUFFIX}.sha256")
 
     calls, build = counting_build(payload)
-    assert cache.build_or_load(key, SUFFIX, build) == payload  # type: ignore[arg-type]
+    assert cache.build_or_load(key, SUFFIX, build) == payload
     assert len(calls) == 1
     assert cache.load(key, SUFFIX) == payload
 
@@ -179,20 +183,20 @@ def test_broken_entry_is_rebuilt_by_build_or_load(cache: DiskCache, corrupt) -> 
 def test_build_or_load_builds_once_then_loads(cache: DiskCache) -> None:
     payload = deterministic_payload(777)
     calls, build = counting_build(payload)
-    assert cache.build_or_load("once", SUFFIX, build) == payload  # type: ignore[arg-type]
-    assert cache.build_or_load("once", SUFFIX, build) == payload  # type: ignore[arg-type]
-    assert DiskCache(cache.root).build_or_load("once", SUFFIX, build) == payload  # type: ignore[arg-type]
+    assert cache.build_or_load("once", SUFFIX, build) == payload
+    assert cache.build_or_load("once", SUFFIX, build) == payload
+    assert DiskCache(cache.root).build_or_load("once", SUFFIX, build) == payload
     assert len(calls) == 1
 
 
 def test_build_or_load_path_returns_a_verified_file(cache: DiskCache) -> None:
     payload = deterministic_payload(2048)
     calls, build = counting_build(payload)
-    path = cache.build_or_load_path("lib", ".so", build)  # type: ignore[arg-type]
+    path = cache.build_or_load_path("lib", ".so", build)
     assert path == cache.path_for("lib", ".so")
     assert path.read_bytes() == payload
     _corrupt_truncate(path, path)
-    rebuilt = cache.build_or_load_path("lib", ".so", build)  # type: ignore[arg-type]
+    rebuilt = cache.build_or_load_path("lib", ".so", build)
     assert rebuilt.read_bytes() == payload
     assert len(calls) == 2
 
@@ -241,7 +245,7 @@ def test_clear_removes_entries_sidecars_locks_and_leftovers(cache: DiskCache) ->
 CONCURRENT_PAYLOAD_SIZE = 3_000_017
 
 
-def _concurrent_worker(root: str, key: str, counter: str, barrier, results) -> None:  # noqa: ANN001
+def _concurrent_worker(root: str, key: str, counter: str, barrier: Any, results: Any) -> None:
     def build() -> bytes:
         with open(counter, "a") as stream:
             stream.write(f"{os.getpid()}\n")
@@ -277,7 +281,7 @@ def test_concurrent_builders_build_once_and_all_get_the_full_payload(tmp_path: P
     assert DiskCache(root).load(key, SUFFIX) == expected
 
 
-def _die_while_building(root: str, key: str, started) -> None:  # noqa: ANN001
+def _die_while_building(root: str, key: str, started: Any) -> None:
     def build() -> bytes:
         started.set()
         time.sleep(60)  # killed long before this ends

@@ -169,7 +169,7 @@ def test_shared_library_is_built_and_callable(tmp_path: Path, include_dir: Path)
 
 @needs_gxx
 def test_gxx_syntax_error_names_the_kept_source(tmp_path: Path, include_dir: Path) -> None:
-    broken = "extern \"C\" int f() { return 1 +; }\n"
+    broken = 'extern "C" int f() { return 1 +; }\n'
     workdir = tmp_path / "failed-build"
     with pytest.raises(CompileError) as caught:
         compile_shared_library(broken, include_dir, tmp_path / "lib.so", workdir)
@@ -185,7 +185,7 @@ def test_gxx_syntax_error_names_the_kept_source(tmp_path: Path, include_dir: Pat
 @needs_gxx
 def test_gxx_missing_header_is_a_compile_error(tmp_path: Path, include_dir: Path) -> None:
     source = '#include "probe/absent.h"\n'
-    with pytest.raises(CompileError, match="absent.h"):
+    with pytest.raises(CompileError, match=r"absent\.h"):
         compile_shared_library(source, include_dir, tmp_path / "lib.so", tmp_path / "w")
 
 
