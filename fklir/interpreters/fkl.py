@@ -21,6 +21,10 @@ from fklir.dialects import fkl
 from fklir.interpreters import semantics as sem
 from fklir.interpreters import semantics_geometry as geo
 
+class Ragged(list[sem.Image]):
+    """Planes of different sizes (a Crop of differently sized rects); only a Resize may follow."""
+
+
 ARITH_NAMES = {
     fkl.AddOp: "add",
     fkl.SubOp: "sub",
@@ -43,7 +47,7 @@ class _Run:
     def __init__(self, inputs: Mapping[str, np.ndarray]):
         self.inputs = inputs
         self.outputs: dict[str, np.ndarray] = {}
-        self.env: dict[SSAValue, sem.Image] = {}
+        self.env: dict[SSAValue, sem.Image | Ragged] = {}
 
     def values_of(self, op: Operation, kernel_values: Mapping[str, tuple[float, ...]]) -> tuple[float, ...]:
         slot = getattr(op, "slot", None)
@@ -71,6 +75,8 @@ class _Run:
             self.env[op.result] = sem.read(as_planes(self.inputs[op.source.data], t), t.dtype)
             return
         img = self.env[op.operands[0]]
+        if isinstance(img, Ragged) and not isinstance(op, fkl.ResizeOp):
+            raise ValueError(f"'{op.name}': the crop rects differ in size; put a Resize after the Crop")
         if isinstance(op, fkl.WriteOp):
             self.outputs[op.dest.data] = img.data
             return
@@ -97,21 +103,28 @@ def _cast(img: sem.Image, op: Operation, values: tuple[float, ...]) -> sem.Image
     return sem.saturate_cast(img, to) if isinstance(op, fkl.SaturateCastOp) else sem.cast(img, to)
 
 
-def _crop(img: sem.Image, op: Operation, values: tuple[float, ...]) -> sem.Image:
+def _crop(img: sem.Image, op: Operation, values: tuple[float, ...]) -> sem.Image | Ragged:
+    """Crop planes; rects of different sizes give a `Ragged` list that only a Resize may take."""
     flat = [int(v) for v in values]
     rects = [flat[i : i + 4] for i in range(0, len(flat), 4)]
     if len(rects) == 1 and img.batch > 1:
         rects = rects * img.batch  # one rect applies to every plane
-    return geo.crop(img, rects)
+    if len({(r[2], r[3]) for r in rects}) == 1:
+        return geo.crop(img, rects)
+    planes = [img if img.batch == 1 else sem.Image(img.data[z : z + 1], img.dtype) for z in range(len(rects))]
+    return Ragged([geo.crop(plane, [rect]) for plane, rect in zip(planes, rects, strict=True)])
 
 
-def _resize(img: sem.Image, op: Operation, values: tuple[float, ...]) -> sem.Image:
+def _resize(img: sem.Image | Ragged, op: Operation, values: tuple[float, ...]) -> sem.Image:
     assert isinstance(op, fkl.ResizeOp)
     w, h = (int(v) for v in values)
+    if isinstance(img, Ragged):
+        planes = [geo.resize(plane, w, h, op.interp.data) for plane in img]
+        return sem.Image(np.concatenate([p.data for p in planes]), planes[0].dtype)
     return geo.resize(img, w, h, op.interp.data)
 
 
-_HANDLERS: dict[type[Operation], Callable[[sem.Image, Operation, tuple[float, ...]], sem.Image]] = {
+_HANDLERS: dict[type[Operation], Callable[[Any, Operation, tuple[float, ...]], Any]] = {
     **{cls: _arith for cls in ARITH_NAMES},
     fkl.CastOp: _cast,
     fkl.SaturateCastOp: _cast,

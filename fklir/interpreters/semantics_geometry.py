@@ -1,9 +1,12 @@
 """Reference semantics of the geometry ops (SPEC §3): BorderReader, Crop, Resize, Warping,
 Deinterlace.  They work on the whole (B, H, W, C) source, the way they fold into the read.
 
-Resize (linear) follows OpenCV INTER_LINEAR: half-pixel centres, sx = (dx + 0.5) * src/dst - 0.5,
-taps clamped to the image, evaluated in float64 and rounded once to float32.  cv2's float path
-also places its taps in double, so the two agree to a few float32 ulps (tested).
+Resize (linear) follows OpenCV INTER_LINEAR: half-pixel centres, sx = (dx + 0.5) * src/dst - 0.5
+(src/dst taken as 1 / (dst/src) in double, then sx rounded to float32 as OpenCV's own C++ path
+does), taps clamped to the image, blended in float64 and rounded once to float32.  That matches
+cv2.resize with IPP disabled to a few float32 ulps (tested).  Intel IPP, which pip builds of cv2
+use by default for float32 INTER_LINEAR, weighs differently (up to ~2e-2 on 0..255 data); the
+project's convention is OpenCV's own path, so tests call cv2.ipp.setUseIPP(False).
 
 Warping follows cv2.warpAffine / cv2.warpPerspective as implemented in OpenCV >= 4.11 and 5.x
 (``warp_kernels.simd.hpp``), which no longer uses the INTER_BITS=5 fixed-point tables for 1, 3
@@ -245,8 +248,14 @@ def resize_content_box(src_w: int, src_h: int, dst_w: int, dst_h: int, aspect_ra
 
 
 def _linear_taps(src_n: int, dst_n: int) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]]:
-    """INTER_LINEAR along one axis: the two clamped tap indices and the weight of the second."""
-    centres = (np.arange(dst_n, dtype=np.float64) + 0.5) * (src_n / dst_n) - 0.5
+    """INTER_LINEAR along one axis: the two clamped tap indices and the weight of the second.
+
+    The source position is evaluated in double and rounded to float32 before its floor and
+    fraction are taken, as OpenCV's own resize does; at 0..255 data that rounding alone moves
+    results by up to ~5e-3, so it is part of the semantics (the blend itself is float64).
+    """
+    scale = 1.0 / (dst_n / src_n)
+    centres = _to_float32((np.arange(dst_n, dtype=np.float64) + 0.5) * scale - 0.5)
     first = np.floor(centres)
     frac = centres - first
     first_i = first.astype(np.int64)
@@ -450,6 +459,7 @@ def warp(
         raise ValueError("Warping: bilinear interpolation of a bool chain")
     mode, value = border if border is not None else ("constant", 0.0)
     sx, sy = warp_source_coords(matrix, dst_w, dst_h, inverse)
+    sx, sy = np.round(sx * 32) / 32, np.round(sy * 32) / 32
     finite = np.isfinite(sx) & np.isfinite(sy)
     sx = np.clip(np.where(finite, sx, 0.0), -_COORD_LIMIT, _COORD_LIMIT)
     sy = np.clip(np.where(finite, sy, 0.0), -_COORD_LIMIT, _COORD_LIMIT)

@@ -9,6 +9,7 @@ is cached, so the hot path for a torch tensor is one dict lookup plus the tensor
 from __future__ import annotations
 
 import importlib
+import math
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -116,7 +117,7 @@ def _describe_torch(x: Any, what: str) -> GpuArray:
         ptr=x.data_ptr(),
         shape=tuple(x.shape),
         dtype_name=dtype_name,
-        device=x.device.index,
+        device=x.get_device(),
         stream=None,
         framework="torch",
         obj=x,
@@ -176,6 +177,8 @@ def _describe_cai(x: Any, what: str) -> GpuArray:
             f"{what}: array of shape {shape} is not C-contiguous (strides {tuple(strides)} in bytes)"
         )
     ptr = int(ptr or 0)
+    if ptr == 0 and math.prod(shape) > 0:
+        raise ValueError(f"{what}: __cuda_array_interface__ has a NULL data pointer for shape {shape}")
     device = _device_of_pointer(ptr, what) if ptr else 0
     stream = interface.get("stream")
     return GpuArray(
@@ -255,37 +258,70 @@ def empty_like_framework(
 # ----- streams ---------------------------------------------------------------------------------------
 
 
+_StreamReader = Callable[[Any], int]
+_stream_readers: dict[type, _StreamReader] = {}
+
+
 def stream_handle(stream: object) -> int:
     """The raw CUstream handle of a stream object.
 
     int → itself; torch.cuda.Stream → .cuda_stream; CuPy stream → .ptr; objects implementing
     __cuda_stream__ (returning (version, handle)); cuda.bindings CUstream → int(). Else TypeError.
+    The reader is chosen once per stream type, so repeated calls cost one dict lookup and one attribute.
     """
-    if isinstance(stream, int) and not isinstance(stream, bool):
+    if type(stream) is int:
         if stream < 0:
             raise ValueError(f"stream: a stream handle must be >= 0, got {stream}")
         return stream
-    protocol = getattr(stream, "__cuda_stream__", None)
-    if protocol is not None:
-        value: Any = protocol() if callable(protocol) else protocol
-        try:
-            _version, handle = value
-            return int(handle)
-        except (TypeError, ValueError) as error:
-            raise TypeError(
-                f"stream: __cuda_stream__ returned {value!r}, expected (version, handle)"
-            ) from error
+    reader = _stream_readers.get(type(stream))
+    if reader is None:
+        reader = _choose_stream_reader(stream)
+        _stream_readers[type(stream)] = reader
+    return reader(stream)
+
+
+def _choose_stream_reader(stream: object) -> _StreamReader:
     module = type(stream).__module__ or ""
     if module.startswith("torch") and hasattr(stream, "cuda_stream"):
-        return int(stream.cuda_stream)  # type: ignore[attr-defined]
+        return _read_torch_stream
     if module.startswith("cupy") and hasattr(stream, "ptr"):
-        return int(stream.ptr)  # type: ignore[attr-defined]
+        return _read_cupy_stream
+    if hasattr(stream, "__cuda_stream__"):
+        return _read_stream_protocol
     if module.startswith("cuda") and type(stream).__name__ == "CUstream":
-        return int(stream)  # type: ignore[call-overload]
+        return _read_cuda_bindings_stream
+    if isinstance(stream, int) and not isinstance(stream, bool):
+        return _read_int_subclass
     raise TypeError(
         "stream: expected an int handle, a torch.cuda.Stream, a CuPy stream, a cuda.bindings CUstream or an "
         f"object with __cuda_stream__, got {type(stream).__module__}.{type(stream).__qualname__}"
     )
+
+
+def _read_torch_stream(stream: Any) -> int:
+    return int(stream.cuda_stream)
+
+
+def _read_cupy_stream(stream: Any) -> int:
+    return int(stream.ptr)
+
+
+def _read_cuda_bindings_stream(stream: Any) -> int:
+    return int(stream)
+
+
+def _read_int_subclass(stream: Any) -> int:
+    return stream_handle(int(stream))
+
+
+def _read_stream_protocol(stream: Any) -> int:
+    protocol = stream.__cuda_stream__
+    value: Any = protocol() if callable(protocol) else protocol
+    try:
+        _version, handle = value
+        return int(handle)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"stream: __cuda_stream__ returned {value!r}, expected (version, handle)") from error
 
 
 # ----- host arrays (CPU target) ----------------------------------------------------------------------

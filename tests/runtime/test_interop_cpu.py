@@ -126,6 +126,8 @@ def test_cai_unsupported_types_and_malformed_interfaces() -> None:
         describe_gpu_array(FakeCai(shape=(2,), typestr=">f4", data=(0, False)), "src")
     with pytest.raises(TypeError, match="src: malformed __cuda_array_interface__"):
         describe_gpu_array(FakeCai(shape=(2,), data=(0, False)), "src")
+    with pytest.raises(ValueError, match=r"src: .* NULL data pointer for shape \(2, 3\)"):
+        describe_gpu_array(FakeCai(shape=(2, 3), typestr="<f4", data=(0, False)), "src")
     with pytest.raises(ValueError, match="src: masked arrays"):
         describe_gpu_array(FakeCai(shape=(2,), typestr="<f4", data=(0, False), mask=object()), "src")
 
@@ -208,6 +210,10 @@ class ProtocolStream:
         return (0, self.handle)
 
 
+class Handle(int):
+    """An int subclass, as some libraries hand out stream handles."""
+
+
 class BrokenProtocolStream:
     def __cuda_stream__(self) -> int:
         return 7
@@ -217,6 +223,7 @@ def test_stream_handles() -> None:
     assert stream_handle(0) == 0
     assert stream_handle(0x7F00DEADBEEF) == 0x7F00DEADBEEF
     assert stream_handle(ProtocolStream(0x1234)) == 0x1234
+    assert stream_handle(Handle(9)) == 9
     driver = pytest.importorskip("cuda.bindings.driver")
     assert stream_handle(driver.CUstream(0x5678)) == 0x5678
 

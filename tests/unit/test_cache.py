@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-import multiprocessing
 import os
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -241,65 +241,93 @@ def test_clear_removes_entries_sidecars_locks_and_leftovers(cache: DiskCache) ->
 
 
 # ----- several processes -----------------------------------------------------------------------------
+# Workers are fresh interpreters (not fork()ed copies of a possibly multi-threaded test process) that load
+# cache.py straight from its file, so they need neither the installed package nor its dependencies.
 
 CONCURRENT_PAYLOAD_SIZE = 3_000_017
 
+WORKER_SCRIPT = """
+import hashlib, importlib.util, os, sys, time
+from pathlib import Path
 
-def _concurrent_worker(root: str, key: str, counter: str, barrier: Any, results: Any) -> None:
-    def build() -> bytes:
-        with open(counter, "a") as stream:
-            stream.write(f"{os.getpid()}\n")
-        time.sleep(0.5)  # long enough that every other process arrives while this one builds
-        return deterministic_payload(CONCURRENT_PAYLOAD_SIZE, seed=42)
+cache_file, root, key, counter, ready, go, mode = sys.argv[1:8]
+spec = importlib.util.spec_from_file_location("fklir_cache_under_test", cache_file)
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
 
-    barrier.wait()
-    payload = DiskCache(Path(root)).build_or_load(key, SUFFIX, build)
-    results.put((len(payload), hashlib.sha256(payload).hexdigest()))
+def build():
+    with open(counter, "a") as stream:
+        stream.write(f"{os.getpid()}\\n")
+    if mode == "die":
+        Path(go).touch()  # tell the test that the lock is held, then hang until killed
+        time.sleep(600)
+    time.sleep(0.5)  # long enough that every other worker arrives while this one builds
+    return hashlib.shake_256((42).to_bytes(4, "little")).digest(int(mode))
+
+Path(ready).touch()
+while mode != "die" and not Path(go).exists():
+    time.sleep(0.001)
+payload = module.DiskCache(Path(root)).build_or_load(key, ".cubin", build)
+print(len(payload), hashlib.sha256(payload).hexdigest())
+"""
+
+
+def start_worker(tmp_path: Path, root: Path, key: str, index: int, mode: str) -> subprocess.Popen[str]:
+    import fklir.backend.cache as cache_module
+
+    arguments = [
+        str(Path(cache_module.__file__)),
+        str(root),
+        key,
+        str(tmp_path / "builds.txt"),
+        str(tmp_path / f"ready-{index}"),
+        str(tmp_path / "go"),
+        mode,
+    ]
+    return subprocess.Popen(
+        [sys.executable, "-c", WORKER_SCRIPT, *arguments],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_for(path: Path, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        assert time.monotonic() < deadline, f"timed out waiting for {path}"
+        time.sleep(0.005)
 
 
 def test_concurrent_builders_build_once_and_all_get_the_full_payload(tmp_path: Path) -> None:
-    context = multiprocessing.get_context("fork")
     root = tmp_path / "shared-cache"
-    counter = tmp_path / "builds.txt"
     key = make_key("concurrent")
-    barrier = context.Barrier(4)
-    results = context.Queue()
-    workers = [
-        context.Process(target=_concurrent_worker, args=(str(root), key, str(counter), barrier, results))
-        for _ in range(4)
-    ]
+    workers = [start_worker(tmp_path, root, key, index, str(CONCURRENT_PAYLOAD_SIZE)) for index in range(4)]
+    for index in range(4):
+        wait_for(tmp_path / f"ready-{index}")
+    (tmp_path / "go").touch()  # release all four at once
+    outputs = []
     for worker in workers:
-        worker.start()
-    outcomes = [results.get(timeout=60) for _ in workers]
-    for worker in workers:
-        worker.join(timeout=60)
-        assert worker.exitcode == 0
+        stdout, stderr = worker.communicate(timeout=60)
+        assert worker.returncode == 0, stderr
+        outputs.append(stdout.split())
 
     expected = deterministic_payload(CONCURRENT_PAYLOAD_SIZE, seed=42)
-    assert outcomes == [(len(expected), hashlib.sha256(expected).hexdigest())] * 4
-    assert len(counter.read_text().splitlines()) == 1
+    assert outputs == [[str(len(expected)), hashlib.sha256(expected).hexdigest()]] * 4
+    assert len((tmp_path / "builds.txt").read_text().splitlines()) == 1
     assert DiskCache(root).load(key, SUFFIX) == expected
 
 
-def _die_while_building(root: str, key: str, started: Any) -> None:
-    def build() -> bytes:
-        started.set()
-        time.sleep(60)  # killed long before this ends
-        return b"never"
-
-    DiskCache(Path(root)).build_or_load(key, SUFFIX, build)
-
-
 def test_a_builder_that_dies_releases_its_lock(tmp_path: Path) -> None:
-    context = multiprocessing.get_context("fork")
     root = tmp_path / "cache"
-    started = context.Event()
-    doomed = context.Process(target=_die_while_building, args=(str(root), "k", started))
-    doomed.start()
-    assert started.wait(timeout=30)
-    doomed.kill()
-    doomed.join(timeout=30)
+    doomed = start_worker(tmp_path, root, "k", 0, "die")
+    try:
+        wait_for(tmp_path / "go")  # the worker is inside build(), holding the entry's lock
+    finally:
+        doomed.kill()
+        doomed.communicate(timeout=30)
 
     start = time.monotonic()
     assert DiskCache(root).build_or_load("k", SUFFIX, lambda: b"rebuilt") == b"rebuilt"
     assert time.monotonic() - start < 10
+    assert DiskCache(root).load("k", SUFFIX) == b"rebuilt"

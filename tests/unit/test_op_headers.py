@@ -35,7 +35,7 @@ CPP_DIR = Path(__file__).resolve().parent / "cpp"
 HEADERS = ("core.h", "arith.h", "cast.h", "geometry.h", "memory.h", "fkl.h")
 
 CPU_FLAGS = ("-std=c++17", "-O3", "-fopenmp", "-Wall", "-Wextra", "-Werror")
-UBSAN_FLAGS = ("-std=c++17", "-O1", "-fsanitize=undefined", "-fno-sanitize-recover=all")
+UBSAN_FLAGS = ("-std=c++17", "-O1", "-fsanitize=undefined,float-cast-overflow", "-fno-sanitize-recover=all")
 NVCC_FLAGS = ("-std=c++17", "-cubin", "-arch=sm_90", "-O3")
 NVRTC_FLAGS = ("--std=c++17", "-arch=sm_90")
 
@@ -655,7 +655,7 @@ class Build:
     folder: Path
     sources: dict[str, Path]
     binaries: dict[str, Path]
-    ubsan_binary: Path | None
+    ubsan_binaries: dict[str, Path]  # the same units built with -fsanitize=undefined
 
 
 @pytest.fixture(scope="module")
@@ -666,7 +666,7 @@ def build(tmp_path_factory: pytest.TempPathFactory) -> Build:
         sources[name] = folder / f"{name}.cu"  # .cu for nvcc; g++ reads it as C++ (-x c++)
         sources[name].write_text(generate_unit(cases))
     if shutil.which("g++") is None:
-        return Build(folder, sources, {}, None)
+        return Build(folder, sources, {}, {})
 
     jobs: dict[str, list[str]] = {}
     binaries = {name: folder / name for name in UNITS}
@@ -674,14 +674,15 @@ def build(tmp_path_factory: pytest.TempPathFactory) -> Build:
         jobs[name] = gxx_command(source, binaries[name], ("-x", "c++", *CPU_FLAGS))
     memory_binary = folder / "memory_check"
     jobs["memory_check"] = gxx_command(CPP_DIR / "memory_check.cpp", memory_binary, CPU_FLAGS)
-    ubsan_binary = folder / "arith_ubsan"
-    jobs["arith_ubsan"] = gxx_command(sources["arith"], ubsan_binary, ("-x", "c++", *UBSAN_FLAGS))
+    ubsan_binaries = {name: folder / f"{name}_ubsan" for name in UNITS}
+    for name, source in sources.items():
+        jobs[f"{name}_ubsan"] = gxx_command(source, ubsan_binaries[name], ("-x", "c++", *UBSAN_FLAGS))
     with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
         outcomes = dict(zip(jobs, pool.map(lambda cmd: run_checked(cmd, what=" ".join(cmd)), jobs.values()),
                             strict=True))
     assert len(outcomes) == len(jobs)
     binaries["memory_check"] = memory_binary
-    return Build(folder, sources, binaries, ubsan_binary)
+    return Build(folder, sources, binaries, ubsan_binaries)
 
 
 @pytest.fixture(scope="module")
@@ -840,12 +841,14 @@ def test_brief_examples_are_among_the_cases() -> None:
 
 
 @needs_gxx
-def test_signed_arithmetic_has_no_undefined_behaviour(build: Build, cpu_results: dict[str, Array]) -> None:
-    """The arith unit built with -fsanitize=undefined aborts on any signed overflow (e.g. a naive
-    INT_MAX + 1 or INT_MIN / -1) and must give the same outputs as the -O3 build."""
-    assert build.ubsan_binary is not None
-    cases = UNITS["arith"]
-    raw = run_checked([str(build.ubsan_binary)], unit_input(cases), what="arith unit under UBSan")
+@pytest.mark.parametrize("unit", list(UNITS))
+def test_no_undefined_behaviour(unit: str, build: Build, cpu_results: dict[str, Array]) -> None:
+    """Each unit built with -fsanitize=undefined,float-cast-overflow aborts on signed overflow
+    (a naive INT_MAX + 1 or INT_MIN / -1) or an out-of-range float -> int conversion (a clamp to
+    a bound that is not exact in f32), and must give the same outputs as the -O3 build, where
+    such UB can pass unnoticed (g++ folds it to the saturated value)."""
+    cases = UNITS[unit]
+    raw = run_checked([str(build.ubsan_binaries[unit])], unit_input(cases), what=f"unit {unit} under UBSan")
     for name, got in split_output(cases, raw).items():
         assert np.array_equal(got.view(np.uint8), cpu_results[name].view(np.uint8)), name
 

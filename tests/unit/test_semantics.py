@@ -44,7 +44,10 @@ def test_bfloat16_ties_round_to_even() -> None:
 def test_bfloat16_overflow_nan_and_subnormals() -> None:
     nan_low_payload = np.array([0x7F800001], dtype=np.uint32).view(np.float32)
     values = np.concatenate(
-        [np.array([np.finfo(np.float32).max, -np.inf, 2.0**-133, 2.0**-134 * 1.5], np.float32), nan_low_payload]
+        [
+            np.array([np.finfo(np.float32).max, -np.inf, 2.0**-133, 2.0**-134 * 1.5], np.float32),
+            nan_low_payload,
+        ]
     )
     out = S.round_to_bfloat16(values)
     assert out[0] == np.inf  # float32 max is above the largest bfloat16 + half an ulp
@@ -192,7 +195,16 @@ def test_saturate_cast_rounds_ties_to_even(dtype: str, expected: list[int]) -> N
 
 def test_saturate_cast_clamps_and_maps_nan_to_zero() -> None:
     values = img_of([np.nan, np.inf, -np.inf, 300.7, -5.0, 65535.5, 3e9, -3e9], "float64")
-    assert [int(v) for v in S.saturate_cast(values, "uint8").data.reshape(-1)] == [0, 255, 0, 255, 0, 255, 255, 0]
+    assert [int(v) for v in S.saturate_cast(values, "uint8").data.reshape(-1)] == [
+        0,
+        255,
+        0,
+        255,
+        0,
+        255,
+        255,
+        0,
+    ]
     assert [int(v) for v in S.saturate_cast(values, "uint16").data.reshape(-1)][5] == 65535
     int32_out = [int(v) for v in S.saturate_cast(values, "int32").data.reshape(-1)]
     assert int32_out == [0, 2**31 - 1, -(2**31), 301, -5, 65536, 2**31 - 1, -(2**31)]
@@ -417,7 +429,12 @@ def test_fixed_point_gray_equals_cv2_on_every_uint8_color() -> None:
 
 
 def test_color_alpha_and_channel_errors() -> None:
-    assert S.write(color_conversion(pixel([1, 2, 3], "uint8"), "RGB2BGRA")).reshape(-1).tolist() == [3, 2, 1, 255]
+    assert S.write(color_conversion(pixel([1, 2, 3], "uint8"), "RGB2BGRA")).reshape(-1).tolist() == [
+        3,
+        2,
+        1,
+        255,
+    ]
     assert S.write(color_conversion(pixel([1, 2, 3], "uint16"), "RGB2RGBA")).reshape(-1).tolist()[3] == 65535
     assert flat(color_conversion(pixel([0.1, 0.2, 0.3], "float16"), "BGR2BGRA"))[3] == 1.0
     assert flat(color_conversion(pixel([0.1, 0.2, 0.3], "bfloat16"), "BGR2BGRA"))[3] == 1.0

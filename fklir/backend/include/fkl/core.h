@@ -275,7 +275,7 @@ struct Limits<i32> {
 template <>
 struct Limits<f16> {
     static FKL_HD f32 lowest() { return -65504.0f; }
-    static FKL_HD f32 highest() { return 65520.0f; }
+    static FKL_HD f32 highest() { return 65504.0f; }
 };
 
 template <>
