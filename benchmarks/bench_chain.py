@@ -3,12 +3,10 @@
 
     python benchmarks/bench_chain.py [--quick] [--size 3840x2160] [--out PATH]
 
-Workloads: a 6-op float32 chain (Mul, Add per channel, Sub, Div, Max, Min) and the uint8 normalise chain
-(Cast float32, Mul, Sub per channel, SaturateCast uint8), both on W×H×3 images. Each peer is checked against
-torch eager once, then timed: inputs and outputs rotate over at least 10× L2, calls are queued behind a sleep
-kernel so that host enqueue cost stays out of the GPU time, and the median of the repetitions is reported.
-benchmarks/RESULTS.md explains the method. Exit codes: 0 ok, 1 fklir failed or was wrong, 2 no GPU/torch/fklir.
-Progress goes to stderr; the report (markdown) to stdout and, with --out, is appended to PATH.
+Workloads on WxHx3 images: a 6-op float32 chain (Mul, Add per channel, Sub, Div, Max, Min) and the uint8
+normalise chain (Cast float32, Mul, Sub per channel, SaturateCast uint8). Every peer is checked against torch
+eager, then timed; benchmarks/RESULTS.md describes the method. Progress goes to stderr, the markdown report to
+stdout (and is appended to --out PATH). Exit: 0 ok, 1 fklir failed or was wrong, 2 no GPU, torch or fklir.
 """
 
 from __future__ import annotations
@@ -30,12 +28,13 @@ from typing import Any, NoReturn
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # measure this working tree's fklir, installed or not
 
-EXIT_NO_GPU = 2
+DEVICE = "cuda"  # a test harness may point this at "cpu" with torch.cuda stubbed out
 L2_FALLBACK_BYTES = 60 * 2**20  # the H200's, for a torch that does not report L2_cache_size
-ROTATE_L2_MULTIPLE = 10  # rotated inputs + outputs >= this many L2s, so no call is served from L2
-MAX_BUFFER_SETS = 256  # tiny --size values cannot defeat L2 anyway; the setup lines say so
+ROTATE_L2_MULTIPLE = 10  # inputs + outputs rotated over >= 10 L2s, so no call finds its data in L2
+MAX_BUFFER_SETS = 256  # tiny --size values cannot defeat L2 anyway; the setup lines then say so
 PEERS = ("copy", "fklir", "eager", "compile", "cupy")
-Call = Callable[[int], object]  # one call of a peer on rotation slot i (taken modulo the set count)
+Call = Callable[[int], object]  # one call of a peer on rotation slot i (modulo the number of sets)
+Peer = tuple[Call, Callable[[], Any]]  # (call, the output that call(0) wrote)
 
 
 @dataclass(frozen=True)
@@ -50,28 +49,28 @@ FULL, QUICK = Method(calls=50, reps=21, warmup=10), Method(calls=8, reps=3, warm
 
 @dataclass
 class Result:
-    ok: bool  # the checked output matched torch eager
+    ok: bool  # call(0)'s output matched torch eager
     gpu_us: list[float] = field(default_factory=list)  # GPU µs per call, one value per repetition
     host_us: float = math.nan  # median host µs per call (enqueue only)
     note: str = ""
 
 
-@dataclass
+@dataclass(frozen=True)
 class Workload:
     label: str
     shape: tuple[int, int, int]  # (H, W, C)
-    itemsize: int  # bytes per element, input and output alike
-    make_input: Callable[[], Any]  # a fresh random input tensor
-    eager: Callable[[Any], Any]  # the chain as separate torch ops
+    itemsize: int  # bytes per element of the input and of the output
+    make_input: Callable[[], Any]  # a fresh random input tensor (never zeros)
+    eager: Callable[[Any], Any]  # the same chain as separate torch ops
     fklir_ops: tuple[Any, ...]
-    cupy_kernel: tuple[str, str, str, str]  # ElementwiseKernel(in params, out params, body, name)
+    cupy_kernel: tuple[str, str, str, str]  # cupy.ElementwiseKernel(in params, out params, body, name)
     cupy_consts: tuple[tuple[float, ...], ...]  # the raw float32 arrays that follow x
     integer: bool  # compare within ±1 instead of within a float tolerance
 
 
 def fail(message: str) -> NoReturn:
     print(f"bench_chain: {message}", file=sys.stderr)
-    sys.exit(EXIT_NO_GPU)
+    sys.exit(2)
 
 
 def say(line: str, log: list[str]) -> None:
@@ -86,15 +85,15 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
             raise argparse.ArgumentTypeError(f"expected WxH with positive integers, got {text!r}")
         return int(w), int(h)
 
-    p = argparse.ArgumentParser(description="fklir vs torch eager / torch.compile / CuPy / copy (SPEC §5)")
-    p.add_argument("--quick", action="store_true", help="few calls and repetitions (smoke test, noisy numbers)")
-    p.add_argument("--size", type=size, default=(3840, 2160), metavar="WxH", help="image size (default 3840x2160)")
+    p = argparse.ArgumentParser(description="fklir vs torch eager, torch.compile, CuPy and a copy (SPEC §5)")
+    p.add_argument("--quick", action="store_true", help="few calls and repetitions (smoke test)")
+    p.add_argument("--size", type=size, default=(3840, 2160), metavar="WxH", help="default 3840x2160")
     p.add_argument("--out", type=Path, metavar="PATH", help="also append the markdown report to PATH")
     return p.parse_args(argv)
 
 
 def workloads(torch: Any, fkl: Any, w: int, h: int) -> list[Workload]:
-    dev, f32, shape = torch.device("cuda"), torch.float32, (h, w, 3)
+    dev, f32, shape = torch.device(DEVICE), torch.float32, (h, w, 3)
     add, scale, mean = (0.1, 0.2, 0.3), (1.2, 0.9, 1.1), (10.0, -5.0, 20.0)
     add_t, scale_t, mean_t = (torch.tensor(v, dtype=f32, device=dev) for v in (add, scale, mean))
 
@@ -110,35 +109,30 @@ def workloads(torch: Any, fkl: Any, w: int, h: int) -> list[Workload]:
         y = x.to(f32)
         y = y * scale_t
         y = y - mean_t
-        return y.round().clamp(0, 255).to(torch.uint8)  # round half to even, like SaturateCast
+        return y.round().clamp(0, 255).to(torch.uint8)  # torch.round is half to even, like SaturateCast
 
+    # CuPy: i is the flat element index, so i % 3 is the channel; Max/Min as SPEC writes them (NaN-safe order)
     float_body = (
-        "float v = (x * 1.5f + add[i % 3] - 0.25f) / 1.7f;"
-        " v = v >= -0.5f ? v : -0.5f; y = v <= 0.8f ? v : 0.8f;"
+        "float v = (x * 1.5f + add[i % 3] - 0.25f) / 1.7f; v = v >= -0.5f ? v : -0.5f; y = v <= 0.8f ? v : 0.8f;"
     )
     uint8_body = (
-        "float v = (float)x * scale[i % 3] - mean[i % 3];"
-        " v = fminf(fmaxf(v, 0.0f), 255.0f); y = (unsigned char)rintf(v);"
+        "float v = (float)x * scale[i % 3] - mean[i % 3]; y = (unsigned char)rintf(fminf(fmaxf(v, 0.f), 255.f));"
     )
-    return [
-        Workload(
-            f"6-op float32 chain, {w}×{h}×3", shape, 4,
-            lambda: torch.rand(shape, dtype=f32, device=dev) * 2 - 1,
-            float_eager,
-            (fkl.TensorRead(), fkl.Mul(1.5), fkl.Add(add), fkl.Sub(0.25), fkl.Div(1.7), fkl.Max(-0.5),
-             fkl.Min(0.8), fkl.TensorWrite()),
-            ("float32 x, raw float32 add", "float32 y", float_body, "bench_float_chain"), (add,), integer=False,
-        ),
-        Workload(
-            f"uint8×3 → float → Mul/Sub → SaturateCast uint8, {w}×{h}", shape, 1,
-            lambda: torch.randint(0, 256, shape, dtype=torch.uint8, device=dev),
-            uint8_eager,
-            (fkl.TensorRead(), fkl.Cast("float32"), fkl.Mul(scale), fkl.Sub(mean), fkl.SaturateCast("uint8"),
-             fkl.TensorWrite()),
-            ("uint8 x, raw float32 scale, raw float32 mean", "uint8 y", uint8_body, "bench_uint8_chain"),
-            (scale, mean), integer=True,
-        ),
-    ]
+    float_chain = Workload(
+        label=f"6-op float32 chain, {w}x{h}x3", shape=shape, itemsize=4,
+        make_input=lambda: torch.rand(shape, dtype=f32, device=dev) * 2 - 1, eager=float_eager,
+        fklir_ops=(fkl.TensorRead(), fkl.Mul(1.5), fkl.Add(add), fkl.Sub(0.25), fkl.Div(1.7), fkl.Max(-0.5),
+                   fkl.Min(0.8), fkl.TensorWrite()),
+        cupy_kernel=("float32 x, raw float32 add", "float32 y", float_body, "bench_float_chain"),
+        cupy_consts=(add,), integer=False)
+    uint8_chain = Workload(
+        label=f"uint8x3 → float → Mul/Sub → SaturateCast uint8, {w}x{h}", shape=shape, itemsize=1,
+        make_input=lambda: torch.randint(0, 256, shape, dtype=torch.uint8, device=dev), eager=uint8_eager,
+        fklir_ops=(fkl.TensorRead(), fkl.Cast("float32"), fkl.Mul(scale), fkl.Sub(mean),
+                   fkl.SaturateCast("uint8"), fkl.TensorWrite()),
+        cupy_kernel=("uint8 x, raw float32 scale, raw float32 mean", "uint8 y", uint8_body, "bench_u8_chain"),
+        cupy_consts=(scale, mean), integer=True)
+    return [float_chain, uint8_chain]
 
 
 def compare(torch: Any, got: Any, ref: Any, integer: bool) -> tuple[bool, str]:
@@ -148,15 +142,16 @@ def compare(torch: Any, got: Any, ref: Any, integer: bool) -> tuple[bool, str]:
     if integer:
         diff = (got.to(torch.int32) - ref.to(torch.int32)).abs()
         worst, off = int(diff.max().item()), int((diff != 0).sum().item())
-        return worst <= 1, f"max |Δ| = {worst}, {off} of {diff.numel()} elements differ"
+        return worst <= 1, f"max |d| = {worst}, {off} of {diff.numel()} elements differ"
     diff = (got.double() - ref.double()).abs()
     bad = int((diff > 1e-6 + 1e-5 * ref.double().abs()).sum().item())
-    finite = bool(torch.isfinite(got).all().item())  # the output was poisoned with NaN
-    return finite and bad == 0, f"max |Δ| = {diff.max().item():.3g}, {bad} outside 1e-6 + 1e-5·|ref|, all finite: {finite}"
+    finite = bool(torch.isfinite(got).all().item())  # the output was poisoned with NaN before the call
+    message = f"max |d| = {diff.max().item():.3g}, {bad} outside 1e-6 + 1e-5*|ref|, all finite: {finite}"
+    return finite and bad == 0, message
 
 
 def calibrate_sleep(torch: Any, stream: Any) -> float:
-    """Sleep-kernel cycles per µs (the fastest of a few readings, so that sleeps err long)."""
+    """Sleep-kernel cycles per µs (the fastest of a few readings, so that planned sleeps err long)."""
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     rates = []
     for cycles in (1_000_000, 20_000_000, 20_000_000, 20_000_000):
@@ -173,7 +168,7 @@ def measure(torch: Any, stream: Any, call: Call, method: Method, cycles_per_us: 
     n, counter, result = method.calls, 0, Result(ok)
 
     def run_calls(count: int) -> None:
-        nonlocal counter
+        nonlocal counter  # keeps rotating through the buffer sets across repetitions
         for _ in range(count):
             call(counter)
             counter += 1
@@ -190,38 +185,38 @@ def measure(torch: Any, stream: Any, call: Call, method: Method, cycles_per_us: 
     sleep_us, doublings = 2 * result.host_us * n + 500, 0
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     while len(result.gpu_us) < method.reps:
-        torch.cuda._sleep(int(sleep_us * cycles_per_us))  # on the current stream, which is `stream`
+        torch.cuda._sleep(int(sleep_us * cycles_per_us))  # runs on the current stream, which is `stream`
         start.record(stream)
         run_calls(n)
         end.record(stream)
-        sleep_too_short = start.query()  # the GPU began before all N calls were queued: host time leaks in
+        too_short = start.query()  # the GPU began before all N calls were queued: host gaps may leak in
         end.synchronize()
-        if sleep_too_short and doublings < 4:
+        if too_short and doublings < 4:
             sleep_us, doublings = 2 * sleep_us, doublings + 1
             continue
-        if sleep_too_short:
-            result.note = "sleep never covered the enqueue (launch queue full?): GPU time may include host gaps"
+        if too_short:
+            result.note = "the sleep never covered the enqueue: GPU time may include host gaps"
         result.gpu_us.append(start.elapsed_time(end) * 1e3 / n)
     return result
 
 
-def peer_calls(torch: Any, fkl: Any, cp: Any, stream: Any, wl: Workload, inputs: list[Any], outputs: list[Any],
-               ring: list[Any]) -> dict[str, Callable[[], tuple[Call, Callable[[], Any]]]]:
-    """Per peer, a factory of (call, output of call(0)); built lazily so one peer's failure stays its own."""
+def peers(torch: Any, fkl: Any, cp: Any, stream: Any, wl: Workload, inputs: list[Any], outputs: list[Any],
+          ring: list[Any]) -> dict[str, Callable[[], Peer]]:
+    """Per peer, a factory of its call; built lazily so that one peer's failure stays its own."""
     sets = len(inputs)
 
-    def held(fn: Callable[[Any], Any]) -> tuple[Call, Callable[[], Any]]:
-        # torch peers allocate their outputs; holding `sets` of them makes the allocator rotate them too
+    def held(fn: Callable[[Any], Any]) -> Peer:
+        # torch peers allocate their outputs; holding the last `sets` of them makes the allocator rotate them
         return (lambda i: ring.__setitem__(i % sets, fn(inputs[i % sets]))), lambda: ring[0]
 
-    def copy() -> tuple[Call, Callable[[], Any]]:
+    def copy() -> Peer:
         return (lambda i: outputs[i % sets].copy_(inputs[i % sets])), lambda: outputs[0]
 
-    def fklir() -> tuple[Call, Callable[[], Any]]:
+    def fklir() -> Peer:
         pipe = fkl.compose(*wl.fklir_ops, target="gpu")
         return (lambda i: pipe(inputs[i % sets], out=outputs[i % sets], stream=stream)), lambda: outputs[0]
 
-    def cupy() -> tuple[Call, Callable[[], Any]]:
+    def cupy() -> Peer:
         kernel = cp.ElementwiseKernel(*wl.cupy_kernel)
         consts = [cp.asarray(v, dtype=cp.float32) for v in wl.cupy_consts]
         cp_in, cp_out = [cp.asarray(t) for t in inputs], [cp.asarray(t) for t in outputs]  # views, no copies
@@ -229,9 +224,7 @@ def peer_calls(torch: Any, fkl: Any, cp: Any, stream: Any, wl: Workload, inputs:
 
     factories = {"copy": copy, "fklir": fklir, "eager": lambda: held(wl.eager),
                  "compile": lambda: held(torch.compile(wl.eager))}
-    if cp is not None:
-        factories["cupy"] = cupy
-    return factories
+    return factories | ({"cupy": cupy} if cp is not None else {})
 
 
 def run_workload(torch: Any, fkl: Any, cp: Any, stream: Any, wl: Workload, method: Method, l2: int,
@@ -239,15 +232,16 @@ def run_workload(torch: Any, fkl: Any, cp: Any, stream: Any, wl: Workload, metho
     """Per peer: a Result, or a short string saying why there is none."""
     frame_bytes = math.prod(wl.shape) * wl.itemsize
     sets = min(MAX_BUFFER_SETS, max(2, math.ceil(ROTATE_L2_MULTIPLE * l2 / (2 * frame_bytes))))
-    inputs = [wl.make_input() for _ in range(sets)]  # random, never zeros
+    inputs = [wl.make_input() for _ in range(sets)]
     outputs = [torch.empty_like(inputs[0]) for _ in range(sets)]  # both chains keep the input dtype
     rotated = 2 * frame_bytes * sets
-    under = "" if rotated >= ROTATE_L2_MULTIPLE * l2 else " — UNDER 10× L2: some calls may hit L2"
-    say(f"- {wl.label}: {sets} input/output sets rotated, {rotated / 1e6:.0f} MB = {rotated / l2:.1f}× L2{under}", log)
+    under = "" if rotated >= ROTATE_L2_MULTIPLE * l2 else " - UNDER 10 L2s: some calls may hit L2"
+    say(f"- {wl.label}: {sets} input/output sets rotated, {rotated / 1e6:.0f} MB = {rotated / l2:.1f} L2s{under}",
+        log)
     ref = wl.eager(inputs[0])
     ring: list[Any] = [None] * sets
-    results: dict[str, Result | str] = {peer: "—" for peer in PEERS}  # "—": peer not available
-    for peer, factory in peer_calls(torch, fkl, cp, stream, wl, inputs, outputs, ring).items():
+    results: dict[str, Result | str] = dict.fromkeys(PEERS, "-")  # "-": the peer is not available
+    for name, factory in peers(torch, fkl, cp, stream, wl, inputs, outputs, ring).items():
         try:
             call, output = factory()
             outputs[0].fill_(0xA5 if wl.integer else math.nan)  # poison: unwritten elements fail the check
@@ -255,17 +249,18 @@ def run_workload(torch: Any, fkl: Any, cp: Any, stream: Any, wl: Workload, metho
             call(0)
             torch.cuda.synchronize()
             first_ms = (time.perf_counter() - t0) * 1e3
-            if peer == "eager":
+            if name == "eager":
                 ok, msg = True, "the reference"
-            elif peer == "copy":
-                ok, msg = bool(torch.equal(output(), inputs[0])), "equals its source"
+            elif name == "copy":
+                ok, msg = bool(torch.equal(output(), inputs[0])), "compared with its source"
             else:
                 ok, msg = compare(torch, output(), ref, wl.integer)
-            say(f"  - {peer}: {'ok' if ok else 'WRONG'} vs torch eager: {msg}; first call {first_ms:.0f} ms", log)
-            results[peer] = measure(torch, stream, call, method, cycles_per_us, ok)
+            verdict = "ok" if ok else "WRONG"
+            say(f"  - {name}: {verdict} vs torch eager: {msg}; first call {first_ms:.0f} ms", log)
+            results[name] = measure(torch, stream, call, method, cycles_per_us, ok)
         except Exception as error:  # one peer failing must not lose the others' numbers
-            say(f"  - {peer}: ERROR {type(error).__name__}: {error}", log)
-            results[peer] = "error"
+            say(f"  - {name}: ERROR {type(error).__name__}: {error}", log)
+            results[name] = "error"
         ring[:] = [None] * sets
     return results
 
@@ -282,21 +277,23 @@ def report(rows: list[tuple[Workload, dict[str, Result | str]]], method: Method)
            "| speed-up vs eager |", "|---|---|---|---|---|---|---|---|"]
     for wl, r in rows:
         med = {p: statistics.median(v.gpu_us) for p, v in r.items() if isinstance(v, Result)}
-        ratio = f"{med['fklir'] / med['copy']:.2f}" if {"fklir", "copy"} <= med.keys() else "—"
-        speedup = f"{med['eager'] / med['fklir']:.1f}×" if {"fklir", "eager"} <= med.keys() else "—"
-        out.append(f"| {wl.label} | {fmt(r['copy'])} | {fmt(r['fklir'])} | {ratio} | {fmt(r['eager'])} "
-                   f"| {fmt(r['compile'])} | {fmt(r['cupy'])} | {speedup} |")
+        ratio = f"{med['fklir'] / med['copy']:.2f}" if {"fklir", "copy"} <= med.keys() else "-"
+        speedup = f"{med['eager'] / med['fklir']:.1f}x" if {"fklir", "eager"} <= med.keys() else "-"
+        cells = [fmt(r["copy"]), fmt(r["fklir"]), ratio, *(fmt(r[p]) for p in ("eager", "compile", "cupy")), speedup]
+        out.append(f"| {wl.label} | " + " | ".join(cells) + " |")
     out += ["", "Host µs per call (Python enqueue on a caller's stream, median):", "",
-            "| workload | copy | fklir | torch eager | torch.compile | CuPy |", "|---|---|---|---|---|---|"]
+            "| workload | copy | fklir | torch eager | torch.compile | CuPy |",
+            "|---|---|---|---|---|---|"]
     out += [f"| {wl.label} | " + " | ".join(fmt(r[p], host=True) for p in PEERS) + " |" for wl, r in rows]
-    out += ["", f"GPU µs per call, min–max over the {method.reps} repetitions (differences inside it are noise):", ""]
+    out += ["", f"GPU µs per call, min-max of the {method.reps} repetitions (differences inside are noise):", ""]
     for wl, r in rows:
         timed = {p: v for p, v in r.items() if isinstance(v, Result)}
-        line = f"- {wl.label}: " + ", ".join(f"{p} {min(v.gpu_us):.1f}–{max(v.gpu_us):.1f}" for p, v in timed.items())
-        if "copy" in timed:  # sanity: about 3400-4250 GB/s on an H200
-            moved = 2 * math.prod(wl.shape) * wl.itemsize
-            line += f"; the copy moves {moved / statistics.median(timed['copy'].gpu_us) / 1e3:.0f} GB/s (read + write)"
-        out.append(line + "".join(f"; {p}: {v.note}" for p, v in timed.items() if v.note))
+        spans = [f"{p} {min(v.gpu_us):.1f}-{max(v.gpu_us):.1f}" for p, v in timed.items()]
+        if "copy" in timed:  # sanity: an H200 copies a big frame at about 3400-4250 GB/s
+            gb_per_s = 2 * math.prod(wl.shape) * wl.itemsize / statistics.median(timed["copy"].gpu_us) / 1e3
+            spans.append(f"the copy moves {gb_per_s:.0f} GB/s (read + write)")
+        notes = "".join(f"; {p}: {v.note}" for p, v in timed.items() if v.note)
+        out.append(f"- {wl.label}: " + ", ".join(spans) + notes)
     return out
 
 
@@ -304,19 +301,19 @@ def environment(torch: Any, cp: Any, method: Method, l2: int) -> list[str]:
     props = torch.cuda.get_device_properties(0)
     try:
         git = subprocess.run(["git", "-C", str(REPO), "describe", "--always", "--dirty"],
-                             capture_output=True, text=True, timeout=10).stdout.strip() or "unknown"
+                             capture_output=True, text=True, timeout=10).stdout.strip()
     except (OSError, subprocess.SubprocessError):
-        git = "unknown"
+        git = ""
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    cupy_version = cp.__version__ if cp is not None else "not available"
-    return [f"### {now} — {props.name}", "",
+    cp_version = cp.__version__ if cp is not None else "absent"
+    return [f"### {now} - {props.name}", "",
             f"- command: `{shlex.join(['python', *sys.argv])}`",
             f"- GPU: {props.name}, sm_{props.major}{props.minor}, {props.multi_processor_count} SMs, "
             f"L2 {l2 / 2**20:.0f} MiB, {props.total_memory / 2**30:.0f} GiB",
-            f"- torch {torch.__version__} (CUDA {torch.version.cuda}), CuPy {cupy_version}, "
-            f"Python {platform.python_version()}, fklir tree {git}",
-            f"- method: per peer {method.warmup} warm-up calls, then {method.reps} repetitions of {method.calls} "
-            "back-to-back calls on one stream queued behind a sleep kernel, timed with CUDA events; medians"]
+            f"- torch {torch.__version__} (CUDA {torch.version.cuda}), CuPy {cp_version}, "
+            f"Python {platform.python_version()}, fklir tree {git or 'unknown (no git)'}",
+            f"- method: per peer {method.warmup} warm-up calls, then {method.reps} repetitions of "
+            f"{method.calls} back-to-back calls on one stream behind a sleep kernel, CUDA events; medians"]
 
 
 def main(argv: list[str]) -> int:
@@ -325,13 +322,13 @@ def main(argv: list[str]) -> int:
     try:
         import fklir as fkl
     except Exception as error:
-        fail(f"cannot import fklir from {REPO} ({type(error).__name__}: {error}); install its deps (pip install -e .)")
+        fail(f"cannot import fklir from {REPO}: {type(error).__name__}: {error}")
     if not fkl.gpu_available():
         fail("no CUDA GPU or driver found (fklir.gpu_available() is False); this benchmark needs a GPU")
     try:
         import torch
     except ImportError as error:
-        fail(f"needs PyTorch with CUDA ({error})")
+        fail(f"needs PyTorch with CUDA: {error}")
     if not torch.cuda.is_available():
         fail(f"torch {torch.__version__} sees no CUDA device")
     try:
@@ -343,22 +340,22 @@ def main(argv: list[str]) -> int:
     log: list[str] = []
     rows: list[tuple[Workload, dict[str, Result | str]]] = []
     with torch.cuda.stream(stream), torch.no_grad():
-        if cp is not None:
-            cp.cuda.ExternalStream(stream.cuda_stream).use()  # CuPy kernels on the same stream as the rest
+        cp_stream = cp.cuda.ExternalStream(stream.cuda_stream) if cp is not None else None
+        if cp_stream is not None:
+            cp_stream.use()  # CuPy kernels go on the same stream as everything else
         cycles_per_us = calibrate_sleep(torch, stream)
         say(f"- sleep kernel: {cycles_per_us:.0f} cycles per µs", log)
         for wl in workloads(torch, fkl, *args.size):
             rows.append((wl, run_workload(torch, fkl, cp, stream, wl, method, l2, cycles_per_us, log)))
             torch.cuda.empty_cache()
-    text = "\n".join([*environment(torch, cp, method, l2), "", *report(rows, method), "", "Checks and setup:", "",
-                      *log, ""])
+    sections = [*environment(torch, cp, method, l2), "", *report(rows, method), "", "Checks and setup:", ""]
+    text = "\n".join([*sections, *log, ""])
     print(text, flush=True)
     if args.out is not None:
         with args.out.open("a", encoding="utf-8") as f:
             f.write("\n" + text)
         print(f"bench_chain: report appended to {args.out}", file=sys.stderr)
-    fklir_ok = all(isinstance(r["fklir"], Result) and r["fklir"].ok for _, r in rows)
-    return 0 if fklir_ok else 1
+    return 0 if all(isinstance(r["fklir"], Result) and r["fklir"].ok for _, r in rows) else 1
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ Importing fklir needs no GPU, driver or compiler; they are looked up on first us
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fklir.frontend.compose import Pipeline, compose
 from fklir.frontend.ops import (
@@ -28,6 +28,9 @@ from fklir.frontend.ops import (
     TensorSplit,
     TensorWrite,
 )
+
+if TYPE_CHECKING:
+    from fklir.runtime.device_buffer import DeviceBuffer
 
 __all__ = [
     "Add",

@@ -56,7 +56,5 @@ class LocatingParser(Parser):
     def parse_operation(self) -> Operation:
         where = self._current_token.span.get_location()  # pyright: ignore[reportPrivateUsage]
         op = super().parse_operation()
-        op.location = FileLineColLoc(
-            StringAttr(where.file), IntAttr(where.line + self.line_offset), IntAttr(where.col)
-        )
+        op.location = FileLineColLoc(StringAttr(where.file), IntAttr(where.line + self.line_offset), IntAttr(where.col))
         return op

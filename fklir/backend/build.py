@@ -18,7 +18,14 @@ from pathlib import Path
 from xdsl.printer import Printer
 
 from fklir.backend import cache, compilers
-from fklir.backend.emit_cpp import CODEGEN_VERSION, CPU_ENTRY, GPU_ENTRY, EmittedKernel, KernelLayout, emit_kernel
+from fklir.backend.emit_cpp import (
+    CODEGEN_VERSION,
+    CPU_ENTRY,
+    GPU_ENTRY,
+    EmittedKernel,
+    KernelLayout,
+    emit_kernel,
+)
 from fklir.dialects import fkl
 
 INCLUDE_DIR = Path(__file__).parent / "include"

@@ -16,6 +16,7 @@ The parameter block is `fkl::KernelHeader` followed by one array per slot of the
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from xdsl.ir import Operation
 
@@ -117,11 +118,11 @@ def split_chain(kernel: fkl.KernelOp) -> tuple[fkl.ReadOp, list[Operation], list
     if not isinstance(read, fkl.ReadOp) or not isinstance(write, fkl.WRITE_OPS):
         raise ValueError(f"kernel @{kernel.sym_name.data} must be a read ... write chain")
     middle = ops[1:-1]
-    geometry = [op for op in middle if isinstance(op, fkl.GEOMETRY_OPS)]
+    geometry: list[Operation] = [op for op in middle if isinstance(op, fkl.GEOMETRY_OPS)]
     compute = [op for op in middle if not isinstance(op, fkl.GEOMETRY_OPS)]
     if middle[: len(geometry)] != geometry:
         raise ValueError("geometry ops must come right after the read (run fkl-validate-chain)")
-    return read, geometry, compute, write
+    return read, geometry, compute, cast(Operation, write)
 
 
 def _compute_line(op: Operation, src: str, dst: str) -> str:
@@ -151,7 +152,10 @@ def _emit_compute(compute: list[Operation], in_dtype: str, out_dtype: str) -> li
 
 
 def _emit_params(slots: list[tuple[str, str, int]]) -> list[str]:
-    lines = ["// The parameter block: the fixed head, then one array per slot of !fkl.params.", "struct Params {"]
+    lines = [
+        "// The parameter block: the fixed head, then one array per slot of !fkl.params.",
+        "struct Params {",
+    ]
     lines.append("    fkl::KernelHeader h;")
     for name, kind, count in slots:
         lines.append(f"    {SLOT_CPP_TYPE[kind]} {name}[{count}];")
@@ -237,8 +241,9 @@ def _emit_stage(
         f"    stage{prev}(p, tx.i0, ty.i1, {zin}, c);",
         f"    stage{prev}(p, tx.i1, ty.i1, {zin}, d);",
         f"    for (int k = 0; k < {channels}; ++k) {{",
-        "        out[k] = fkl::bilinear(fkl::Cast<fkl::f32>::exec(a[k]), fkl::Cast<fkl::f32>::exec(b[k]),",
-        "                               fkl::Cast<fkl::f32>::exec(c[k]), fkl::Cast<fkl::f32>::exec(d[k]), tx.w1, ty.w1);",
+        "        const fkl::f32 fa = fkl::Cast<fkl::f32>::exec(a[k]), fb = fkl::Cast<fkl::f32>::exec(b[k]);",
+        "        const fkl::f32 fc = fkl::Cast<fkl::f32>::exec(c[k]), fd = fkl::Cast<fkl::f32>::exec(d[k]);",
+        "        out[k] = fkl::bilinear(fa, fb, fc, fd, tx.w1, ty.w1);",
         "    }",
         "}",
         *size_fn,

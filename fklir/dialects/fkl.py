@@ -4,7 +4,8 @@ A chain as the frontend emits it (result types start unknown; `fkl-infer-types` 
 
 ```mlir
 %img = fkl.read "src" : !fkl.image<?x?x3xui8>
-%roi = fkl.crop %img, rects [[30, 12, 60, 40], [40, 12, 60, 40]] : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xui8, planes 2>
+%roi = fkl.crop %img, rects [[30, 12, 60, 40], [40, 12, 60, 40]]
+    : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xui8, planes 2>
 %rs  = fkl.resize %roi, size [16, 16], linear : !fkl.image<?x?x3xui8, planes 2> -> !fkl.image<?x?x3xf32, planes 2>
 %m   = fkl.mul %rs, 2.0 : !fkl.image<?x?x3xf32, planes 2>
 %u8  = fkl.saturate_cast %m to ui8 : !fkl.image<?x?x3xf32, planes 2> -> !fkl.image<?x?x3xui8, planes 2>
@@ -144,9 +145,7 @@ class ImageType(ParametrizedAttribute, TypeAttribute):
         layout: str = "packed",
     ):
         elt = element_type(element) if isinstance(element, str) else element
-        super().__init__(
-            IntAttr(height), IntAttr(width), IntAttr(channels), elt, IntAttr(planes), StringAttr(layout)
-        )
+        super().__init__(IntAttr(height), IntAttr(width), IntAttr(channels), elt, IntAttr(planes), StringAttr(layout))
 
     @staticmethod
     def unknown() -> ImageType:
@@ -238,8 +237,7 @@ class ParamsType(ParametrizedAttribute, TypeAttribute):
     @property
     def slots(self) -> list[tuple[str, str, int]]:
         return [
-            (n.data, k.data, c.data)
-            for n, k, c in zip(self.names.data, self.kinds.data, self.counts.data, strict=True)
+            (n.data, k.data, c.data) for n, k, c in zip(self.names.data, self.kinds.data, self.counts.data, strict=True)
         ]
 
     def verify(self) -> None:
@@ -449,7 +447,7 @@ class BinaryValueOp(IRDLOperation):
     FORMULA: ClassVar[str]
 
     input = operand_def(ImageType)
-    value = opt_prop_def(DenseArrayBase)
+    value = opt_prop_def(DenseArrayBase[Float64Type])
     slot = opt_prop_def(StringAttr)
     result = result_def(ImageType)
 
@@ -465,9 +463,7 @@ class BinaryValueOp(IRDLOperation):
             properties["value"] = DenseArrayBase.from_list(f64, [float(v) for v in value])
         if slot is not None:
             properties["slot"] = StringAttr(slot)
-        super().__init__(
-            operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()]
-        )
+        super().__init__(operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()])
 
     @property
     def values(self) -> tuple[float, ...]:
@@ -483,9 +479,7 @@ class BinaryValueOp(IRDLOperation):
         slot = _parse_slot(parser)
         values = None if slot else _parse_number_list(parser)
         in_type, out_type = _parse_types(parser)
-        return cls(
-            parser.resolve_operand(operand, in_type), values, out_type, slot.data if slot else None
-        )
+        return cls(parser.resolve_operand(operand, in_type), values, out_type, slot.data if slot else None)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -528,8 +522,7 @@ def check_values_fit_chain(op_name: str, values: Sequence[float], channels: int,
     for v in values:
         if not (math.isfinite(v) and v == int(v) and lo <= v <= hi):
             raise VerifyException(
-                f"'{op_name}' value {v} is not representable in the chain's element type {dtype}; "
-                "Cast to float first"
+                f"'{op_name}' value {v} is not representable in the chain's element type {dtype}; Cast to float first"
             )
 
 
@@ -659,7 +652,7 @@ class CropOp(IRDLOperation):
 
     name = "fkl.crop"
     input = operand_def(ImageType)
-    value = opt_prop_def(DenseArrayBase)
+    value = opt_prop_def(DenseArrayBase[IntegerType])
     slot = opt_prop_def(StringAttr)
     result = result_def(ImageType)
 
@@ -676,9 +669,7 @@ class CropOp(IRDLOperation):
             properties["value"] = DenseArrayBase.from_list(i64, flat)
         if slot is not None:
             properties["slot"] = StringAttr(slot)
-        super().__init__(
-            operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()]
-        )
+        super().__init__(operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()])
 
     @property
     def rects(self) -> list[tuple[int, int, int, int]]:
@@ -736,7 +727,7 @@ class ResizeOp(IRDLOperation):
 
     name = "fkl.resize"
     input = operand_def(ImageType)
-    value = opt_prop_def(DenseArrayBase)
+    value = opt_prop_def(DenseArrayBase[IntegerType])
     slot = opt_prop_def(StringAttr)
     interp = prop_def(StringAttr)
     result = result_def(ImageType)
@@ -754,9 +745,7 @@ class ResizeOp(IRDLOperation):
             properties["value"] = DenseArrayBase.from_list(i64, [int(v) for v in size])
         if slot is not None:
             properties["slot"] = StringAttr(slot)
-        super().__init__(
-            operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()]
-        )
+        super().__init__(operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()])
 
     @property
     def size(self) -> tuple[int, int]:
@@ -843,7 +832,10 @@ class KernelOp(IRDLOperation):
         params: ParamsType | None = None,
         values: DictionaryAttr | None = None,
     ):
-        properties: dict[str, Attribute] = {"sym_name": StringAttr(sym_name), "params": params or ParamsType()}
+        properties: dict[str, Attribute] = {
+            "sym_name": StringAttr(sym_name),
+            "params": params or ParamsType(),
+        }
         if values is not None:
             properties["values"] = values
         super().__init__(properties=properties, regions=[body])

@@ -182,7 +182,9 @@ class Pipeline:
         else:
             dst = describe_host_array(out, "out")
             if dst.shape != shape or dst.dtype_name != dtype or not dst.writeable:
-                raise ValueError(f"out: expected a writeable {dtype} array of shape {shape}, got {dst.dtype_name} {dst.shape}")
+                raise ValueError(
+                    f"out: expected a writeable {dtype} array of shape {shape}, got {dst.dtype_name} {dst.shape}"
+                )
             result = out  # pyright: ignore[reportAssignmentType]
         if result.size:
             plan.run(src.ptr, result.ctypes.data, e)
@@ -231,11 +233,11 @@ def _launch_stream(src: Any, stream: object) -> tuple[int, bool]:
     if stream is not None:
         return stream_handle(stream), False
     if src.framework == "torch":
-        import torch
+        import torch  # pyright: ignore[reportMissingImports]
 
         return int(torch.cuda.current_stream(src.device).cuda_stream), True
     if src.framework == "cupy":
-        import cupy
+        import cupy  # pyright: ignore[reportMissingImports]
 
         return int(cupy.cuda.get_current_stream().ptr), True
     if src.stream:

@@ -248,7 +248,9 @@ class Crop(Geometry):
             rx, ry, rw, rh = self.rects[z if n > 1 else 0]
             sw, sh = sizes[z if len(sizes) > 1 else 0]
             if rx + rw > sw or ry + rh > sh:
-                raise ValueError(f"Crop: rect {(rx, ry, rw, rh)} leaves the {sw}x{sh} image (x + w <= {sw}, y + h <= {sh})")
+                raise ValueError(
+                    f"Crop: rect {(rx, ry, rw, rh)} leaves the {sw}x{sh} image (x + w <= {sw}, y + h <= {sh})"
+                )
             out.append((rw, rh))
         return out
 

@@ -21,6 +21,7 @@ from fklir.dialects import fkl
 from fklir.interpreters import semantics as sem
 from fklir.interpreters import semantics_geometry as geo
 
+
 class Ragged(list[sem.Image]):
     """Planes of different sizes (a Crop of differently sized rects); only a Resize may follow."""
 
@@ -75,8 +76,11 @@ class _Run:
             self.env[op.result] = sem.read(as_planes(self.inputs[op.source.data], t), t.dtype)
             return
         img = self.env[op.operands[0]]
-        if isinstance(img, Ragged) and not isinstance(op, fkl.ResizeOp):
-            raise ValueError(f"'{op.name}': the crop rects differ in size; put a Resize after the Crop")
+        if isinstance(img, Ragged):
+            if not isinstance(op, fkl.ResizeOp):
+                raise ValueError(f"'{op.name}': the crop rects differ in size; put a Resize after the Crop")
+            self.env[op.results[0]] = _resize(img, op, self.values_of(op, kernel_values))
+            return
         if isinstance(op, fkl.WriteOp):
             self.outputs[op.dest.data] = img.data
             return

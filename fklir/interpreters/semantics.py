@@ -67,6 +67,7 @@ __all__ = [
     "deinterlace",
     "discard",
     "dtype_info",
+    "dtype_name_of",
     "from_planar",
     "is_even",
     "mxv_float3",
@@ -116,9 +117,7 @@ class DTypeInfo:
 
 def _int_info(name: str, np_type: type[np.integer[Any]]) -> DTypeInfo:
     info = np.iinfo(np_type)
-    return DTypeInfo(
-        name, np.dtype(np_type), False, info.min < 0, info.bits, float(info.min), float(info.max)
-    )
+    return DTypeInfo(name, np.dtype(np_type), False, info.min < 0, info.bits, float(info.min), float(info.max))
 
 
 def _float_info(name: str, np_type: type[np.floating[Any]], bits: int, hi: float) -> DTypeInfo:
@@ -342,6 +341,11 @@ def read(array: np.ndarray, dtype: str) -> Image:
     if arr.ndim == 2:
         arr = arr[None, :, :, None]
     elif arr.ndim == 3:
+        if not 1 <= arr.shape[2] <= 4:
+            raise ValueError(
+                f"read: a 3-D input is (H, W, C) with C in 1..4, got shape {arr.shape}; "
+                "pass a (B, H, W) tensor as (B, H, W, 1)"
+            )
         arr = arr[None]
     elif arr.ndim != 4:
         raise ValueError(f"read: expected (H, W), (H, W, C) or (B, H, W, C), got shape {arr.shape}")
@@ -355,11 +359,8 @@ def read(array: np.ndarray, dtype: str) -> Image:
 
 def write(img: Image) -> np.ndarray:
     """TensorWrite: (H, W) for one scalar plane, (H, W, C) for one plane, (B, H, W[, C]) else."""
-    data = img.data
-    if img.batch == 1:
-        data = data[0]
-        return data[..., 0].copy() if img.channels == 1 else data.copy()
-    return data[..., 0].copy() if img.channels == 1 else data.copy()
+    data = img.data[0] if img.batch == 1 else img.data
+    return (data[..., 0] if img.channels == 1 else data).copy()
 
 
 def read_set(value: Values, w: int, h: int, dtype: str, channels: int) -> Image:
@@ -369,9 +370,7 @@ def read_set(value: Values, w: int, h: int, dtype: str, channels: int) -> Image:
     if not 1 <= channels <= 4:
         raise ValueError(f"read_set: {channels} channels; fkl pixels have 1 to 4 channels")
     info = dtype_info(dtype, "read_set")
-    per_channel = [
-        value_in_dtype(v, dtype, "read_set") for v in per_channel_values(value, channels, "read_set")
-    ]
+    per_channel = [value_in_dtype(v, dtype, "read_set") for v in per_channel_values(value, channels, "read_set")]
     pixel = np.array(per_channel, dtype=np.float64 if info.is_float else np.int64)
     data = np.broadcast_to(pixel, (1, h, w, channels))
     if info.is_float:
@@ -386,9 +385,21 @@ def to_planar(img: Image) -> np.ndarray:
     return np.ascontiguousarray(img.data.transpose(0, 3, 1, 2))
 
 
-def from_planar(array: np.ndarray, dtype: str) -> Image:
-    """TensorPack: planar (B, C, H, W) -- or (C, H, W) for one plane -- back to packed pixels."""
+def dtype_name_of(array: np.ndarray) -> str:
+    """The element type an array carries natively (float32 arrays read as float32, not bfloat16)."""
+    for name, info in DTYPES.items():
+        if name != "bfloat16" and info.storage == array.dtype:
+            return name
+    raise ValueError(f"dtype_name_of: numpy dtype {array.dtype} is not an fkl element type")
+
+
+def from_planar(array: np.ndarray, dtype: str | None = None) -> Image:
+    """TensorPack: planar (B, C, H, W) -- or (C, H, W) for one plane -- back to packed pixels.
+
+    ``dtype`` defaults to the array's own type; pass "bfloat16" for bfloat16 data in float32.
+    """
     arr = np.asarray(array)
+    dtype = dtype if dtype is not None else dtype_name_of(arr)
     if arr.ndim == 3:
         arr = arr[None]
     if arr.ndim != 4:
@@ -520,9 +531,7 @@ def saturate(img: Image, lo: Values, hi: Values) -> Image:
     low = _channel_vector(lo, img, "Saturate")
     high = _channel_vector(hi, img, "Saturate")
     if bool((low > high).any()):
-        raise ValueError(
-            f"Saturate: lower bound {tuple(low.tolist())} above upper bound {tuple(high.tolist())}"
-        )
+        raise ValueError(f"Saturate: lower bound {tuple(low.tolist())} above upper bound {tuple(high.tolist())}")
     if img.info.is_float:
         return _float_image(np.clip(_to_float64(img), low, high), img.dtype)
     return _int_image(np.clip(_to_int64(img), low, high), img.dtype)

@@ -29,9 +29,7 @@ def _check_op(op: Operation) -> None:
         return
     uses = list(op.results[0].uses)
     if not uses:
-        raise VerifyException(
-            f"'{op.name}' result is never written: a chain must end with fkl.write or fkl.split"
-        )
+        raise VerifyException(f"'{op.name}' result is never written: a chain must end with fkl.write or fkl.split")
     if len(uses) > 1:
         raise VerifyException(f"'{op.name}' result has {len(uses)} users: a chain must be a straight line")
 

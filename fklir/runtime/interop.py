@@ -135,7 +135,7 @@ def _describe_cupy(x: Any, what: str) -> GpuArray:
         ptr=int(x.data.ptr),
         shape=tuple(x.shape),
         dtype_name=dtype_name,
-        device=int(x.device.id),
+        device=int(x.data.device_id),
         stream=None,
         framework="cupy",
         obj=x,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -15,7 +16,7 @@ import numpy as np
 class KernelHeader(ctypes.Structure):
     """Mirror of fkl::KernelHeader (fklir/backend/include/fkl/kernel.h)."""
 
-    _fields_ = [  # noqa: RUF012 (ctypes' own protocol)
+    _fields_ = [
         ("src", ctypes.c_void_p),
         ("src_plane_stride", ctypes.c_int64),
         ("src_pitch", ctypes.c_int64),
@@ -35,10 +36,10 @@ class KernelHeader(ctypes.Structure):
 class RectStruct(ctypes.Structure):
     """Mirror of fkl::Rect."""
 
-    _fields_ = [("x", ctypes.c_int32), ("y", ctypes.c_int32), ("w", ctypes.c_int32), ("h", ctypes.c_int32)]  # noqa: RUF012
+    _fields_ = [("x", ctypes.c_int32), ("y", ctypes.c_int32), ("w", ctypes.c_int32), ("h", ctypes.c_int32)]
 
 
-SLOT_CTYPE: dict[str, type] = {
+SLOT_CTYPE: dict[str, Any] = {
     "ui8": ctypes.c_uint8,
     "i8": ctypes.c_int8,
     "ui16": ctypes.c_uint16,
@@ -55,7 +56,7 @@ SLOT_CTYPE: dict[str, type] = {
 
 
 def params_struct_type(slots: Sequence[tuple[str, str, int]]) -> type[ctypes.Structure]:
-    fields: list[tuple[str, type]] = [("h", KernelHeader)]
+    fields: list[tuple[str, Any]] = [("h", KernelHeader)]
     fields += [(name, SLOT_CTYPE[kind] * count) for name, kind, count in slots]
     return type("Params", (ctypes.Structure,), {"_fields_": fields})
 

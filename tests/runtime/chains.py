@@ -7,7 +7,14 @@ import numpy as np
 import fklir as fkl
 
 ROI_RECTS = [(30, 12, 60, 40), (40, 12, 60, 40), (53, 27, 60, 40)]
-FLOAT_MUL, FLOAT_ADD, FLOAT_SUB, FLOAT_DIV, FLOAT_MAX, FLOAT_MIN = 1.5, (0.25, -1.0, 2.0), 3.0, 0.75, -10.0, 40.0
+FLOAT_MUL, FLOAT_ADD, FLOAT_SUB, FLOAT_DIV, FLOAT_MAX, FLOAT_MIN = (
+    1.5,
+    (0.25, -1.0, 2.0),
+    3.0,
+    0.75,
+    -10.0,
+    40.0,
+)
 
 
 def roi_chain(target: str) -> fkl.Pipeline:

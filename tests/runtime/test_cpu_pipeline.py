@@ -92,7 +92,9 @@ def test_every_numpy_dtype_against_reference(dtype: str) -> None:
     if info is not None:
         np.testing.assert_array_equal(out, ref)
     else:
-        np.testing.assert_allclose(out.astype(np.float64), ref.astype(np.float64), rtol=2e-3 if dtype == "float16" else 1e-12)
+        np.testing.assert_allclose(
+            out.astype(np.float64), ref.astype(np.float64), rtol=2e-3 if dtype == "float16" else 1e-12
+        )
 
 
 def test_saturate_cast_ties_nan_and_range() -> None:
@@ -125,8 +127,14 @@ def test_roi_dnn_preprocessing_planar() -> None:
     rects = [(0, 0, 40, 30), (90, 60, 41, 31), (13, 7, 77, 50)]
     mean, std = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
     pipe = fkl.compose(
-        fkl.TensorRead(), fkl.Crop(rects), fkl.Resize(24, 20), fkl.Mul(1 / 255), fkl.Sub(mean), fkl.Div(std),
-        fkl.TensorSplit(), target="cpu",
+        fkl.TensorRead(),
+        fkl.Crop(rects),
+        fkl.Resize(24, 20),
+        fkl.Mul(1 / 255),
+        fkl.Sub(mean),
+        fkl.Div(std),
+        fkl.TensorSplit(),
+        target="cpu",
     )
     out = pipe(img)
     assert out.shape == (3, 3, 20, 24) and out.dtype == np.float32
@@ -179,8 +187,14 @@ def test_changing_values_does_not_recompile() -> None:
     roi_chain("cpu")(RNG.integers(0, 256, (108, 192, 3), dtype=np.uint8))
     before_roi = STATS.compiles
     pipe = fkl.compose(
-        fkl.TensorRead(), fkl.Crop(rects_b), fkl.Resize(16, 16), fkl.Mul(3.0), fkl.Sub(1.0),
-        fkl.SaturateCast("uint8"), fkl.TensorWrite(), target="cpu",
+        fkl.TensorRead(),
+        fkl.Crop(rects_b),
+        fkl.Resize(16, 16),
+        fkl.Mul(3.0),
+        fkl.Sub(1.0),
+        fkl.SaturateCast("uint8"),
+        fkl.TensorWrite(),
+        target="cpu",
     )
     pipe(RNG.integers(0, 256, (64, 80, 3), dtype=np.uint8))
     assert STATS.compiles == before_roi

@@ -23,15 +23,15 @@ RNG = np.random.default_rng(99)
 
 
 @pytest.fixture(scope="module")
-def torch():  # noqa: ANN201
+def torch():
     return pytest.importorskip("torch")
 
 
-def _to_gpu(torch, x: np.ndarray):  # noqa: ANN001, ANN202
+def _to_gpu(torch, x: np.ndarray):
     return torch.from_numpy(x).cuda()
 
 
-def test_roi_example_gpu_equals_cpu_and_opencv(torch) -> None:  # noqa: ANN001
+def test_roi_example_gpu_equals_cpu_and_opencv(torch) -> None:
     img = RNG.integers(0, 256, (108, 192, 3), dtype=np.uint8)
     out = roi_chain("gpu")(_to_gpu(torch, img))
     assert isinstance(out, torch.Tensor) and out.is_cuda and tuple(out.shape) == (3, 16, 16, 3)
@@ -40,7 +40,7 @@ def test_roi_example_gpu_equals_cpu_and_opencv(torch) -> None:  # noqa: ANN001
     np.testing.assert_array_equal(got, roi_chain("cpu")(img))
 
 
-def test_float_chain_4k_gpu(torch) -> None:  # noqa: ANN001
+def test_float_chain_4k_gpu(torch) -> None:
     x = (RNG.standard_normal((2160, 3840, 3)) * 40).astype(np.float32)
     out = float_chain("gpu")(_to_gpu(torch, x)).cpu().numpy()
     np.testing.assert_allclose(out, float_chain_reference(x), rtol=1e-5, atol=1e-4)
@@ -48,14 +48,14 @@ def test_float_chain_4k_gpu(torch) -> None:  # noqa: ANN001
 
 
 @pytest.mark.parametrize("shape", [(17, 33, 3), (5, 7), (2, 9, 11, 4), (2160, 3840, 3), (1, 3, 2)])
-def test_normalise_chain_gpu_exact(torch, shape: tuple[int, ...]) -> None:  # noqa: ANN001
+def test_normalise_chain_gpu_exact(torch, shape: tuple[int, ...]) -> None:
     x = RNG.integers(0, 256, shape, dtype=np.uint8)
     x.flat[:6] = [7, 9, 11, 255, 0, 13]
     out = normalise_chain("gpu")(_to_gpu(torch, x)).cpu().numpy()
     np.testing.assert_array_equal(out, normalise_reference(x))
 
 
-def test_misaligned_input_takes_the_scalar_path(torch) -> None:  # noqa: ANN001
+def test_misaligned_input_takes_the_scalar_path(torch) -> None:
     base = torch.from_numpy(RNG.integers(0, 256, (1 + 31 * 17 * 3,), dtype=np.uint8)).cuda()
     x = base[1:].view(31, 17, 3)  # contiguous, but 1 byte past a 16-byte boundary
     out = normalise_chain("gpu")(x).cpu().numpy()
@@ -63,7 +63,7 @@ def test_misaligned_input_takes_the_scalar_path(torch) -> None:  # noqa: ANN001
 
 
 @pytest.mark.parametrize("dtype", ["uint8", "int8", "uint16", "int16", "int32", "float16", "float64"])
-def test_dtypes_gpu_equal_cpu(torch, dtype: str) -> None:  # noqa: ANN001
+def test_dtypes_gpu_equal_cpu(torch, dtype: str) -> None:
     info = np.iinfo(dtype) if np.dtype(dtype).kind in "iu" else None
     if info is not None:
         x = RNG.integers(info.min, info.max, (19, 23, 2), dtype=dtype, endpoint=True)
@@ -76,17 +76,25 @@ def test_dtypes_gpu_equal_cpu(torch, dtype: str) -> None:  # noqa: ANN001
     np.testing.assert_array_equal(gpu, cpu)
 
 
-def test_dnn_preprocessing_planar_gpu(torch) -> None:  # noqa: ANN001
+def test_dnn_preprocessing_planar_gpu(torch) -> None:
     img = RNG.integers(0, 256, (1080, 1920, 3), dtype=np.uint8)
     rects = [(int(RNG.integers(0, 1700)), int(RNG.integers(0, 900)), 200, 150) for _ in range(64)]
     mean, std = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
-    ops = (fkl.TensorRead(), fkl.Crop(rects), fkl.Resize(224, 224), fkl.Mul(1 / 255), fkl.Sub(mean), fkl.Div(std), fkl.TensorSplit())
+    ops = (
+        fkl.TensorRead(),
+        fkl.Crop(rects),
+        fkl.Resize(224, 224),
+        fkl.Mul(1 / 255),
+        fkl.Sub(mean),
+        fkl.Div(std),
+        fkl.TensorSplit(),
+    )
     out = fkl.compose(*ops, target="gpu")(_to_gpu(torch, img))
     assert tuple(out.shape) == (64, 3, 224, 224) and out.dtype == torch.float32
     np.testing.assert_allclose(out.cpu().numpy(), fkl.compose(*ops, target="cpu")(img), atol=1e-5)
 
 
-def test_frameworks_in_and_out(torch) -> None:  # noqa: ANN001
+def test_frameworks_in_and_out(torch) -> None:
     x = RNG.integers(0, 256, (21, 13, 3), dtype=np.uint8)
     buf = fkl.DeviceBuffer.from_host(x)
     out = normalise_chain("gpu")(buf)
@@ -98,7 +106,7 @@ def test_frameworks_in_and_out(torch) -> None:  # noqa: ANN001
     np.testing.assert_array_equal(cupy.asnumpy(out_cp), normalise_reference(x))
 
 
-def test_caller_stream_and_out(torch) -> None:  # noqa: ANN001
+def test_caller_stream_and_out(torch) -> None:
     x = _to_gpu(torch, RNG.integers(0, 256, (64, 48, 3), dtype=np.uint8))
     out = torch.empty_like(x)
     s = torch.cuda.Stream()
@@ -111,9 +119,9 @@ def test_caller_stream_and_out(torch) -> None:  # noqa: ANN001
     np.testing.assert_array_equal(out.cpu().numpy(), normalise_reference(x.cpu().numpy()))
 
 
-def test_same_pipeline_different_sizes_and_no_recompile(torch) -> None:  # noqa: ANN001
+def test_same_pipeline_different_sizes_and_no_recompile(torch) -> None:
     pipe = roi_chain("gpu")
-    for shape in [(108, 192, 3), (300, 400, 3), (45, 120, 3)]:
+    for shape in [(108, 192, 3), (300, 400, 3), (70, 120, 3)]:
         img = RNG.integers(0, 256, shape, dtype=np.uint8)
         got = pipe(_to_gpu(torch, img)).cpu().numpy()
         assert np.abs(got.astype(int) - roi_reference(img, ROI_RECTS)).max() <= 1
@@ -126,7 +134,7 @@ def test_same_pipeline_different_sizes_and_no_recompile(torch) -> None:  # noqa:
     assert STATS.compiles <= before + 1  # at most the first normalise kernel; value changes never compile
 
 
-def test_gpu_errors(torch) -> None:  # noqa: ANN001
+def test_gpu_errors(torch) -> None:
     pipe = normalise_chain("gpu")
     x = _to_gpu(torch, np.zeros((10, 12, 3), np.uint8))
     with pytest.raises(ValueError, match="strides"):

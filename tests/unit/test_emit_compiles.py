@@ -12,9 +12,21 @@ from fklir.backend import compilers
 from fklir.backend.build import INCLUDE_DIR
 
 CHAINS = {
-    "float6": ((fkl.Mul(1.5), fkl.Add((1.0, 2.0, 3.0)), fkl.Sub(3.0), fkl.Div(0.75), fkl.Max(-1.0), fkl.Min(9.0)), "float32", (2160, 3840, 3)),
-    "normalise": ((fkl.Cast("float32"), fkl.Mul(0.5), fkl.Sub(3.0), fkl.SaturateCast("uint8")), "uint8", (9, 9, 3)),
-    "roi": ((fkl.Crop([(0, 0, 4, 4), (1, 1, 4, 4)]), fkl.Resize(16, 16), fkl.Mul(2.0), fkl.SaturateCast("uint8")), "uint8", (9, 9, 3)),
+    "float6": (
+        (fkl.Mul(1.5), fkl.Add((1.0, 2.0, 3.0)), fkl.Sub(3.0), fkl.Div(0.75), fkl.Max(-1.0), fkl.Min(9.0)),
+        "float32",
+        (2160, 3840, 3),
+    ),
+    "normalise": (
+        (fkl.Cast("float32"), fkl.Mul(0.5), fkl.Sub(3.0), fkl.SaturateCast("uint8")),
+        "uint8",
+        (9, 9, 3),
+    ),
+    "roi": (
+        (fkl.Crop([(0, 0, 4, 4), (1, 1, 4, 4)]), fkl.Resize(16, 16), fkl.Mul(2.0), fkl.SaturateCast("uint8")),
+        "uint8",
+        (9, 9, 3),
+    ),
     "f16": ((fkl.Add(1.0), fkl.Max(0.0), fkl.Cast("bfloat16")), "float16", (5, 5, 4)),
     "nearest_i16": ((fkl.Resize(7, 3, "nearest"), fkl.Mul(-2)), "int16", (9, 9)),
 }

@@ -181,7 +181,9 @@ class Case:
 
 def special_ints(type_name: str) -> Array:
     lo, hi = int_range(type_name)
-    candidates = [0, 1, 2, 3, 7, 10, 250, -1, -2, -7, lo, lo + 1, hi, hi - 1, hi // 2, lo // 2]
+    # 2**24 + 2**16 + 1 rounds to a bf16 tie through f32 (a double-rounding trap for Cast<bf16>)
+    candidates = [0, 1, 2, 3, 7, 10, 250, -1, -2, -7, lo, lo + 1, hi, hi - 1, hi // 2, lo // 2,
+                  2**24 + 2**16 + 1, -(2**24 + 2**16 + 1)]
     return np.array(sorted({v for v in candidates if lo <= v <= hi}), dtype=np.int64)
 
 
@@ -203,7 +205,10 @@ SPECIAL_FLOATS = np.array(
      -2147483648.5, -2147483649.0, 4294967294.5, 4294967295.0, 4294967295.5, 4294967296.0, 1e10,
      -1e10, 3.3895313892515355e38, 3.39e38, 3.4028234663852886e38, 3.5e38, -3.5e38, 1e300,
      -1e300, 1e-40, -1e-40, 5.960464477539063e-08, 2.9802322387695312e-08, 2.98e-08, 5e-324,
-     np.inf, -np.inf, np.nan, -np.nan],
+     np.inf, -np.inf, np.nan, -np.nan,
+     # just off the f16 / bf16 ties next to 1.0: through an f32 intermediate they become the tie
+     1 + 2.0**-11 + 2.0**-40, -1 - 2.0**-11 - 2.0**-40, 1 + 2.0**-11 - 2.0**-40,
+     1 + 2.0**-8 + 2.0**-40, -1 - 2.0**-8 - 2.0**-40, 1 + 2.0**-8 - 2.0**-40],
     dtype=np.float64,
 )
 

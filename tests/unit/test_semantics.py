@@ -348,6 +348,22 @@ def test_read_write_shapes() -> None:
         S.read(np.full((2, 2), 0.1, np.float32), "bfloat16")
 
 
+def test_read_rejects_ambiguous_3d_shapes() -> None:
+    with pytest.raises(ValueError, match=r"read: a 3-D input"):
+        S.read(np.zeros((2, 3, 5), np.uint8), "uint8")
+
+
+def test_every_public_name_resolves_including_lazy_reexports() -> None:
+    from fklir.interpreters import semantics_color, semantics_geometry
+
+    for name in S.__all__:
+        assert getattr(S, name) is not None, name
+    assert S.resize is semantics_geometry.resize
+    assert S.color_conversion is semantics_color.color_conversion
+    with pytest.raises(AttributeError):
+        _ = S.no_such_op
+
+
 def test_planar_layouts_round_trip() -> None:
     data = np.arange(2 * 3 * 5 * 4, dtype=np.uint16).reshape(2, 3, 5, 4)
     img = Image(data, "uint16")
@@ -358,6 +374,7 @@ def test_planar_layouts_round_trip() -> None:
     tsplit = S.to_tsplit(img)
     assert tsplit.shape == (4, 2, 3, 5)
     assert tsplit[3, 1, 2, 4] == data[1, 2, 4, 3]
+    assert S.from_planar(planar).dtype == "uint16"
     one_plane = S.from_planar(planar[0], "uint16")
     assert np.array_equal(one_plane.data[0], data[0])
 

@@ -4,6 +4,7 @@ OpenCV and hand-computed values."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pytest
@@ -42,6 +43,14 @@ CV2_BORDER = {
 }
 
 
+def numpy_pad(array: np.ndarray, widths: Any, mode: str, constant: float) -> np.ndarray:
+    """numpy.pad with the numpy name of a BorderReader mode."""
+    if mode == "constant":
+        return np.pad(array, widths, mode="constant", constant_values=constant)
+    numpy_mode: Any = NUMPY_PAD_MODE[mode]
+    return np.pad(array, widths, mode=numpy_mode)
+
+
 def random_image(h: int, w: int, c: int, dtype: str, rng: np.random.Generator, top: float = 255.0) -> Image:
     if dtype == "float32":
         data = (rng.random((1, h, w, c)) * top).astype(np.float32)
@@ -69,12 +78,7 @@ def cv_result(arr: np.ndarray, channels: int) -> np.ndarray:
 @pytest.mark.parametrize("n", [1, 2, 3, 5, 6])
 def test_border_index_equals_numpy_pad_far_outside(mode: str, n: int) -> None:
     pad = 5 * n + 3
-    expected = np.pad(
-        np.arange(n),
-        pad,
-        mode=NUMPY_PAD_MODE[mode],
-        **({"constant_values": -1} if mode == "constant" else {}),
-    )
+    expected = numpy_pad(np.arange(n), pad, mode, constant=-1)
     got = G.border_pad_indices(np.arange(-pad, n + pad), n, mode)
     assert got.tolist() == expected.tolist()
     assert G.border_pad_index(-pad, n, mode) == int(expected[0])
@@ -147,8 +151,7 @@ def test_crop_with_border_equals_numpy_pad(mode: str) -> None:
     rng = np.random.default_rng(RNG_SEED)
     img = random_image(5, 7, 2, "float32", rng)
     pad = 60  # every rect below fits inside the padded array
-    kwargs = {"constant_values": 2.5} if mode == "constant" else {}
-    padded = np.pad(img.data[0], ((pad, pad), (pad, pad), (0, 0)), mode=NUMPY_PAD_MODE[mode], **kwargs)
+    padded = numpy_pad(img.data[0], ((pad, pad), (pad, pad), (0, 0)), mode, constant=2.5)
     rects = [(-30, -20, 50, 45), (3, 2, 50, 45), (-39, 6, 50, 45)]
     out = G.crop_with_border(img, rects, mode, 2.5)
     for plane, (x, y, w, h) in enumerate(rects):
@@ -185,9 +188,7 @@ def test_resize_linear_float32_matches_cv2(src_w: int, src_h: int, dst_w: int, d
 
 
 @pytest.mark.parametrize(("src_w", "src_h", "dst_w", "dst_h"), RESIZE_CASES[:4])
-def test_resize_linear_uint8_after_saturate_cast_within_one(
-    src_w: int, src_h: int, dst_w: int, dst_h: int
-) -> None:
+def test_resize_linear_uint8_after_saturate_cast_within_one(src_w: int, src_h: int, dst_w: int, dst_h: int) -> None:
     rng = np.random.default_rng(RNG_SEED)
     img = random_image(src_h, src_w, 3, "uint8", rng)
     expected = cv2.resize(as_cv(img), (dst_w, dst_h), interpolation=cv2.INTER_LINEAR)
@@ -197,9 +198,7 @@ def test_resize_linear_uint8_after_saturate_cast_within_one(
 
 @pytest.mark.parametrize(("src_w", "src_h", "dst_w", "dst_h"), RESIZE_CASES)
 @pytest.mark.parametrize("dtype", ["uint8", "float32"])
-def test_resize_nearest_matches_cv2_exactly(
-    src_w: int, src_h: int, dst_w: int, dst_h: int, dtype: str
-) -> None:
+def test_resize_nearest_matches_cv2_exactly(src_w: int, src_h: int, dst_w: int, dst_h: int, dtype: str) -> None:
     rng = np.random.default_rng(RNG_SEED)
     img = random_image(src_h, src_w, 3, dtype, rng)
     expected = cv2.resize(as_cv(img), (dst_w, dst_h), interpolation=cv2.INTER_NEAREST)
@@ -314,9 +313,7 @@ def random_perspective(rng: np.random.Generator) -> np.ndarray:
     return matrix
 
 
-def cv_warp(
-    img: Image, matrix: np.ndarray, w: int, h: int, flags: int, border: int, value: float
-) -> np.ndarray:
+def cv_warp(img: Image, matrix: np.ndarray, w: int, h: int, flags: int, border: int, value: float) -> np.ndarray:
     fn = cv2.warpAffine if matrix.shape == (2, 3) else cv2.warpPerspective
     out = fn(as_cv(img), matrix, (w, h), flags=flags, borderMode=border, borderValue=(value,) * 4)
     return cv_result(out, img.channels)

@@ -75,7 +75,7 @@ struct Div {
 // max(a, b) = a >= b ? a : b  (so max(NaN, b) = b and max(a, NaN) = NaN)
 struct Max {
     template <typename T>
-    static FKL_HD T exec(T a, T b) { return a > b ? a : b; }
+    static FKL_HD T exec(T a, T b) { return a >= b ? a : b; }
     static FKL_HD f16 exec(f16 a, f16 b) { return to_f32(a) >= to_f32(b) ? a : b; }
     static FKL_HD bf16 exec(bf16 a, bf16 b) { return to_f32(a) >= to_f32(b) ? a : b; }
 };

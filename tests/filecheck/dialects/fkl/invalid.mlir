@@ -1,0 +1,317 @@
+// RUN: fklir-opt %s --split-input-file --verify-diagnostics --parsing-diagnostics | filecheck %s
+
+// One chunk per verifier or parser rule. Verifier errors are located (`invalid.mlir:LINE:COL: error:`),
+// so every CHECK names the line of its op (`[[# @LINE - 1]]` = the line above the CHECK) and a
+// diagnostic cannot be matched in the wrong chunk. Types that fail their own verifier while being
+// parsed report the bare message (no location yet; see tests/filecheck/fklir-opt/errors-type-location.mlir),
+// so those messages are unique and followed by the chunk separator.
+
+// ---- !fkl.image ---------------------------------------------------------------------------------
+
+%0 = fkl.read "src" : !fkl.image<?x?x5xui8>
+// CHECK:      !fkl.image: expected 1 to 4 channels, got 5
+// CHECK-NEXT: {{//}} -----
+
+// -----
+
+%0 = fkl.read "src" : !fkl.image<?x?x0xui8>
+// CHECK:      !fkl.image: expected 1 to 4 channels, got 0
+// CHECK-NEXT: {{//}} -----
+
+// -----
+
+// f8 is not a type at all: the shape parser stops at it.
+%0 = fkl.read "src" : !fkl.image<?x?x3xf8>
+// CHECK:      invalid.mlir:[[# @LINE - 1]]:40
+// CHECK:      {{//}} -----
+
+// -----
+
+%0 = fkl.read "src" : !fkl.image<?x?x3xi64>
+// CHECK:      !fkl.image: unsupported element type i64; expected one of ui8, i8, ui16, i16, i32, ui32, f16, bf16, f32, f64, i1
+// CHECK-NEXT: {{//}} -----
+
+// -----
+
+%0 = fkl.read "src" : !fkl.image<?x?x3xui8, planes 0>
+// CHECK:      !fkl.image: planes must be >= 1, got 0
+// CHECK-NEXT: {{//}} -----
+
+// -----
+
+%0 = fkl.read "src" : !fkl.image<?x?x3xf32, interleaved>
+// CHECK:      invalid.mlir:[[# @LINE - 1]]:45
+// CHECK:      Expected 'planar'
+
+// -----
+
+%0 = fkl.read "src" : !fkl.image<?x3xf32>
+// CHECK:      invalid.mlir:[[# @LINE - 1]]:34
+// CHECK:      expected HxWxC before the element type, e.g. ?x?x3xui8
+
+// ---- !fkl.params --------------------------------------------------------------------------------
+
+// -----
+
+fkl.kernel @k0 params !fkl.params<mul1: f32 x 3, mul1: f32 x 3> {
+}
+// CHECK:      !fkl.params: slot mul1 appears twice
+// CHECK-NEXT: {{//}} -----
+
+// -----
+
+fkl.kernel @k0 params !fkl.params<a: f8 x 1> {
+}
+// CHECK:      !fkl.params: slot a has unknown kind f8
+// CHECK-NEXT: {{//}} -----
+
+// -----
+
+fkl.kernel @k0 params !fkl.params<a: f32 x 0> {
+}
+// CHECK:      !fkl.params: slot a must have a count >= 1, got 0
+// CHECK-NEXT: {{//}} -----
+
+// ---- fkl.read / fkl.write / fkl.split -----------------------------------------------------------
+
+// -----
+
+%0 = fkl.read "src" : !fkl.image<?x?x3xnone>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.read' result type must give the element type and channel count
+
+// -----
+
+%0 = fkl.read "src" : !fkl.image<?x?x?xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.read' result type must give the element type and channel count
+
+// -----
+
+%0 = fkl.read "" : !fkl.image<?x?x3xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.read' needs a non-empty source name
+
+// -----
+
+%0 = fkl.read "s" : f32
+// CHECK: 'fkl.read' expects an !fkl.image result type, got f32
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xf32>
+fkl.write %0, "" : !fkl.image<?x?x3xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.write' needs a non-empty destination name
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xf32>
+  fkl.split %0, "" : !fkl.image<?x?x3xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:3: error: 'fkl.split' needs a non-empty destination name
+
+// ---- arithmetic ---------------------------------------------------------------------------------
+
+// -----
+
+%0 = fkl.read "src" : !fkl.image<?x?x3xf32>
+%1 = fkl.mul %0, [1.0, 2.0] : !fkl.image<?x?x3xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.mul' has 2 values but the chain has 3 channels (give one value or one per channel)
+
+// -----
+
+%0 = fkl.read "src" : !fkl.image<?x?x1xf32>
+%1 = fkl.add %0, [1.0, 2.0, 3.0, 4.0] : !fkl.image<?x?x1xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.add' has 4 values but the chain has 1 channels (give one value or one per channel)
+
+// -----
+
+%0 = fkl.read "src" : !fkl.image<?x?x3xui8>
+%1 = fkl.mul %0, 0.5 : !fkl.image<?x?x3xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.mul' value 0.5 is not representable in the chain's element type uint8; Cast to float first
+
+// -----
+
+%0 = fkl.read "src" : !fkl.image<?x?x3xui8>
+%1 = fkl.add %0, 300 : !fkl.image<?x?x3xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.add' value 300.0 is not representable in the chain's element type uint8; Cast to float first
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+%1 = fkl.sub %0, [0, -1, 0] : !fkl.image<?x?x3xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.sub' value -1.0 is not representable in the chain's element type uint8; Cast to float first
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x2xi8>
+%1 = fkl.min %0, [-129, 0] : !fkl.image<?x?x2xi8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.min' value -129.0 is not representable in the chain's element type int8; Cast to float first
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x1xi8>
+%1 = fkl.max %0, nan : !fkl.image<?x?x1xi8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.max' value nan is not representable in the chain's element type int8; Cast to float first
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x1xui16>
+%1 = fkl.max %0, 65536 : !fkl.image<?x?x1xui16>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.max' value 65536.0 is not representable in the chain's element type uint16; Cast to float first
+
+// -----
+
+%0 = fkl.read "src" : !fkl.image<?x?x1xi16>
+%1 = fkl.div %0, 0 : !fkl.image<?x?x1xi16>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.div' divides an integer chain (int16) by zero
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+%1 = fkl.div %0, [1, 0, 2] : !fkl.image<?x?x3xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.div' divides an integer chain (uint8) by zero
+
+// -----
+
+%0 = fkl.read "src" : !fkl.image<?x?x3xf32>
+%1 = "fkl.sub"(%0) <{value = array<f64: 1.0>, slot = "s"}> : (!fkl.image<?x?x3xf32>) -> !fkl.image<?x?x3xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.sub' needs exactly one of an inline value or a parameter slot
+
+// -----
+
+%0 = fkl.read "src" : !fkl.image<?x?x3xf32>
+%1 = "fkl.max"(%0) : (!fkl.image<?x?x3xf32>) -> !fkl.image<?x?x3xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.max' needs exactly one of an inline value or a parameter slot
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xf32>
+%1 = "fkl.add"(%0) <{value = array<f64>}> : (!fkl.image<?x?x3xf32>) -> !fkl.image<?x?x3xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.add' needs at least one value
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xf32>
+%1 = fkl.add %0, 1.0 : !fkl.image<?x?x3xf32> -> !fkl.image<?x?x3xf16>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.add' result type !fkl.image<?x?x3xf16> must equal its input type !fkl.image<?x?x3xf32>
+
+// ---- casts --------------------------------------------------------------------------------------
+
+// -----
+
+%0 = fkl.read "src" : !fkl.image<?x?x3xf32>
+%1 = fkl.cast %0 to ui8 : !fkl.image<?x?x3xf32> -> !fkl.image<?x?x3xi8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.cast' result element type must be ui8, got !fkl.image<?x?x3xi8>
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xf32>
+%1 = fkl.saturate_cast %0 to ui8 : !fkl.image<?x?x3xf32> -> !fkl.image<?x?x1xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.saturate_cast' must keep the channel count (!fkl.image<?x?x3xf32> -> !fkl.image<?x?x1xui8>)
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xf32>
+%1 = fkl.cast %0 to i64 : !fkl.image<?x?x3xf32> -> !fkl.image<?x?x?xnone>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.cast' cannot cast to i64: not an fkl element type
+
+// ---- fkl.crop -----------------------------------------------------------------------------------
+
+// -----
+
+%0 = fkl.read "src" : !fkl.image<?x?x3xui8>
+%1 = fkl.crop %0, rects [[0, 0, 0, 4]] : !fkl.image<?x?x3xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.crop' rect [0, 0, 0, 4] must have a positive width and height
+
+// -----
+
+%0 = fkl.read "src" : !fkl.image<?x?x3xui8>
+%1 = fkl.crop %0, rects [[0, 0, 4, 4], [0, 0, 4, -2]] : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xui8, planes 2>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.crop' rect [0, 0, 4, -2] must have a positive width and height
+
+// -----
+
+%0 = fkl.read "src" : !fkl.image<?x?x3xui8>
+%1 = fkl.crop %0, rects [[-1, 0, 4, 4]] : !fkl.image<?x?x3xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.crop' rect [-1, 0, 4, 4] starts outside the image
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xf32>
+%1 = fkl.crop %0, rects [[1, 2, 3]] : !fkl.image<?x?x3xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.crop' rects must be groups of [x, y, w, h], got 3 numbers
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xf32>
+%1 = fkl.crop %0, rects [] : !fkl.image<?x?x3xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.crop' rects must be groups of [x, y, w, h], got 0 numbers
+
+// ---- fkl.resize ---------------------------------------------------------------------------------
+
+// -----
+
+%0 = fkl.read "src" : !fkl.image<?x?x3xui8>
+%1 = fkl.resize %0, size [0, 4], nearest : !fkl.image<?x?x3xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.resize' size must be [w, h] with positive values, got [0, 4]
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xf32>
+%1 = fkl.resize %0, size [1, 2, 3], nearest : !fkl.image<?x?x3xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.resize' size must be [w, h] with positive values, got [1, 2, 3]
+
+// -----
+
+%0 = fkl.read "src" : !fkl.image<?x?x3xui8>
+%1 = fkl.resize %0, size [4, 4], cubic : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.resize' interpolation must be linear or nearest, got cubic
+
+// -----
+
+%0 = fkl.read "src" : !fkl.image<?x?x3xui8>
+%1 = fkl.resize %0, size [4, 4], linear : !fkl.image<?x?x3xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.resize' linear must produce float32, got uint8
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+%1 = fkl.resize %0, size [2, 3], nearest : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.resize' nearest must produce uint8, got float32
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xf32>
+%1 = fkl.resize %0, size [2, 3] : !fkl.image<?x?x3xf32>
+// CHECK:      invalid.mlir:[[# @LINE - 1]]:33
+// CHECK:      Expected ','
+
+// ---- fkl.kernel ---------------------------------------------------------------------------------
+
+// -----
+
+fkl.kernel @k0 params !fkl.params<mul1: f32 x 3> {
+  %0 = fkl.read "src" : !fkl.image<?x?x3xf32>
+  %1 = fkl.mul %0, param "mul2" : !fkl.image<?x?x3xf32>
+  fkl.write %1, "dst" : !fkl.image<?x?x3xf32>
+}
+// CHECK: invalid.mlir:[[# @LINE - 5]]:1: error: 'fkl.kernel' @k0: 'fkl.mul' uses unknown slot mul2
+
+// -----
+
+fkl.kernel @k1 params !fkl.params<mul1: f32 x 3> values {mul1 = array<f64: 1.0, 2.0, 3.0>, add9 = array<f64: 1.0>} {
+  %0 = fkl.read "src" : !fkl.image<?x?x3xf32>
+  %1 = fkl.mul %0, param "mul1" : !fkl.image<?x?x3xf32>
+  fkl.write %1, "dst" : !fkl.image<?x?x3xf32>
+}
+// CHECK: invalid.mlir:[[# @LINE - 5]]:1: error: 'fkl.kernel' @k1: value for unknown slot add9
+
+// -----
+
+"fkl.kernel"() <{sym_name = "k2", params = !fkl.params<>}> ({
+^bb0(%a : i32):
+}) : () -> ()
+// CHECK: invalid.mlir:[[# @LINE - 3]]:1: error: 'fkl.kernel' body takes no block arguments
+
+// -----
+
+fkl.kernel @k3 params i32 {
+}
+// CHECK: 'fkl.kernel' expects an !fkl.params type, got i32
