@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import importlib
 import math
 import platform
 import shlex
@@ -112,12 +113,10 @@ def workloads(torch: Any, fkl: Any, w: int, h: int) -> list[Workload]:
         return y.round().clamp(0, 255).to(torch.uint8)  # torch.round is half to even, like SaturateCast
 
     # CuPy: i is the flat element index, so i % 3 is the channel; Max/Min as SPEC writes them (NaN-safe order)
-    float_body = (
-        "float v = (x * 1.5f + add[i % 3] - 0.25f) / 1.7f; v = v >= -0.5f ? v : -0.5f; y = v <= 0.8f ? v : 0.8f;"
-    )
-    uint8_body = (
-        "float v = (float)x * scale[i % 3] - mean[i % 3]; y = (unsigned char)rintf(fminf(fmaxf(v, 0.f), 255.f));"
-    )
+    float_body = ("float v = (x * 1.5f + add[i % 3] - 0.25f) / 1.7f;"
+                  " v = v >= -0.5f ? v : -0.5f; y = v <= 0.8f ? v : 0.8f;")
+    uint8_body = ("float v = (float)x * scale[i % 3] - mean[i % 3];"
+                  " y = (unsigned char)rintf(fminf(fmaxf(v, 0.f), 255.f));")
     float_chain = Workload(
         label=f"6-op float32 chain, {w}x{h}x3", shape=shape, itemsize=4,
         make_input=lambda: torch.rand(shape, dtype=f32, device=dev) * 2 - 1, eager=float_eager,
@@ -235,9 +234,9 @@ def run_workload(torch: Any, fkl: Any, cp: Any, stream: Any, wl: Workload, metho
     inputs = [wl.make_input() for _ in range(sets)]
     outputs = [torch.empty_like(inputs[0]) for _ in range(sets)]  # both chains keep the input dtype
     rotated = 2 * frame_bytes * sets
-    under = "" if rotated >= ROTATE_L2_MULTIPLE * l2 else " - UNDER 10 L2s: some calls may hit L2"
-    say(f"- {wl.label}: {sets} input/output sets rotated, {rotated / 1e6:.0f} MB = {rotated / l2:.1f} L2s{under}",
-        log)
+    under = "" if rotated >= ROTATE_L2_MULTIPLE * l2 else " - UNDER 10x L2: some calls may hit L2"
+    say(f"- {wl.label}: {sets} input/output sets rotated, {rotated / 1e6:.0f} MB = {rotated / l2:.1f} L2"
+        f"{under}", log)
     ref = wl.eager(inputs[0])
     ring: list[Any] = [None] * sets
     results: dict[str, Result | str] = dict.fromkeys(PEERS, "-")  # "-": the peer is not available
@@ -279,13 +278,14 @@ def report(rows: list[tuple[Workload, dict[str, Result | str]]], method: Method)
         med = {p: statistics.median(v.gpu_us) for p, v in r.items() if isinstance(v, Result)}
         ratio = f"{med['fklir'] / med['copy']:.2f}" if {"fklir", "copy"} <= med.keys() else "-"
         speedup = f"{med['eager'] / med['fklir']:.1f}x" if {"fklir", "eager"} <= med.keys() else "-"
-        cells = [fmt(r["copy"]), fmt(r["fklir"]), ratio, *(fmt(r[p]) for p in ("eager", "compile", "cupy")), speedup]
+        cells = [fmt(r["copy"]), fmt(r["fklir"]), ratio, fmt(r["eager"]), fmt(r["compile"]), fmt(r["cupy"])]
+        cells.append(speedup)
         out.append(f"| {wl.label} | " + " | ".join(cells) + " |")
     out += ["", "Host µs per call (Python enqueue on a caller's stream, median):", "",
             "| workload | copy | fklir | torch eager | torch.compile | CuPy |",
             "|---|---|---|---|---|---|"]
     out += [f"| {wl.label} | " + " | ".join(fmt(r[p], host=True) for p in PEERS) + " |" for wl, r in rows]
-    out += ["", f"GPU µs per call, min-max of the {method.reps} repetitions (differences inside are noise):", ""]
+    out += ["", f"GPU µs per call, min-max of the {method.reps} repetitions (a gap inside it is noise):", ""]
     for wl, r in rows:
         timed = {p: v for p, v in r.items() if isinstance(v, Result)}
         spans = [f"{p} {min(v.gpu_us):.1f}-{max(v.gpu_us):.1f}" for p, v in timed.items()]
@@ -295,6 +295,15 @@ def report(rows: list[tuple[Workload, dict[str, Result | str]]], method: Method)
         notes = "".join(f"; {p}: {v.note}" for p, v in timed.items() if v.note)
         out.append(f"- {wl.label}: " + ", ".join(spans) + notes)
     return out
+
+
+def driver_version() -> str:
+    try:
+        driver = importlib.import_module("cuda.bindings.driver")
+        error, version = driver.cuDriverGetVersion()
+    except Exception:  # only informative
+        return "unknown"
+    return f"{version // 1000}.{version % 1000 // 10}" if error == driver.CUresult.CUDA_SUCCESS else "unknown"
 
 
 def environment(torch: Any, cp: Any, method: Method, l2: int) -> list[str]:
@@ -307,11 +316,11 @@ def environment(torch: Any, cp: Any, method: Method, l2: int) -> list[str]:
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     cp_version = cp.__version__ if cp is not None else "absent"
     return [f"### {now} - {props.name}", "",
-            f"- command: `{shlex.join(['python', *sys.argv])}`",
+            f"- command: `{shlex.join([Path(sys.executable).name, *sys.argv])}`",
             f"- GPU: {props.name}, sm_{props.major}{props.minor}, {props.multi_processor_count} SMs, "
             f"L2 {l2 / 2**20:.0f} MiB, {props.total_memory / 2**30:.0f} GiB",
-            f"- torch {torch.__version__} (CUDA {torch.version.cuda}), CuPy {cp_version}, "
-            f"Python {platform.python_version()}, fklir tree {git or 'unknown (no git)'}",
+            f"- CUDA driver {driver_version()}, torch {torch.__version__} (CUDA {torch.version.cuda}), "
+            f"CuPy {cp_version}, Python {platform.python_version()}, fklir tree {git or 'unknown (no git)'}",
             f"- method: per peer {method.warmup} warm-up calls, then {method.reps} repetitions of "
             f"{method.calls} back-to-back calls on one stream behind a sleep kernel, CUDA events; medians"]
 
@@ -326,13 +335,13 @@ def main(argv: list[str]) -> int:
     if not fkl.gpu_available():
         fail("no CUDA GPU or driver found (fklir.gpu_available() is False); this benchmark needs a GPU")
     try:
-        import torch
+        import torch  # pyright: ignore[reportMissingImports]
     except ImportError as error:
         fail(f"needs PyTorch with CUDA: {error}")
     if not torch.cuda.is_available():
         fail(f"torch {torch.__version__} sees no CUDA device")
     try:
-        import cupy as cp
+        import cupy as cp  # pyright: ignore[reportMissingImports]
     except Exception:  # an optional peer: any import failure just empties its column
         cp = None
     stream = torch.cuda.Stream()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from fklir.frontend.compose import Pipeline, compose
+from fklir.frontend.compose import DivergentPipeline, Pipeline, compose, compose_divergent
 from fklir.frontend.ops import (
     Add,
     Cast,
@@ -38,6 +38,7 @@ __all__ = [
     "Crop",
     "DeviceBuffer",
     "Div",
+    "DivergentPipeline",
     "Max",
     "Min",
     "Mul",
@@ -50,6 +51,7 @@ __all__ = [
     "TensorWrite",
     "clear_cache",
     "compose",
+    "compose_divergent",
     "get_backend",
     "gpu_available",
     "set_backend",

@@ -16,7 +16,6 @@ The parameter block is `fkl::KernelHeader` followed by one array per slot of the
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import cast
 
 from xdsl.ir import Operation
 
@@ -91,6 +90,7 @@ class KernelLayout:
     out_channels: int
     out_planes: int
     write: str  # "packed" | "planar"
+    src_table: int = 0  # > 0: the read takes one pointer per plane from Params::src_table
 
 
 @dataclass(frozen=True)
@@ -111,18 +111,36 @@ def _slot(op: Operation) -> str:
     return slot.data
 
 
-def split_chain(kernel: fkl.KernelOp) -> tuple[fkl.ReadOp, list[Operation], list[Operation], Operation]:
-    """(read, geometry ops, compute ops, write op) of a kernel's straight-line chain."""
+@dataclass(frozen=True)
+class Chain:
+    """One read ... write chain of a kernel, with the geometry its read samples through."""
+
+    read: fkl.ReadOp
+    geometry: list[Operation]
+    compute: list[Operation]
+    write: Operation
+
+
+def kernel_chains(kernel: fkl.KernelOp) -> list[Chain]:
+    """The kernel's chains in order (several in a divergent kernel)."""
+    chains: list[Chain] = []
     ops = list(kernel.body.block.ops)
-    read, write = ops[0], ops[-1]
-    if not isinstance(read, fkl.ReadOp) or not isinstance(write, fkl.WRITE_OPS):
-        raise ValueError(f"kernel @{kernel.sym_name.data} must be a read ... write chain")
-    middle = ops[1:-1]
-    geometry: list[Operation] = [op for op in middle if isinstance(op, fkl.GEOMETRY_OPS)]
-    compute = [op for op in middle if not isinstance(op, fkl.GEOMETRY_OPS)]
-    if middle[: len(geometry)] != geometry:
-        raise ValueError("geometry ops must come right after the read (run fkl-validate-chain)")
-    return read, geometry, compute, cast(Operation, write)
+    while ops:
+        read = ops.pop(0)
+        if not isinstance(read, fkl.ReadOp):
+            raise ValueError(f"kernel @{kernel.sym_name.data}: a chain must start with fkl.read, not '{read.name}'")
+        middle: list[Operation] = []
+        while ops and not isinstance(ops[0], fkl.WRITE_OPS):
+            middle.append(ops.pop(0))
+        if not ops:
+            raise ValueError(f"kernel @{kernel.sym_name.data}: the chain of '{read.name}' has no write")
+        leading = 0
+        while leading < len(middle) and isinstance(middle[leading], fkl.GEOMETRY_OPS):
+            leading += 1
+        if any(isinstance(op, fkl.GEOMETRY_OPS) for op in middle[leading:]):
+            raise ValueError("geometry ops must come right after the read (run fkl-validate-chain)")
+        chains.append(Chain(read, read.geometry + middle[:leading], middle[leading:], ops.pop(0)))
+    return chains
 
 
 def _compute_line(op: Operation, src: str, dst: str) -> str:
@@ -151,12 +169,14 @@ def _emit_compute(compute: list[Operation], in_dtype: str, out_dtype: str) -> li
     return lines
 
 
-def _emit_params(slots: list[tuple[str, str, int]]) -> list[str]:
+def _emit_params(slots: list[tuple[str, str, int]], src_table: int) -> list[str]:
     lines = [
         "// The parameter block: the fixed head, then one array per slot of !fkl.params.",
         "struct Params {",
     ]
     lines.append("    fkl::KernelHeader h;")
+    if src_table:
+        lines.append(f"    const void* src_table[{src_table}];  // one source image per plane")
     for name, kind, count in slots:
         lines.append(f"    {SLOT_CPP_TYPE[kind]} {name}[{count}];")
     lines.append("};")
@@ -165,13 +185,18 @@ def _emit_params(slots: list[tuple[str, str, int]]) -> list[str]:
 
 def _emit_stages(read: fkl.ReadOp, geometry: list[Operation], counts: dict[str, int]) -> list[str]:
     """One function per stage: stage0 reads the source, stage k applies geometry op k to stage k-1."""
-    rtype = _image(read.result.type)
+    rtype = _image(read.source_type)
     t, channels = CPP_TYPE[rtype.dtype], rtype.channels.data
+    if len(read.sources) > 1:
+        plane = f"(const {t}*)p.src_table[z]"
+        comment = "// stage0: fkl.read — pixel (x, y) of image z of the pointer table."
+    else:
+        plane = f"(const {t}*)p.h.src + {_plane_expr(rtype)} * p.h.src_plane_stride"
+        comment = "// stage0: fkl.read — pixel (x, y) of source plane z."
     lines = [
-        "// stage0: fkl.read — pixel (x, y) of source plane z.",
+        comment,
         f"FKL_HD void stage0(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z, {t} out[{channels}]) {{",
-        f"    const {t}* px = (const {t}*)p.h.src + z * p.h.src_plane_stride + y * p.h.src_pitch"
-        f" + (fkl::i64)x * {channels};",
+        f"    const {t}* px = {plane} + y * p.h.src_pitch + (fkl::i64)x * {channels};",
         f"    for (int c = 0; c < {channels}; ++c) out[c] = px[c];",
         "}",
         "FKL_HD fkl::Size size0(const Params& p, fkl::i32 z) {",
@@ -311,7 +336,9 @@ def _emit_flat(in_dtype: str, out_dtype: str, channels: int) -> list[str]:
     ]
 
 
-def _emit_entries(mode: str, n: int) -> list[str]:
+def _emit_entries(mode: str, n: int, chains: int) -> list[str]:
+    entry_fn = "dispatch" if chains > 1 else "pixel"
+    pixel_call = f"{entry_fn}(p, x, y, blockIdx.z)"
     if mode == "flat":
         gpu_body = [
             "    const fkl::i64 i = (fkl::i64)blockIdx.x * blockDim.x + threadIdx.x;",
@@ -326,15 +353,27 @@ def _emit_entries(mode: str, n: int) -> list[str]:
         gpu_body = [
             "    const fkl::i32 x = blockIdx.x * blockDim.x + threadIdx.x;",
             "    const fkl::i32 y = blockIdx.y * blockDim.y + threadIdx.y;",
-            "    if (x < p.h.dst_w && y < p.h.dst_h) pixel(p, x, y, blockIdx.z);",
+            f"    if (x < p.h.dst_w && y < p.h.dst_h) {pixel_call};",
         ]
         cpu_body = [
             "#pragma omp parallel for collapse(2) schedule(static)",
             "    for (fkl::i32 z = 0; z < p->h.dst_planes; ++z)",
             "        for (fkl::i32 y = 0; y < p->h.dst_h; ++y)",
-            "            for (fkl::i32 x = 0; x < p->h.dst_w; ++x) pixel(*p, x, y, z);",
+            f"            for (fkl::i32 x = 0; x < p->h.dst_w; ++x) {entry_fn}(*p, x, y, z);",
+        ]
+    dispatch: list[str] = []
+    if chains > 1:
+        dispatch = [
+            "// Divergent batch: plane z runs chain planemap[z].",
+            "FKL_HD void dispatch(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z) {",
+            f"    switch (p.{fkl.PLANE_MAP_SLOT}[z]) {{",
+            *(f"        case {k}: c{k}::pixel(p, x, y, z); break;" for k in range(chains)),
+            "    }",
+            "}",
+            "",
         ]
     return [
+        *dispatch,
         "#if defined(__CUDACC__)",
         f'extern "C" __global__ void {GPU_ENTRY}(const Params p) {{',
         *gpu_body,
@@ -347,42 +386,80 @@ def _emit_entries(mode: str, n: int) -> list[str]:
     ]
 
 
-def emit_kernel(kernel: fkl.KernelOp) -> EmittedKernel:
-    """The C++ translation unit and host layout of one hoisted, typed `fkl.kernel`."""
-    read, geometry, compute, write = split_chain(kernel)
-    in_type = _image(read.result.type)
-    stage_type = _image(geometry[-1].results[0].type) if geometry else in_type
-    out_type = _image(write.operands[0].type)
-    write_kind = "planar" if isinstance(write, fkl.SplitOp) else "packed"
-    mode = "flat" if not geometry and write_kind == "packed" else "pixel"
-    slots = kernel.params.slots
-
-    lines = [
-        f"// Generated by fklir (codegen v{CODEGEN_VERSION}) from fkl.kernel @{kernel.sym_name.data}.",
-        '#include "fkl/kernel.h"',
+def _emit_chain_pixel(chain: Chain, counts: dict[str, int]) -> list[str]:
+    stage_type = _image(chain.geometry[-1].results[0].type) if chain.geometry else _image(chain.read.source_type)
+    out_type = _image(chain.write.operands[0].type)
+    write_kind = "planar" if isinstance(chain.write, fkl.SplitOp) else "packed"
+    return [
+        *_emit_compute(chain.compute, stage_type.dtype, out_type.dtype),
         "",
-        *_emit_params(slots),
+        *_emit_stages(chain.read, chain.geometry, counts),
         "",
-        *_emit_compute(compute, stage_type.dtype, out_type.dtype),
-        "",
-    ]
-    n = 1
-    if mode == "flat":
-        n = _flat_width(in_type.dtype, out_type.dtype)
-        lines += _emit_flat(in_type.dtype, out_type.dtype, in_type.channels.data)
-    else:
-        lines += _emit_stages(read, geometry, {name: count for name, _, count in slots})
-        lines.append("")
-        lines += _emit_pixel(
-            len(geometry),
+        *_emit_pixel(
+            len(chain.geometry),
             stage_type.dtype,
             stage_type.channels.data,
             out_type.dtype,
             out_type.channels.data,
             write_kind,
-        )
+        ),
+    ]
+
+
+def _check_divergent(chains: list[Chain]) -> None:
+    out_types = {
+        (_image(c.write.operands[0].type).dtype, _image(c.write.operands[0].type).channels.data) for c in chains
+    }
+    if len(out_types) > 1:
+        raise ValueError(f"divergent chains must all produce one output type, got {sorted(out_types)}")
+    if len({type(c.write) for c in chains}) > 1 or any(len(c.read.sources) > 1 for c in chains):
+        raise ValueError("divergent chains must share one write layout and read single images")
+
+
+def emit_kernel(kernel: fkl.KernelOp) -> EmittedKernel:
+    """The C++ translation unit and host layout of one hoisted, typed `fkl.kernel`."""
+    chains = kernel_chains(kernel)
+    first = chains[0]
+    in_type = _image(first.read.source_type)
+    out_type = _image(first.write.operands[0].type)
+    write_kind = "planar" if isinstance(first.write, fkl.SplitOp) else "packed"
+    slots = kernel.params.slots
+    counts = {name: count for name, _, count in slots}
+    src_table = len(first.read.sources) if len(first.read.sources) > 1 else 0
+    divergent = len(chains) > 1
+    flat = not divergent and not first.geometry and write_kind == "packed" and not src_table
+    mode = "flat" if flat else "pixel"
+
+    lines = [
+        f"// Generated by fklir (codegen v{CODEGEN_VERSION}) from fkl.kernel @{kernel.sym_name.data}.",
+        '#include "fkl/kernel.h"',
+        "",
+        *_emit_params(slots, src_table),
+        "",
+    ]
+    n = 1
+    out_planes = out_type.planes.data
+    if divergent:
+        _check_divergent(chains)
+        out_planes = counts[fkl.PLANE_MAP_SLOT]
+        for k, chain in enumerate(chains):
+            lines += [
+                f"namespace c{k} {{  // chain {k}",
+                "",
+                *_emit_chain_pixel(chain, counts),
+                "",
+                f"}}  // namespace c{k}",
+                "",
+            ]
+    elif flat:
+        n = _flat_width(in_type.dtype, out_type.dtype)
+        lines += _emit_compute(first.compute, in_type.dtype, out_type.dtype)
+        lines.append("")
+        lines += _emit_flat(in_type.dtype, out_type.dtype, in_type.channels.data)
+    else:
+        lines += _emit_chain_pixel(first, counts)
     lines.append("")
-    lines += _emit_entries(mode, n)
+    lines += _emit_entries(mode, n, len(chains))
     layout = KernelLayout(
         mode=mode,
         elements_per_thread=n,
@@ -392,7 +469,8 @@ def emit_kernel(kernel: fkl.KernelOp) -> EmittedKernel:
         in_planes=in_type.planes.data,
         out_dtype=out_type.dtype,
         out_channels=out_type.channels.data,
-        out_planes=out_type.planes.data,
+        out_planes=out_planes,
         write=write_kind,
+        src_table=src_table,
     )
     return EmittedKernel("\n".join(lines) + "\n", layout)

@@ -51,13 +51,15 @@ from xdsl.dialects.builtin import (
     f64,
     i64,
 )
-from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, Region, SSAValue, TypeAttribute
+from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, Region, SSAValue, TypeAttribute
 from xdsl.irdl import (
     IRDLOperation,
     irdl_attr_definition,
     irdl_op_definition,
+    lazy_traits_def,
     operand_def,
     opt_prop_def,
+    opt_region_def,
     prop_def,
     region_def,
     result_def,
@@ -65,10 +67,13 @@ from xdsl.irdl import (
 )
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
-from xdsl.traits import IsolatedFromAbove, NoTerminator, SymbolOpInterface
+from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, NoTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
 DYNAMIC = -1
+
+# The slot of a divergent kernel's parameter block that maps each output plane to its chain.
+PLANE_MAP_SLOT = "planemap"
 
 # Element type name (as users and numpy spell it) -> IR type.
 ELEMENT_TYPES: dict[str, Attribute] = {
@@ -351,69 +356,186 @@ def _check_same_type(op: IRDLOperation, in_type: Attribute, out_type: Attribute)
 
 @irdl_op_definition
 class ReadOp(IRDLOperation):
-    """TensorRead: reads a packed (H, W[, C]) image, or B planes of them, from the buffer `source`.
+    """TensorRead: reads packed (H, W[, C]) pixels, or B planes of them, from the buffer `source`.
 
     `fkl.read "src" : !fkl.image<?x?x3xui8>`
+
+    A list of sources is a pointer table, one image per plane (horizontal batching of images):
+    `fkl.read ["src0", "src1"] : !fkl.image<?x?x3xf32, planes 2>`
+
+    After backwards vertical fusion the read carries the geometry it samples through, so each
+    thread loads exactly the source pixels it needs; the block argument is the source image:
+
+    ```mlir
+    %px = fkl.read "src" : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xf32, planes 3> sample {
+    ^bb0(%s : !fkl.image<?x?x3xui8>):
+      %c = fkl.crop %s, param "crop1" : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xui8, planes 3>
+      %r = fkl.resize %c, param "resize2", linear : !fkl.image<?x?x3xui8, planes 3> -> !fkl.image<?x?x3xf32, planes 3>
+      fkl.yield %r : !fkl.image<?x?x3xf32, planes 3>
+    }
+    ```
     """
 
     name = "fkl.read"
-    source = prop_def(StringAttr)
+    source = prop_def(StringAttr | ArrayAttr[StringAttr])
     result = result_def(ImageType)
+    sample = opt_region_def("single_block")
 
-    def __init__(self, source: str, result_type: ImageType):
-        super().__init__(properties={"source": StringAttr(source)}, result_types=[result_type])
+    def __init__(self, source: str | Sequence[str], result_type: Attribute, sample: Region | None = None):
+        source_attr: StringAttr | ArrayAttr[StringAttr] = (
+            StringAttr(source) if isinstance(source, str) else ArrayAttr([StringAttr(n) for n in source])
+        )
+        super().__init__(
+            properties={"source": source_attr},
+            result_types=[result_type],
+            regions=[sample if sample is not None else []],
+        )
+
+    @property
+    def sources(self) -> list[str]:
+        """The buffer names: one, or one per plane for a pointer table."""
+        if isinstance(self.source, StringAttr):
+            return [self.source.data]
+        return [n.data for n in self.source.data]
+
+    @property
+    def source_type(self) -> Attribute:
+        """The type of the image in memory (before the sampled geometry, if any)."""
+        if self.sample is not None and self.sample.blocks and self.sample.block.args:
+            return self.sample.block.args[0].type
+        return self.result.type
+
+    @property
+    def geometry(self) -> list[Operation]:
+        """The geometry ops folded into this read, in order (empty when none)."""
+        if self.sample is None or not self.sample.blocks:
+            return []
+        return [op for op in self.sample.block.ops if not isinstance(op, YieldOp)]
 
     @classmethod
     def parse(cls, parser: Parser) -> ReadOp:
-        source = parser.parse_str_literal()
-        parser.parse_punctuation(":")
-        result_type = parser.parse_type()
-        if not isinstance(result_type, ImageType):
-            parser.raise_error(f"'fkl.read' expects an !fkl.image result type, got {result_type}")
-        return ReadOp(source, result_type)
+        if parser.parse_optional_punctuation("["):
+            names = [parser.parse_str_literal()]
+            while parser.parse_optional_punctuation(","):
+                names.append(parser.parse_str_literal())
+            parser.parse_punctuation("]")
+            source: str | list[str] = names
+        else:
+            source = parser.parse_str_literal()
+        source_type, result_type = _parse_types(parser)
+        sample = parser.parse_region() if parser.parse_optional_keyword("sample") else None
+        if sample is None and source_type != result_type:
+            parser.raise_error("'fkl.read' without a sample region reads its result type: write `: T` only")
+        return ReadOp(source, result_type, sample)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
-        printer.print_string_literal(self.source.data)
-        printer.print_string(" : ")
-        printer.print_attribute(self.result.type)
+        if isinstance(self.source, StringAttr):
+            printer.print_string_literal(self.source.data)
+        else:
+            printer.print_string("[")
+            printer.print_list(self.sources, printer.print_string_literal)
+            printer.print_string("]")
+        _print_types(printer, self.source_type, self.result.type)
+        if self.sample is not None and self.sample.blocks:
+            printer.print_string(" sample ")
+            printer.print_region(self.sample, print_entry_block_args=True)
 
     def verify_(self) -> None:
-        if not self.source.data:
-            raise VerifyException("'fkl.read' needs a non-empty source name")
-        if not self.result.type.is_known:
+        if not all(self.sources):
+            raise VerifyException("'fkl.read' needs non-empty source names")
+        if not isinstance(self.result.type, ImageType) or not self.result.type.is_known:
             raise VerifyException("'fkl.read' result type must give the element type and channel count")
+        if isinstance(self.source, ArrayAttr) and self.result.type.planes.data not in (DYNAMIC, len(self.sources)):
+            raise VerifyException(
+                f"'fkl.read' reads {len(self.sources)} sources into {self.result.type.planes.data} planes"
+            )
+        if self.sample is None or not self.sample.blocks:
+            return
+        block = self.sample.block
+        if len(block.args) != 1 or not isinstance(block.args[0].type, ImageType):
+            raise VerifyException("'fkl.read' sample region takes one !fkl.image argument (the source)")
+        last = block.last_op
+        if not isinstance(last, YieldOp):
+            raise VerifyException("'fkl.read' sample region must end with fkl.yield")
+        if last.input.type != self.result.type:
+            raise VerifyException(f"'fkl.read' yields {last.input.type} but its result type is {self.result.type}")
+        for op in self.geometry:
+            if not isinstance(op, GEOMETRY_OPS):
+                raise VerifyException(f"'fkl.read' sample region holds only geometry ops, not '{op.name}'")
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Ends a read's sample region: `fkl.yield %v : T` (the sampled pixel)."""
+
+    name = "fkl.yield"
+    input = operand_def(ImageType)
+    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(ReadOp)))
+
+    def __init__(self, input: SSAValue):
+        super().__init__(operands=[input])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> YieldOp:
+        operand = parser.parse_unresolved_operand()
+        parser.parse_punctuation(":")
+        return YieldOp(parser.resolve_operand(operand, parser.parse_type()))
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_string(" : ")
+        printer.print_attribute(self.input.type)
 
 
 class _WriteLikeOp(IRDLOperation):
-    """Shared shape of the write ops: `fkl.<op> %v, "dst" : T`."""
+    """Shared shape of the write ops: `fkl.<op> %v, "dst" : T`.
+
+    `planes [i, j]` writes the value's planes to planes i, j of `dest` (several chains sharing
+    one output: the frontend's per-ROI and per-image chains, and divergent batches).
+    """
 
     input = operand_def(ImageType)
     dest = prop_def(StringAttr)
+    planes = opt_prop_def(DenseArrayBase[IntegerType])
 
-    def __init__(self, input: SSAValue, dest: str):
-        super().__init__(operands=[input], properties={"dest": StringAttr(dest)})
+    def __init__(self, input: SSAValue, dest: str, planes: Sequence[int] | None = None):
+        properties: dict[str, Attribute] = {"dest": StringAttr(dest)}
+        if planes is not None:
+            properties["planes"] = DenseArrayBase.from_list(i64, list(planes))
+        super().__init__(operands=[input], properties=properties)
+
+    @property
+    def plane_list(self) -> list[int] | None:
+        return None if self.planes is None else [int(v) for v in self.planes.get_values()]
 
     @classmethod
     def parse(cls, parser: Parser):
         operand = parser.parse_unresolved_operand()
         parser.parse_punctuation(",")
         dest = parser.parse_str_literal()
+        planes = _parse_int_list(parser) if parser.parse_optional_keyword("planes") else None
         parser.parse_punctuation(":")
         t = parser.parse_type()
-        return cls(parser.resolve_operand(operand, t), dest)
+        return cls(parser.resolve_operand(operand, t), dest, planes)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_operand(self.input)
         printer.print_string(", ")
         printer.print_string_literal(self.dest.data)
+        if (planes := self.plane_list) is not None:
+            printer.print_string(" planes [" + ", ".join(map(str, planes)) + "]")
         printer.print_string(" : ")
         printer.print_attribute(self.input.type)
 
     def verify_(self) -> None:
         if not self.dest.data:
             raise VerifyException(f"'{self.name}' needs a non-empty destination name")
+        planes = self.plane_list
+        if planes is not None and (not planes or min(planes) < 0 or len(set(planes)) != len(planes)):
+            raise VerifyException(f"'{self.name}' planes must be distinct indices >= 0, got {planes}")
 
 
 @irdl_op_definition
@@ -883,6 +1005,7 @@ FKL = Dialect(
     "fkl",
     [
         ReadOp,
+        YieldOp,
         WriteOp,
         SplitOp,
         AddOp,

@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects.builtin import Builtin, ModuleOp
-from xdsl.ir import Block
+from xdsl.ir import Block, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
 from fklir.dialects import fkl
-from fklir.frontend.ops import Op, TensorRead
+from fklir.frontend.ops import Crop, Op, TensorSplit, TensorWrite
 from fklir.passes.default_pipeline import DEFAULT_PASSES
 
 
@@ -23,19 +23,69 @@ def make_context() -> Context:
     return ctx
 
 
-def lower_chain(ops: Sequence[Op], dtype: str, channels: int, planes: int) -> ModuleOp:
-    """The module for one chain on an input of the given element type, channels and planes."""
-    read = ops[0]
-    assert isinstance(read, TensorRead)
+def _lower_one(
+    b: Builder,
+    ops: Sequence[Op],
+    source_type: fkl.ImageType,
+    source: str,
+    write_planes: list[int] | None,
+    rect_index: int | None,
+) -> None:
+    """One chain: a typed read, one op per descriptor, a write (to `write_planes` if given)."""
+    read_op = fkl.ReadOp(source, source_type)
+    read_op.location = ops[0].location
+    b.insert(read_op)
+    value: SSAValue = read_op.result
+    for op in ops[1:-1]:
+        if isinstance(op, Crop) and rect_index is not None:
+            value = op.lower_rect(b, value, rect_index)
+        else:
+            value = op.lower(b, value)
+    write = ops[-1]
+    assert isinstance(write, TensorWrite | TensorSplit)
+    write.lower_write(b, value, write_planes)
+
+
+def lower_pipeline(
+    chains: Sequence[Sequence[Op]],
+    dtype: str,
+    channels: int,
+    planes: int,
+    images: int = 0,
+    plane_map: Sequence[int] | None = None,
+) -> ModuleOp:
+    """The module for a composed pipeline on an input of the given element type and channels.
+
+    - one chain, no rect list: one read ... write;
+    - `Crop([r0, ..., rn])`: one chain per rect, chain i writing plane i (fkl-batch-horizontal merges them);
+    - a list of `images` inputs: one chain per image reading "src<i>", writing plane i (same);
+    - `plane_map` (divergent): chain k writes the planes z with plane_map[z] == k (fkl-batch-divergent).
+    """
     module = ModuleOp([])
     b = Builder(InsertPoint.at_end(module.body.block))
-    read_op = fkl.ReadOp("src", fkl.ImageType(dtype, channels, planes))
-    read_op.location = read.location
-    b.insert(read_op)
-    value = read_op.result
-    for op in ops[1:]:
-        value = op.lower(b, value)
+    source_type = fkl.ImageType(dtype, channels, planes)
+    if plane_map is not None:
+        for k, chain in enumerate(chains):
+            owned = [z for z, owner in enumerate(plane_map) if owner == k]
+            _lower_one(b, chain, source_type, "src", owned, None)
+        return module
+    (chain,) = chains
+    if images:
+        for i in range(images):
+            _lower_one(b, chain, source_type, f"src{i}", [i], None)
+        return module
+    crop_list = next((op for op in chain if isinstance(op, Crop) and op.batched), None)
+    if crop_list is not None:
+        for i in range(len(crop_list.rects)):
+            _lower_one(b, chain, source_type, "src", [i], i)
+        return module
+    _lower_one(b, chain, source_type, "src", None, None)
     return module
+
+
+def lower_chain(ops: Sequence[Op], dtype: str, channels: int, planes: int) -> ModuleOp:
+    """The module for one chain (rect lists expand to one chain per rect)."""
+    return lower_pipeline([ops], dtype, channels, planes)
 
 
 def run_passes(module: ModuleOp, passes: Sequence[ModulePass] = DEFAULT_PASSES) -> ModuleOp:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from xdsl.builder import Builder
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
@@ -73,22 +74,19 @@ class TensorRead(Op):
 class TensorWrite(Op):
     """Writes packed output: (H, W[, C]) or (B, H, W[, C])."""
 
-    def lower(self, b: Builder, x: SSAValue) -> SSAValue:
-        op = fkl.WriteOp(x, "dst")
+    IR_OP: ClassVar[type[fkl.WriteOp | fkl.SplitOp]] = fkl.WriteOp
+
+    def lower_write(self, b: Builder, x: SSAValue, planes: list[int] | None) -> None:
+        op = self.IR_OP(x, "dst", planes)
         op.location = self.location
         b.insert(op)
-        return x
 
 
 @dataclass(frozen=True, eq=False)
-class TensorSplit(Op):
+class TensorSplit(TensorWrite):
     """Writes planar output: (C, H, W) or (B, C, H, W)."""
 
-    def lower(self, b: Builder, x: SSAValue) -> SSAValue:
-        op = fkl.SplitOp(x, "dst")
-        op.location = self.location
-        b.insert(op)
-        return x
+    IR_OP: ClassVar[type[fkl.WriteOp | fkl.SplitOp]] = fkl.SplitOp
 
 
 WRITE_DESCRIPTORS = (TensorWrite, TensorSplit)
@@ -237,6 +235,10 @@ class Crop(Geometry):
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
         return self._place(b, fkl.CropOp(x, self.rects))
+
+    def lower_rect(self, b: Builder, x: SSAValue, index: int) -> SSAValue:
+        """Only rect `index`: the per-rect chain that horizontal batching merges back."""
+        return self._place(b, fkl.CropOp(x, [self.rects[index]]))
 
     def out_sizes(self, sizes: list[Size]) -> list[Size]:
         n = len(self.rects)

@@ -48,7 +48,24 @@ class _Run:
     def __init__(self, inputs: Mapping[str, np.ndarray]):
         self.inputs = inputs
         self.outputs: dict[str, np.ndarray] = {}
+        self.plane_parts: dict[str, dict[int, np.ndarray]] = {}
         self.env: dict[SSAValue, sem.Image | Ragged] = {}
+        self.chain_planes: list[list[int]] | None = None  # divergent kernel: planes of each chain
+        self.chain_index = -1
+
+    def write(self, dest: str, data: np.ndarray, planes: list[int] | None) -> None:
+        """Whole output, or the listed planes (value plane z, or its only plane, goes to plane z)."""
+        if planes is None:
+            self.outputs[dest] = data
+            return
+        parts = self.plane_parts.setdefault(dest, {})
+        for z in planes:
+            parts[z] = data[min(z, data.shape[0] - 1)]
+
+    def finish(self) -> dict[str, np.ndarray]:
+        for dest, parts in self.plane_parts.items():
+            self.outputs[dest] = np.stack([parts[z] for z in range(len(parts))])
+        return self.outputs
 
     def values_of(self, op: Operation, kernel_values: Mapping[str, tuple[float, ...]]) -> tuple[float, ...]:
         slot = getattr(op, "slot", None)
@@ -60,20 +77,47 @@ class _Run:
     def run_block(self, ops: list[Operation], kernel_values: Mapping[str, tuple[float, ...]]) -> None:
         for op in ops:
             if isinstance(op, fkl.KernelOp):
-                values = {}
-                if op.values is not None:
-                    values = {
-                        k: tuple(float(v) for v in a.get_values())  # pyright: ignore[reportAttributeAccessIssue]
-                        for k, a in op.values.data.items()
-                    }
-                self.run_block(list(op.body.block.ops), values)
+                self.run_kernel(op)
                 continue
             self.run_op(op, kernel_values)
 
+    def run_kernel(self, kernel: fkl.KernelOp) -> None:
+        values: dict[str, tuple[float, ...]] = {}
+        if kernel.values is not None:
+            values = {
+                k: tuple(float(v) for v in a.get_values())  # pyright: ignore[reportAttributeAccessIssue]
+                for k, a in kernel.values.data.items()
+            }
+        self.chain_planes, self.chain_index = None, -1
+        if (plane_map := values.get(fkl.PLANE_MAP_SLOT)) is not None:
+            chains = max(int(c) for c in plane_map) + 1
+            self.chain_planes = [[z for z, c in enumerate(plane_map) if int(c) == k] for k in range(chains)]
+        self.run_block(list(kernel.body.block.ops), values)
+        self.chain_planes = None
+
+    def run_read(self, op: fkl.ReadOp, kernel_values: Mapping[str, tuple[float, ...]]) -> None:
+        self.chain_index += 1
+        source_type = op.source_type
+        assert isinstance(source_type, fkl.ImageType)
+        arrays = [self.inputs[name] for name in op.sources]
+        if len(arrays) > 1:
+            data = np.stack([as_planes(a, source_type.with_planes(1))[0] for a in arrays])
+        else:
+            data = as_planes(arrays[0], source_type)
+        image: sem.Image | Ragged = sem.read(data, source_type.dtype)
+        if op.sample is not None and op.sample.blocks:
+            block = op.sample.block
+            self.env[block.args[0]] = image
+            for inner in op.geometry:
+                self.run_op(inner, kernel_values)
+            last = block.last_op
+            assert isinstance(last, fkl.YieldOp)
+            image = self.env[last.input]
+        self.env[op.result] = image
+
     def run_op(self, op: Operation, kernel_values: Mapping[str, tuple[float, ...]]) -> None:
         if isinstance(op, fkl.ReadOp):
-            t = op.result.type
-            self.env[op.result] = sem.read(as_planes(self.inputs[op.source.data], t), t.dtype)
+            self.run_read(op, kernel_values)
             return
         img = self.env[op.operands[0]]
         if isinstance(img, Ragged):
@@ -81,11 +125,12 @@ class _Run:
                 raise ValueError(f"'{op.name}': the crop rects differ in size; put a Resize after the Crop")
             self.env[op.results[0]] = _resize(img, op, self.values_of(op, kernel_values))
             return
-        if isinstance(op, fkl.WriteOp):
-            self.outputs[op.dest.data] = img.data
-            return
-        if isinstance(op, fkl.SplitOp):
-            self.outputs[op.dest.data] = sem.to_planar(img)
+        if isinstance(op, fkl.WRITE_OPS):
+            planes = op.plane_list
+            if planes is None and self.chain_planes is not None:
+                planes = self.chain_planes[self.chain_index]
+            data = sem.to_planar(img) if isinstance(op, fkl.SplitOp) else img.data
+            self.write(op.dest.data, data, planes)
             return
         handler = _HANDLERS.get(type(op))
         if handler is None:
@@ -144,4 +189,4 @@ def run_module(module: ModuleOp, inputs: Mapping[str, np.ndarray]) -> dict[str, 
     """
     run = _Run(inputs)
     run.run_block(list(module.body.block.ops), {})
-    return run.outputs
+    return run.finish()

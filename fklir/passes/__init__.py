@@ -28,6 +28,21 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return HoistParamsPass
 
+    def backward_fusion() -> type[ModulePass]:
+        from fklir.passes.backward_fusion import BackwardFusionPass
+
+        return BackwardFusionPass
+
+    def batch_horizontal() -> type[ModulePass]:
+        from fklir.passes.batch_horizontal import HorizontalBatchingPass
+
+        return HorizontalBatchingPass
+
+    def batch_divergent() -> type[ModulePass]:
+        from fklir.passes.batch_divergent import DivergentBatchingPass
+
+        return DivergentBatchingPass
+
     def default_pipeline() -> type[ModulePass]:
         from fklir.passes.default_pipeline import DefaultPipelinePass
 
@@ -38,5 +53,8 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "fkl-infer-types": infer_types,
         "fkl-outline-kernels": outline_kernels,
         "fkl-hoist-params": hoist_params,
+        "fkl-backward-fusion": backward_fusion,
+        "fkl-batch-horizontal": batch_horizontal,
+        "fkl-batch-divergent": batch_divergent,
         "fkl-default-pipeline": default_pipeline,
     }

@@ -1,7 +1,9 @@
 """`fkl-default-pipeline`: the passes every composed chain goes through, in order.
 
-validate the chain structure → infer types → outline one kernel per chain → hoist values into
-parameter blocks. After it the module holds exactly one `fkl.kernel` per launch. No options.
+validate the chain structure → merge per-rect / per-image chains (horizontal batching) → infer
+types → fold geometry into the reads (backward fusion) → put divergent chains of one output into
+one kernel → outline one kernel per remaining chain → hoist values into parameter blocks. After it
+the module holds exactly one `fkl.kernel` per launch. No options.
 """
 
 from __future__ import annotations
@@ -12,6 +14,9 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from fklir.passes.backward_fusion import BackwardFusionPass
+from fklir.passes.batch_divergent import DivergentBatchingPass
+from fklir.passes.batch_horizontal import HorizontalBatchingPass
 from fklir.passes.hoist_params import HoistParamsPass
 from fklir.passes.infer_types import InferTypesPass
 from fklir.passes.outline_kernels import OutlineKernelsPass
@@ -19,7 +24,10 @@ from fklir.passes.validate_chain import ValidateChainPass
 
 DEFAULT_PASSES: tuple[ModulePass, ...] = (
     ValidateChainPass(),
+    HorizontalBatchingPass(),
     InferTypesPass(),
+    BackwardFusionPass(),
+    DivergentBatchingPass(),
     OutlineKernelsPass(),
     HoistParamsPass(),
 )

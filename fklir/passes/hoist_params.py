@@ -17,8 +17,8 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, ModuleOp, StringAttr, f64, i64
 from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import VerifyException
 
+from fklir.diagnostics import OpError
 from fklir.dialects import fkl
 
 # dtype name -> slot kind (the IR's spelling of the element type).
@@ -43,7 +43,7 @@ def _slot_for(op: Operation) -> tuple[str, int, Attribute]:
         in_type = op.input.type
         assert isinstance(in_type, fkl.ImageType)
         if not in_type.is_known:
-            raise VerifyException(f"'{op.name}' must have inferred types before hoisting (run fkl-infer-types)")
+            raise OpError(op, f"'{op.name}' must have inferred types before hoisting (run fkl-infer-types)")
         channels = in_type.channels.data
         values = op.values * channels if len(op.values) == 1 else op.values
         return SLOT_KIND[in_type.dtype], channels, DenseArrayBase.from_list(f64, list(values))
@@ -61,7 +61,7 @@ def _short_name(op: Operation) -> str:
 def hoist_kernel(kernel: fkl.KernelOp) -> None:
     slots = list(kernel.params.slots)
     values = dict(kernel.values.data) if kernel.values is not None else {}
-    for index, op in enumerate(kernel.body.block.ops):
+    for index, op in enumerate(kernel.body.walk()):
         if not isinstance(op, fkl.VALUE_OPS) or op.properties.get("value") is None:
             continue
         kind, count, value = _slot_for(op)

@@ -13,6 +13,7 @@ Types already written in the IR are checked against what is inferred. No options
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -22,6 +23,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import VerifyException
 
+from fklir.diagnostics import OpError
 from fklir.dialects import fkl
 
 
@@ -48,22 +50,52 @@ def infer_result_type(op: Operation, in_type: fkl.ImageType) -> fkl.ImageType:
         return in_type.with_planes(_crop_planes(op, in_type, op.results[0].type))
     if isinstance(op, fkl.ResizeOp):
         return in_type if op.interp.data == "nearest" else in_type.with_element(fkl.element_type("float32"))
-    raise VerifyException(f"'{op.name}': no type rule")
+    raise OpError(op, f"'{op.name}': no type rule")
 
 
 def _infer_op(op: Operation) -> None:
-    if isinstance(op, fkl.ReadOp) or not op.results or not op.operands:
+    if isinstance(op, fkl.ReadOp):
+        _infer_sampled_read(op)
+        return
+    if not op.results or not op.operands:
         return
     in_type = op.operands[0].type
     if not isinstance(in_type, fkl.ImageType) or not in_type.is_known:
-        raise VerifyException(f"'{op.name}' input type is not known: is the chain connected to a read?")
-    inferred = infer_result_type(op, in_type)
+        raise OpError(op, f"'{op.name}' input type is not known: is the chain connected to a read?")
+    _set_result_type(op, infer_result_type(op, in_type))
+
+
+def _set_result_type(op: Operation, inferred: fkl.ImageType) -> None:
     current = op.results[0].type
     if current == inferred:
         return
     if isinstance(current, fkl.ImageType) and current.is_known:
-        raise VerifyException(f"'{op.name}' result type {current} does not match the inferred {inferred}")
+        raise OpError(op, f"'{op.name}' result type {current} does not match the inferred {inferred}")
     Rewriter.replace_value_with_new_type(op.results[0], inferred)
+
+
+def _infer_sampled_read(read: fkl.ReadOp) -> None:
+    """A fused read: infer through its geometry; its result has the type the region yields."""
+    geometry = read.geometry
+    if not geometry:
+        return
+    for op in geometry:
+        _infer_op(op)
+    yielded = geometry[-1].results[0].type
+    assert isinstance(yielded, fkl.ImageType)
+    if read.result.type != yielded:
+        Rewriter.replace_value_with_new_type(read.result, yielded)
+
+
+def infer_chain(chain: Sequence[Operation]) -> None:
+    """Infer the types of one chain's ops, in order (its read must be typed)."""
+    try:
+        for op in chain:
+            _infer_op(op)
+    except VerifyException as e:
+        if isinstance(e, OpError):
+            raise
+        raise OpError(op, str(e)) from None
 
 
 @dataclass(frozen=True)
@@ -71,6 +103,6 @@ class InferTypesPass(ModulePass):
     name = "fkl-infer-types"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for inner in op.walk():
-            if isinstance(inner.parent_op(), (ModuleOp, fkl.KernelOp)):
-                _infer_op(inner)
+        blocks = [op.body.block] + [k.body.block for k in op.walk() if isinstance(k, fkl.KernelOp)]
+        for block in blocks:
+            infer_chain(list(block.ops))

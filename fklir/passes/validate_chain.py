@@ -17,8 +17,8 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import VerifyException
 
+from fklir.diagnostics import OpError
 from fklir.dialects import fkl
 
 
@@ -29,9 +29,9 @@ def _check_op(op: Operation) -> None:
         return
     uses = list(op.results[0].uses)
     if not uses:
-        raise VerifyException(f"'{op.name}' result is never written: a chain must end with fkl.write or fkl.split")
+        raise OpError(op, f"'{op.name}' result is never written: a chain must end with fkl.write or fkl.split")
     if len(uses) > 1:
-        raise VerifyException(f"'{op.name}' result has {len(uses)} users: a chain must be a straight line")
+        raise OpError(op, f"'{op.name}' result has {len(uses)} users: a chain must be a straight line")
 
 
 def _check_geometry_position(op: Operation) -> None:
@@ -40,9 +40,10 @@ def _check_geometry_position(op: Operation) -> None:
     producer = op.operands[0].owner
     if isinstance(producer, (fkl.ReadOp, *fkl.GEOMETRY_OPS)):
         return
-    raise VerifyException(
+    raise OpError(
+        op,
         f"'{op.name}' must come right after the read or another geometry op (it follows "
-        f"'{getattr(producer, 'name', 'a block argument')}'): geometry folds into the read"
+        f"'{getattr(producer, 'name', 'a block argument')}'): geometry folds into the read",
     )
 
 
@@ -51,7 +52,7 @@ def _check_block(block: Block) -> None:
         if not isinstance(op, (fkl.ReadOp, *fkl.WRITE_OPS, *fkl.VALUE_OPS, fkl.CastLikeOp)):
             continue
         if not isinstance(op, fkl.ReadOp) and not isinstance(op.operands[0].owner, Operation):
-            raise VerifyException(f"'{op.name}' must consume a value produced by the chain, not a block argument")
+            raise OpError(op, f"'{op.name}' must consume a value produced by the chain, not a block argument")
         _check_op(op)
         _check_geometry_position(op)
 

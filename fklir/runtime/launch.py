@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from fklir.runtime.params import pack_slots, params_struct_type
 
@@ -31,22 +32,31 @@ class Extent:
     channels_out: int
 
 
+@dataclass
+class LaunchCounter:
+    """Kernel launches (GPU) and fused-loop calls (CPU) since start: tests assert one per call."""
+
+    count: int = 0
+
+
+LAUNCHES = LaunchCounter()
+
+
 class LaunchPlan:
     """Shared by both targets: the parameter block and how to fill its header."""
 
-    def __init__(
-        self,
-        mode: str,
-        elements_per_thread: int,
-        write: str,
-        slots: Sequence[tuple[str, str, int]],
-        values: dict[str, Sequence[float]],
-    ):
-        self.mode = mode
-        self.elements_per_thread = elements_per_thread
-        self.write = write
-        self.params = params_struct_type(slots)()
-        pack_slots(self.params, slots, values)
+    def __init__(self, layout: Any, values: dict[str, Sequence[float]]):
+        self.layout = layout
+        self.params = params_struct_type(layout.slots, layout.src_table)()
+        pack_slots(self.params, layout.slots, values)
+
+    def set_sources(self, pointers: Sequence[int]) -> None:
+        """The pointer table of a list input (one image per plane); nothing for a single input."""
+        if not self.layout.src_table:
+            return
+        table = self.params.src_table  # pyright: ignore[reportAttributeAccessIssue]
+        for i, ptr in enumerate(pointers):
+            table[i] = ptr
 
     def fill_header(self, src: int, dst: int, e: Extent) -> None:
         h = self.params.h  # pyright: ignore[reportAttributeAccessIssue]
@@ -65,31 +75,32 @@ class LaunchPlan:
 class CpuLaunch(LaunchPlan):
     """Calls the g++-built `fkl_run(const Params*)` (OpenMP inside)."""
 
-    def __init__(self, entry: object, *args: object, **kwargs: object):
-        super().__init__(*args, **kwargs)  # pyright: ignore[reportArgumentType]
+    def __init__(self, entry: Any, layout: Any, values: dict[str, Sequence[float]]):
+        super().__init__(layout, values)
         self.entry = entry
-        self.entry.argtypes = [ctypes.c_void_p]  # pyright: ignore[reportAttributeAccessIssue]
-        self.entry.restype = None  # pyright: ignore[reportAttributeAccessIssue]
+        self.entry.argtypes = [ctypes.c_void_p]
+        self.entry.restype = None
         self.address = ctypes.addressof(self.params)
 
     def run(self, src: int, dst: int, e: Extent) -> None:
         self.fill_header(src, dst, e)
-        self.entry(self.address)  # pyright: ignore[reportCallIssue]
+        LAUNCHES.count += 1
+        self.entry(self.address)
 
 
 class GpuLaunch(LaunchPlan):
     """cuLaunchKernel of `fkl_kernel(Params)` with the block passed by value through a prebuilt void*[1]."""
 
-    def __init__(self, kernel: object, *args: object, **kwargs: object):
-        super().__init__(*args, **kwargs)  # pyright: ignore[reportArgumentType]
+    def __init__(self, kernel: Any, layout: Any, values: dict[str, Sequence[float]]):
+        super().__init__(layout, values)
         self.kernel = kernel
         self.arg_array = (ctypes.c_void_p * 1)(ctypes.addressof(self.params))
         self.arg_address = ctypes.addressof(self.arg_array)
 
     def grid(self, e: Extent) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
-        if self.mode == "flat":
+        if self.layout.mode == "flat":
             n = e.dst_planes * e.dst_h * e.dst_w * e.channels_out
-            threads = -(-n // self.elements_per_thread)
+            threads = -(-n // self.layout.elements_per_thread)
             return (max(1, -(-threads // FLAT_BLOCK)), 1, 1), (FLAT_BLOCK, 1, 1)
         bx, by, _ = PIXEL_BLOCK
         return (-(-e.dst_w // bx), -(-e.dst_h // by), e.dst_planes), PIXEL_BLOCK
@@ -99,4 +110,5 @@ class GpuLaunch(LaunchPlan):
 
         self.fill_header(src, dst, e)
         grid, block = self.grid(e)
-        cuda_driver.launch(self.kernel, grid, block, self.arg_address, stream)  # pyright: ignore[reportArgumentType]
+        LAUNCHES.count += 1
+        cuda_driver.launch(self.kernel, grid, block, self.arg_address, stream)

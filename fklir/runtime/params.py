@@ -55,8 +55,10 @@ SLOT_CTYPE: dict[str, Any] = {
 }
 
 
-def params_struct_type(slots: Sequence[tuple[str, str, int]]) -> type[ctypes.Structure]:
+def params_struct_type(slots: Sequence[tuple[str, str, int]], src_table: int = 0) -> type[ctypes.Structure]:
     fields: list[tuple[str, Any]] = [("h", KernelHeader)]
+    if src_table:
+        fields.append(("src_table", ctypes.c_void_p * src_table))
     fields += [(name, SLOT_CTYPE[kind] * count) for name, kind, count in slots]
     return type("Params", (ctypes.Structure,), {"_fields_": fields})
 

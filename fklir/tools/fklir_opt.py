@@ -10,6 +10,7 @@ Bad input is reported as `file:line:col: error: message` on stderr with exit cod
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from typing import IO
@@ -96,6 +97,12 @@ def main(args: Sequence[str] | None = None) -> None:
         sys.exit(1)
     except (ValueError, KeyError, OSError) as e:
         print(f"fklir-opt: error: {e}", file=sys.stderr)
+        sys.exit(1)
+    except Exception as e:
+        if os.environ.get("FKLIR_DEBUG"):
+            raise
+        hint = "(set FKLIR_DEBUG=1 for a traceback)"
+        print(f"fklir-opt: internal error: {type(e).__name__}: {e} {hint}", file=sys.stderr)
         sys.exit(1)
 
 

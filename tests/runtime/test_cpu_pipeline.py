@@ -275,3 +275,23 @@ def test_out_argument_is_filled() -> None:
     result = normalise_chain("cpu")(x, out=out)
     assert result is out
     np.testing.assert_array_equal(out, normalise_reference(x))
+
+
+def test_warm_call_touches_no_ir(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once compiled, a call neither lowers, runs passes nor builds: the IR layers may be absent."""
+    import fklir.backend.build as build
+    import fklir.frontend.lowering as lowering
+
+    pipe = roi_chain("cpu")
+    img = RNG.integers(0, 256, (108, 192, 3), dtype=np.uint8)
+    first = pipe(img)
+
+    def forbidden(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the warm path touched the IR")
+
+    monkeypatch.setattr(lowering, "lower_chain", forbidden)
+    monkeypatch.setattr(lowering, "run_passes", forbidden)
+    monkeypatch.setattr(build, "build_kernel", forbidden)
+    np.testing.assert_array_equal(pipe(img), first)
+    bigger = RNG.integers(0, 256, (150, 250, 3), dtype=np.uint8)
+    assert np.abs(pipe(bigger).astype(int) - roi_reference(bigger, ROI_RECTS)).max() <= 1

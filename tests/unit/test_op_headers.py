@@ -14,12 +14,13 @@ without a device) must give the same bits as the CPU build.
 from __future__ import annotations
 
 import ctypes
+import importlib
 import itertools
 import os
 import re
 import shutil
 import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +33,8 @@ import pytest
 INCLUDE_DIR = Path(__file__).resolve().parents[2] / "fklir" / "backend" / "include"
 HEADER_DIR = INCLUDE_DIR / "fkl"
 CPP_DIR = Path(__file__).resolve().parent / "cpp"
-HEADERS = ("core.h", "arith.h", "cast.h", "geometry.h", "memory.h", "fkl.h")
+LIBRARY_HEADERS = ("core.h", "arith.h", "cast.h", "geometry.h", "memory.h", "fkl.h")
+HEADERS = tuple(sorted(path.name for path in HEADER_DIR.glob("*.h")))  # the library's and any added next to it
 
 CPU_FLAGS = ("-std=c++17", "-O3", "-fopenmp", "-Wall", "-Wextra", "-Werror")
 UBSAN_FLAGS = ("-std=c++17", "-O1", "-fsanitize=undefined,float-cast-overflow", "-fno-sanitize-recover=all")
@@ -796,7 +798,14 @@ def test_header_reaches_no_system_include_under_nvrtc(header: str) -> None:
 def test_header_includes_only_library_headers(header: str) -> None:
     text = (HEADER_DIR / header).read_text()
     for included in re.findall(r'#\s*include\s*"([^"]+)"', text):
-        assert included in HEADERS, f'{header} includes "{included}", which is not an fkl header'
+        name = included.removeprefix("fkl/")
+        assert name in HEADERS, f'{header} includes "{included}", which is not an fkl header'
+
+
+def test_fkl_h_includes_the_whole_library() -> None:
+    text = (HEADER_DIR / "fkl.h").read_text()
+    included = set(re.findall(r'#\s*include\s*"([^"]+)"', text))
+    assert included == set(LIBRARY_HEADERS) - {"fkl.h"}
 
 
 def test_round_to_format_reference_agrees_with_numpy_float16() -> None:
@@ -1012,8 +1021,7 @@ def test_nvcc_compiles_a_unit_to_cubin(build: Build) -> None:
 def nvrtc_module() -> Any:
     """cuda.bindings.nvrtc when libnvrtc loads, else None."""
     try:
-        from cuda.bindings import nvrtc
-
+        nvrtc = importlib.import_module("cuda.bindings.nvrtc")
         nvrtc.nvrtcVersion()
     except Exception:
         return None
@@ -1046,7 +1054,10 @@ needs_nvrtc = pytest.mark.skipif(nvrtc_module() is None, reason="libnvrtc cannot
 
 @needs_nvrtc
 def test_nvrtc_compiles_fkl_h_with_no_include_path() -> None:
-    source = '#include "fkl/fkl.h"\nextern "C" __global__ void k(fkl::u8* p) { p[0] = fkl::SaturateCast<fkl::u8>::exec(1.5f); }\n'
+    source = (
+        '#include "fkl/fkl.h"\n'
+        'extern "C" __global__ void k(fkl::u8* p) { p[0] = fkl::SaturateCast<fkl::u8>::exec(1.5f); }\n'
+    )
     assert len(nvrtc_compile(source, "fkl_h_only.cu")) > 0
 
 
@@ -1059,8 +1070,7 @@ def test_nvrtc_compiles_every_unit(build: Build) -> None:
 
 def gpu_available() -> bool:
     try:
-        from cuda.bindings import driver
-
+        driver = importlib.import_module("cuda.bindings.driver")
         (err,) = driver.cuInit(0)
         if err != driver.CUresult.CUDA_SUCCESS:
             return False
@@ -1074,8 +1084,7 @@ class Gpu:
     """The minimum of the CUDA driver API to run the test kernels: primary context, memory, launch."""
 
     def __init__(self) -> None:
-        from cuda.bindings import driver
-
+        driver = importlib.import_module("cuda.bindings.driver")
         self.driver = driver
         self.device = self.check(driver.cuDeviceGet(0))
         self.context = self.check(driver.cuDevicePrimaryCtxRetain(self.device))
@@ -1113,7 +1122,7 @@ class Gpu:
         self.check(self.driver.cuLaunchKernel(function, grid[0], grid[1], 1, block, 1, 1, 0, 0, (values, types), 0))
         self.check(self.driver.cuCtxSynchronize())
 
-    def close(self, modules: Iterator[Any]) -> None:
+    def close(self, modules: Sequence[Any]) -> None:
         for module in modules:
             self.check(self.driver.cuModuleUnload(module))
         self.check(self.driver.cuDevicePrimaryCtxRelease(self.device))
@@ -1170,7 +1179,7 @@ def test_gpu_gives_the_same_bits_as_cpu(compiler: str, build: Build, cpu_results
                 if not ok.all():
                     failures.append(describe_mismatches(case, got, cpu_results[case_name], ok))
     finally:
-        gpu.close(iter(modules))
+        gpu.close(modules)
     assert not failures, f"GPU ({compiler}) differs from CPU:\n" + "\n".join(failures)
 
 
@@ -1210,13 +1219,13 @@ def test_packed_planar_and_vec16_access_on_gpu(compiler: str, build: Build) -> N
     finally:
         for pointer in pointers:
             gpu.free(pointer)
-        gpu.close(iter([module]))
+        gpu.close([module])
 
 
 @needs_gxx
-def test_headers_compile_without_system_headers_under_rtc_macros() -> None:
-    """Preprocess fkl.h as NVRTC would see it (__CUDACC_RTC__ defined) with no include path at
-    all: any system header reached under NVRTC fails here (a stricter twin of the scan above)."""
+@pytest.mark.parametrize("header", HEADERS)
+def test_header_preprocesses_without_system_headers_under_rtc_macros(header: str) -> None:
+    """Preprocess the header as NVRTC would see it (__CUDACC_RTC__ defined) with no system include
+    path at all: any system header reached under NVRTC fails here (a stricter twin of the scan)."""
     run_checked(["g++", "-E", "-nostdinc", "-x", "c++", "-D__CUDACC_RTC__", "-D__CUDACC__", "-D__CUDA_ARCH__=900",
-                 "-I", str(INCLUDE_DIR), str(HEADER_DIR / "fkl.h"), "-o", os.devnull], what="g++ -E -nostdinc")
-
+                 "-I", str(INCLUDE_DIR), str(HEADER_DIR / header), "-o", os.devnull], what=f"g++ -E -nostdinc {header}")

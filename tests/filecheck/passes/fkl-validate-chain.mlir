@@ -55,9 +55,9 @@ fkl.kernel @k0 params !fkl.params<crop1: rect x 1> {
 %0 = fkl.read "src" : !fkl.image<?x?x3xf32>
 %1 = fkl.mul %0, 2.0 : !fkl.image<?x?x3xf32>
 %2 = fkl.crop %1, rects [[1, 2, 8, 8]] : !fkl.image<?x?x3xf32>
+// CHECK:      fkl-validate-chain.mlir:[[# @LINE - 1]]:1: error: 'fkl.crop' must come right after the read or another geometry op (it follows 'fkl.mul'): geometry folds into the read
 fkl.write %2, "dst" : !fkl.image<?x?x3xf32>
 
-// CHECK:      error: 'fkl.crop' must come right after the read or another geometry op (it follows 'fkl.mul'): geometry folds into the read
 // CHECK-NEXT: {{//}} -----
 
 // -----
@@ -67,10 +67,10 @@ fkl.kernel @k0 params !fkl.params<> {
   %0 = fkl.read "src" : !fkl.image<?x?x3xf32>
   %1 = fkl.cast %0 to f16 : !fkl.image<?x?x3xf32> -> !fkl.image<?x?x3xf16>
   %2 = fkl.resize %1, size [4, 4], linear : !fkl.image<?x?x3xf16> -> !fkl.image<?x?x3xf32>
+// CHECK:      fkl-validate-chain.mlir:[[# @LINE - 1]]:3: error: 'fkl.resize' must come right after the read or another geometry op (it follows 'fkl.cast'): geometry folds into the read
   fkl.split %2, "dst" : !fkl.image<?x?x3xf32>
 }
 
-// CHECK:      error: 'fkl.resize' must come right after the read or another geometry op (it follows 'fkl.cast'): geometry folds into the read
 // CHECK-NEXT: {{//}} -----
 
 // -----
@@ -78,16 +78,16 @@ fkl.kernel @k0 params !fkl.params<> {
 // A dead end: the product is never written.
 %0 = fkl.read "src" : !fkl.image<?x?x3xf32>
 %1 = fkl.mul %0, 2.0 : !fkl.image<?x?x3xf32>
+// CHECK:      fkl-validate-chain.mlir:[[# @LINE - 1]]:1: error: 'fkl.mul' result is never written: a chain must end with fkl.write or fkl.split
 
-// CHECK:      error: 'fkl.mul' result is never written: a chain must end with fkl.write or fkl.split
 // CHECK-NEXT: {{//}} -----
 
 // -----
 
 // A read that nothing consumes is a dead end too.
 %0 = fkl.read "src" : !fkl.image<?x?x3xf32>
+// CHECK:      fkl-validate-chain.mlir:[[# @LINE - 1]]:1: error: 'fkl.read' result is never written: a chain must end with fkl.write or fkl.split
 
-// CHECK:      error: 'fkl.read' result is never written: a chain must end with fkl.write or fkl.split
 // CHECK-NEXT: {{//}} -----
 
 // -----
@@ -95,10 +95,10 @@ fkl.kernel @k0 params !fkl.params<> {
 // Fan-out: one value written twice.
 %0 = fkl.read "src" : !fkl.image<?x?x3xf32>
 %1 = fkl.sub %0, 2.0 : !fkl.image<?x?x3xf32>
+// CHECK:      fkl-validate-chain.mlir:[[# @LINE - 1]]:1: error: 'fkl.sub' result has 2 users: a chain must be a straight line
 fkl.write %1, "a" : !fkl.image<?x?x3xf32>
 fkl.write %1, "b" : !fkl.image<?x?x3xf32>
 
-// CHECK:      error: 'fkl.sub' result has 2 users: a chain must be a straight line
 // CHECK-NEXT: {{//}} -----
 
 // -----
@@ -107,10 +107,10 @@ fkl.write %1, "b" : !fkl.image<?x?x3xf32>
 fkl.kernel @k0 params !fkl.params<> {
   %0 = fkl.read "src" : !fkl.image<?x?x3xf32>
   %1 = fkl.crop %0, rects [[0, 0, 2, 2]] : !fkl.image<?x?x3xf32>
+// CHECK:      fkl-validate-chain.mlir:[[# @LINE - 1]]:3: error: 'fkl.crop' result has 2 users: a chain must be a straight line
   %2 = fkl.add %1, 2.0 : !fkl.image<?x?x3xf32>
   %3 = fkl.max %1, 0.0 : !fkl.image<?x?x3xf32>
   fkl.write %2, "dst" : !fkl.image<?x?x3xf32>
 }
 
-// CHECK:      error: 'fkl.crop' result has 2 users: a chain must be a straight line
 // CHECK-NOT:  {{.}}

@@ -87,12 +87,13 @@ fkl.kernel @k0 params !fkl.params<a: f32 x 0> {
 // -----
 
 %0 = fkl.read "" : !fkl.image<?x?x3xf32>
-// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.read' needs a non-empty source name
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.read' needs non-empty source names
 
 // -----
 
 %0 = fkl.read "s" : f32
-// CHECK: 'fkl.read' expects an !fkl.image result type, got f32
+// CHECK:      invalid.mlir:[[# @LINE - 1]]:1: error: result 'result' at position 0 does not verify:
+// CHECK-NEXT: f32 should be of base attribute fkl.image
 
 // -----
 
