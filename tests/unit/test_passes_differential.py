@@ -8,7 +8,7 @@ import pytest
 from xdsl.parser import Parser
 
 import fklir as fkl
-from fklir.frontend.lowering import lower_chain, make_context
+from fklir.frontend.lowering import lower_chain, lower_pipeline, make_context
 from fklir.interpreters.fkl import run_module
 from fklir.passes.default_pipeline import DEFAULT_PASSES
 from fklir.passes.infer_types import InferTypesPass
@@ -44,18 +44,38 @@ CHAINS = {
 }
 
 
+DIVERGENT = (
+    (fkl.TensorRead(), fkl.Resize(9, 7), fkl.Mul(2.0), fkl.SaturateCast("uint8"), fkl.TensorWrite()),
+    (fkl.TensorRead(), fkl.Crop(2, 3, 12, 8), fkl.Resize(9, 7, "nearest"), fkl.TensorWrite()),
+    (fkl.TensorRead(), fkl.Crop(1, 1, 9, 7), fkl.Add(3), fkl.Min(100), fkl.TensorWrite()),
+)
+
+
+def _check_passes_preserve(module: object, inputs: dict[str, np.ndarray]) -> None:
+    ctx = make_context()
+    InferTypesPass().apply(ctx, module)  # the interpreter needs types; inference itself is tested below
+    expected = run_module(module, inputs)["dst"]  # pyright: ignore[reportArgumentType]
+    for p in DEFAULT_PASSES:
+        p.apply(ctx, module)  # pyright: ignore[reportArgumentType]
+        module.verify()  # pyright: ignore[reportAttributeAccessIssue]
+        got = run_module(module, inputs)["dst"]  # pyright: ignore[reportArgumentType]
+        np.testing.assert_array_equal(got, expected, err_msg=f"after {p.name}")
+
+
 @pytest.mark.parametrize("name", sorted(CHAINS))
 def test_each_pass_preserves_results(name: str) -> None:
-    ctx = make_context()
     image = RNG.integers(0, 256, (19, 33, 3), dtype=np.uint8)
-    module = lower_chain(CHAINS[name], "uint8", 3, 1)
-    InferTypesPass().apply(ctx, module)  # the interpreter needs types; inference itself is tested below
-    expected = run_module(module, {"src": image})["dst"]
-    for p in DEFAULT_PASSES:
-        p.apply(ctx, module)
-        module.verify()
-        got = run_module(module, {"src": image})["dst"]
-        np.testing.assert_array_equal(got, expected, err_msg=f"after {p.name}")
+    _check_passes_preserve(lower_chain(CHAINS[name], "uint8", 3, 1), {"src": image})
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_each_pass_preserves_image_lists_and_divergent_batches(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    images = {f"src{i}": rng.integers(0, 256, (19, 33, 3), dtype=np.uint8) for i in range(4)}
+    _check_passes_preserve(lower_pipeline([CHAINS["nearest"]], "uint8", 3, 1, images=4), images)
+    plane_map = [int(k) for k in rng.permutation([0, 1, 2, int(rng.integers(0, 3))])]
+    image = rng.integers(0, 256, (19, 33, 3), dtype=np.uint8)
+    _check_passes_preserve(lower_pipeline(DIVERGENT, "uint8", 3, 1, plane_map=plane_map), {"src": image})
 
 
 def test_infer_types_then_default_pipeline_equals_frontend_types() -> None:

@@ -107,6 +107,79 @@ fkl.write %0, "" : !fkl.image<?x?x3xf32>
   fkl.split %0, "" : !fkl.image<?x?x3xf32>
 // CHECK: invalid.mlir:[[# @LINE - 1]]:3: error: 'fkl.split' needs a non-empty destination name
 
+// -----
+
+%0 = fkl.read ["src0", "src1"] : !fkl.image<?x?x3xf32, planes 3>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.read' reads 2 sources into 3 planes
+
+// -----
+
+%0 = fkl.read ["src0", ""] : !fkl.image<?x?x3xf32, planes 2>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.read' needs non-empty source names
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xf32>
+// CHECK: 'fkl.read' without a sample region reads its result type: write `: T` only
+
+// -----
+
+%0 = fkl.read "src" : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xui8> sample {
+^bb0(%s : !fkl.image<?x?x3xui8>):
+  %c = fkl.crop %s, rects [[0, 0, 2, 2]] : !fkl.image<?x?x3xui8>
+}
+// CHECK: invalid.mlir:[[# @LINE - 4]]:1: error: 'fkl.read' sample region must end with fkl.yield
+
+// -----
+
+%0 = fkl.read "src" : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xf32> sample {
+^bb0(%s : !fkl.image<?x?x3xui8>):
+  %c = fkl.crop %s, rects [[0, 0, 2, 2]] : !fkl.image<?x?x3xui8>
+  fkl.yield %c : !fkl.image<?x?x3xui8>
+}
+// CHECK: invalid.mlir:[[# @LINE - 5]]:1: error: 'fkl.read' yields !fkl.image<?x?x3xui8> but its result type is !fkl.image<?x?x3xf32>
+
+// -----
+
+%0 = fkl.read "src" : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xui8> sample {
+^bb0(%s : !fkl.image<?x?x3xui8>):
+  %c = fkl.add %s, 1 : !fkl.image<?x?x3xui8>
+  fkl.yield %c : !fkl.image<?x?x3xui8>
+}
+// CHECK: invalid.mlir:[[# @LINE - 5]]:1: error: 'fkl.read' sample region holds only geometry ops, not 'fkl.add'
+
+// -----
+
+%0 = fkl.read "src" : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xui8> sample {
+^bb0(%s : !fkl.image<?x?x3xui8>, %s2 : !fkl.image<?x?x3xui8>):
+  fkl.yield %s : !fkl.image<?x?x3xui8>
+}
+// CHECK: invalid.mlir:[[# @LINE - 4]]:1: error: 'fkl.read' sample region takes one !fkl.image argument (the source)
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+fkl.yield %0 : !fkl.image<?x?x3xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.yield' expects parent op 'fkl.read'
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+fkl.write %0, "d" planes [1, 1] : !fkl.image<?x?x3xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.write' planes must be distinct indices >= 0, got [1, 1]
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+fkl.split %0, "d" planes [-1] : !fkl.image<?x?x3xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.split' planes must be distinct indices >= 0, got [-1]
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+fkl.write %0, "d" planes [] : !fkl.image<?x?x3xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.write' planes must be distinct indices >= 0, got []
+
 // ---- arithmetic ---------------------------------------------------------------------------------
 
 // -----

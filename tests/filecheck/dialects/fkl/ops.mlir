@@ -112,6 +112,39 @@ fkl.split %sub, "planar_out" : !fkl.image<?x?x3xf64, planes 64, planar>
 // CHECK-NEXT:   fkl.write %c_f32, "out" : !fkl.image<?x?x3xui8, planar>
 // CHECK-NEXT:   fkl.split %sub, "planar_out" : !fkl.image<?x?x3xf64, planes 64, planar>
 
+// Pointer-table reads (one source per plane), reads with geometry folded into a sample region,
+// writes to chosen planes of the destination.
+%table = fkl.read ["src0", "src1"] : !fkl.image<?x?x3xf32, planes 2>
+%table_dyn = fkl.read ["a", "b", "c"] : !fkl.image<?x?x1xui8, planes ?>
+%px = fkl.read "src" : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xf32, planes 3> sample {
+^bb0(%s : !fkl.image<?x?x3xui8>):
+  %sc = fkl.crop %s, param "crop1" : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xui8, planes 3>
+  %sr = fkl.resize %sc, param "resize2", linear : !fkl.image<?x?x3xui8, planes 3> -> !fkl.image<?x?x3xf32, planes 3>
+  fkl.yield %sr : !fkl.image<?x?x3xf32, planes 3>
+}
+%same = fkl.read ["x", "y"] : !fkl.image<?x?x1xui8, planes 2> sample {
+^bb0(%t : !fkl.image<?x?x1xui8, planes 2>):
+  %tr = fkl.resize %t, size [4, 4], nearest : !fkl.image<?x?x1xui8, planes 2>
+  fkl.yield %tr : !fkl.image<?x?x1xui8, planes 2>
+}
+fkl.write %table, "dst" planes [0, 2] : !fkl.image<?x?x3xf32, planes 2>
+fkl.split %px, "dst2" planes [5, 1, 3] : !fkl.image<?x?x3xf32, planes 3>
+// CHECK-NEXT:   %table = fkl.read ["src0", "src1"] : !fkl.image<?x?x3xf32, planes 2>
+// CHECK-NEXT:   %table_dyn = fkl.read ["a", "b", "c"] : !fkl.image<?x?x1xui8, planes ?>
+// CHECK-NEXT:   %px = fkl.read "src" : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xf32, planes 3> sample {
+// CHECK-NEXT:   ^bb0(%s: !fkl.image<?x?x3xui8>):
+// CHECK-NEXT:     %sc = fkl.crop %s, param "crop1" : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xui8, planes 3>
+// CHECK-NEXT:     %sr = fkl.resize %sc, param "resize2", linear : !fkl.image<?x?x3xui8, planes 3> -> !fkl.image<?x?x3xf32, planes 3>
+// CHECK-NEXT:     fkl.yield %sr : !fkl.image<?x?x3xf32, planes 3>
+// CHECK-NEXT:   }
+// CHECK-NEXT:   %same = fkl.read ["x", "y"] : !fkl.image<?x?x1xui8, planes 2> sample {
+// CHECK-NEXT:   ^bb0(%t: !fkl.image<?x?x1xui8, planes 2>):
+// CHECK-NEXT:     %tr = fkl.resize %t, size [4, 4], nearest : !fkl.image<?x?x1xui8, planes 2>
+// CHECK-NEXT:     fkl.yield %tr : !fkl.image<?x?x1xui8, planes 2>
+// CHECK-NEXT:   }
+// CHECK-NEXT:   fkl.write %table, "dst" planes [0, 2] : !fkl.image<?x?x3xf32, planes 2>
+// CHECK-NEXT:   fkl.split %px, "dst2" planes [5, 1, 3] : !fkl.image<?x?x3xf32, planes 3>
+
 // Kernels: no slots; every slot kind, with and without values.
 fkl.kernel @empty params !fkl.params<> {
   %0 = fkl.read "src" : !fkl.image<?x?x3xui8>
@@ -162,5 +195,11 @@ fkl.kernel @inline_values params !fkl.params<> {
 // GENERIC:      "fkl.resize"(%crop3) <{interp = "linear", slot = "resize1"}>
 // GENERIC:      "fkl.write"(%c_f32) <{dest = "out"}> : (!fkl.image<?x?x3xui8, planar>) -> ()
 // GENERIC:      "fkl.split"(%sub) <{dest = "planar_out"}>
+// GENERIC:      "fkl.read"() <{source = ["src0", "src1"]}> : () -> !fkl.image<?x?x3xf32, planes 2>
+// GENERIC:      "fkl.read"() <{source = "src"}> ({
+// GENERIC-NEXT: ^bb0(%s: !fkl.image<?x?x3xui8>):
+// GENERIC:        "fkl.yield"(%sr) : (!fkl.image<?x?x3xf32, planes 3>) -> ()
+// GENERIC-NEXT: }) : () -> !fkl.image<?x?x3xf32, planes 3>
+// GENERIC:      "fkl.write"(%table) <{dest = "dst", planes = array<i64: 0, 2>}>
 // GENERIC:      "fkl.kernel"() <{sym_name = "empty", params = !fkl.params<>}> ({
 // GENERIC:      "fkl.kernel"() <{sym_name = "k0", params = !fkl.params<crop1: rect x 2, {{.*}}>, values = {crop1 = array<i64: 0, 0, 4, 4, 1, 1, 4, 4>, {{.*}}}}> ({
