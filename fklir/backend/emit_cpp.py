@@ -15,6 +15,7 @@ The parameter block is `fkl::KernelHeader` followed by one array per slot of the
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from xdsl.ir import Operation
@@ -297,41 +298,45 @@ def _emit_pixel(
     return lines
 
 
-def _flat_width(in_dtype: str, out_dtype: str) -> int:
-    return 16 // min(ELEMENT_SIZE[in_dtype], ELEMENT_SIZE[out_dtype])
+def _flat_width(in_dtype: str, out_dtype: str, channels: int) -> int:
+    """Elements per thread: whole 16-byte vectors on both sides, and a multiple of the channel
+    count so that every element's channel is a compile-time constant (a per-thread channel
+    would make the warp read the parameter block at divergent addresses)."""
+    return math.lcm(16 // min(ELEMENT_SIZE[in_dtype], ELEMENT_SIZE[out_dtype]), channels)
 
 
 def _emit_flat(in_dtype: str, out_dtype: str, channels: int) -> list[str]:
     t_in, t_out = CPP_TYPE[in_dtype], CPP_TYPE[out_dtype]
-    n = _flat_width(in_dtype, out_dtype)
+    n = _flat_width(in_dtype, out_dtype, channels)
     per_load, per_store = 16 // ELEMENT_SIZE[in_dtype], 16 // ELEMENT_SIZE[out_dtype]
     return [
-        f"// Elements [i*{n}, i*{n}+{n}) of the packed image: 16-byte loads and stores when aligned.",
+        f"// Elements [i*{n}, i*{n}+{n}) of the packed image, {n} a multiple of the {channels} channels:",
+        "// 16-byte loads and stores when aligned, element j has channel j % C.",
         "FKL_HD void flat(const Params& p, fkl::i64 i) {",
-        f"    const {t_in}* src = (const {t_in}*)p.h.src;",
-        f"    {t_out}* dst = ({t_out}*)p.h.dst;",
-        f"    const fkl::i64 first = i * {n};",
-        f"    int c = (int)(first % {channels});",
-        f"    if (p.h.aligned && first + {n} <= p.h.n) {{",
+        f"    const {t_in}* src = (const {t_in}*)p.h.src + i * {n};",
+        f"    {t_out}* dst = ({t_out}*)p.h.dst + i * {n};",
+        f"    const fkl::i64 left = p.h.n - i * {n};",
+        f"    if (p.h.aligned && left >= {n}) {{",
         f"        {t_in} in[{n}];",
+        "#pragma unroll",
         f"        for (int k = 0; k < {n // per_load}; ++k) {{",
-        f"            const fkl::Vec16<{t_in}> v = fkl::load16(src + first + k * {per_load});",
+        f"            const fkl::Vec16<{t_in}> v = fkl::load16(src + k * {per_load});",
+        "#pragma unroll",
         f"            for (int j = 0; j < {per_load}; ++j) in[k * {per_load} + j] = v.v[j];",
         "        }",
+        "#pragma unroll",
         f"        for (int k = 0; k < {n // per_store}; ++k) {{",
         f"            fkl::Vec16<{t_out}> v;",
+        "#pragma unroll",
         f"            for (int j = 0; j < {per_store}; ++j) {{",
-        f"                v.v[j] = compute(p, in[k * {per_store} + j], c);",
-        f"                if (++c == {channels}) c = 0;",
+        f"                const int e = k * {per_store} + j;",
+        f"                v.v[j] = compute(p, in[e], e % {channels});",
         "            }",
-        f"            fkl::store16(dst + first + k * {per_store}, v);",
+        f"            fkl::store16(dst + k * {per_store}, v);",
         "        }",
         "        return;",
         "    }",
-        f"    for (int j = 0; j < {n} && first + j < p.h.n; ++j) {{",
-        "        dst[first + j] = compute(p, src[first + j], c);",
-        f"        if (++c == {channels}) c = 0;",
-        "    }",
+        f"    for (int e = 0; e < {n} && e < left; ++e) dst[e] = compute(p, src[e], e % {channels});",
         "}",
     ]
 
@@ -452,7 +457,7 @@ def emit_kernel(kernel: fkl.KernelOp) -> EmittedKernel:
                 "",
             ]
     elif flat:
-        n = _flat_width(in_type.dtype, out_type.dtype)
+        n = _flat_width(in_type.dtype, out_type.dtype, in_type.channels.data)
         lines += _emit_compute(first.compute, in_type.dtype, out_type.dtype)
         lines.append("")
         lines += _emit_flat(in_type.dtype, out_type.dtype, in_type.channels.data)

@@ -187,7 +187,75 @@ fkl.write %2, "dst" : !fkl.image<?x?x?xnone>
 // CHECK-NEXT:              for (int j = 0; j < 4; ++j) {
 // CHECK:                   fkl::store16(dst + first + k * 4, v);
 // CHECK:           if (i * 16 < p.h.n) flat(p, i);
+// CHECK:       {{//}} -----
 
 // CPP-LABEL:   // ---- fkl.kernel @k0 (target cpp) ----
 // CPP:         fkl::Vec16<fkl::f32> v;
 // CPP-NOT:     target cuda
+// CPP:         {{//}} -----
+
+// -----
+
+// ---- A pointer table: plane z reads image z (no flat mode: each plane has its own pointer). ----
+
+%0 = fkl.read ["s0", "s1"] : !fkl.image<?x?x3xui8, planes 2>
+%1 = fkl.add %0, 1 : !fkl.image<?x?x3xui8, planes 2>
+fkl.write %1, "dst" : !fkl.image<?x?x3xui8, planes 2>
+
+// CHECK-LABEL: // ---- fkl.kernel @k0 (target cuda) ----
+// CHECK:       struct Params {
+// CHECK-NEXT:      fkl::KernelHeader h;
+// CHECK-NEXT:      const void* src_table[2];
+// CHECK-NEXT:      fkl::u8 [[ADD:add[0-9]+]][3];
+// CHECK-NEXT:  };
+// CHECK:       const fkl::u8 v1 = fkl::Add::exec(v0, p.[[ADD]][c]);
+// CHECK:       FKL_HD void stage0(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z, fkl::u8 out[3]) {
+// CHECK-NEXT:      const fkl::u8* px = (const fkl::u8*)p.src_table[z] + y * p.h.src_pitch + (fkl::i64)x * 3;
+// CHECK-NOT:   flat(
+// CHECK:       pixel(p, x, y, blockIdx.z);
+// CHECK:       {{//}} -----
+
+// CPP-LABEL:   // ---- fkl.kernel @k0 (target cpp) ----
+// CPP:         p.src_table[z]
+// CPP:         {{//}} -----
+
+// -----
+
+// ---- A divergent batch: two chains, one kernel; plane z runs chain planemap[z]. ----------------
+
+%a0 = fkl.read "src" : !fkl.image<?x?x1xf32>
+%a1 = fkl.add %a0, 1.0 : !fkl.image<?x?x1xf32>
+fkl.write %a1, "dst" planes [0, 2] : !fkl.image<?x?x1xf32>
+%b0 = fkl.read "src" : !fkl.image<?x?x1xf32>
+%b1 = fkl.mul %b0, 2.0 : !fkl.image<?x?x1xf32>
+fkl.write %b1, "dst" planes [1] : !fkl.image<?x?x1xf32>
+
+// CHECK-LABEL: // ---- fkl.kernel @k0 (target cuda) ----
+// CHECK:       struct Params {
+// CHECK-NEXT:      fkl::KernelHeader h;
+// CHECK-NEXT:      fkl::i32 planemap[3];
+// CHECK-NEXT:      fkl::f32 [[ADD:add[0-9]+]][1];
+// CHECK-NEXT:      fkl::f32 [[MUL:mul[0-9]+]][1];
+// CHECK-NEXT:  };
+// CHECK:       namespace c0 {
+// CHECK:           const fkl::f32 v1 = fkl::Add::exec(v0, p.[[ADD]][c]);
+// CHECK:       FKL_HD void pixel(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z) {
+// CHECK:       }  // namespace c0
+// CHECK:       namespace c1 {
+// CHECK:           const fkl::f32 v1 = fkl::Mul::exec(v0, p.[[MUL]][c]);
+// CHECK:       FKL_HD void pixel(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z) {
+// CHECK:       }  // namespace c1
+// CHECK-NOT:   namespace c2
+// CHECK:       FKL_HD void dispatch(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z) {
+// CHECK-NEXT:      switch (p.planemap[z]) {
+// CHECK-NEXT:          case 0: c0::pixel(p, x, y, z); break;
+// CHECK-NEXT:          case 1: c1::pixel(p, x, y, z); break;
+// CHECK-NEXT:      }
+// CHECK-NEXT:  }
+// CHECK:       if (x < p.h.dst_w && y < p.h.dst_h) dispatch(p, x, y, blockIdx.z);
+// CHECK:       for (fkl::i32 x = 0; x < p->h.dst_w; ++x) dispatch(*p, x, y, z);
+// CHECK-NOT:   fkl.kernel @k1
+
+// CPP-LABEL:   // ---- fkl.kernel @k0 (target cpp) ----
+// CPP:         switch (p.planemap[z]) {
+// CPP-NOT:     fkl.kernel @k1
