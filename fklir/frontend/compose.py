@@ -97,11 +97,59 @@ class Pipeline:
         self.planar = isinstance(ops[-1], fops.TensorSplit)
         self.crop_batched = any(isinstance(op, fops.Crop) and op.batched for op in ops)
         self._plans: dict[tuple[Signature, int], LaunchPlan] = {}
+        self._prepared: dict[tuple[object, ...], _Prepared] = {}
         self._last_signature: Signature | None = None
+        self._bound: _Binding | None = None
+        self._bind(ops[0], ops[-1])
+
+    def _bind(self, read: fops.Op, write: fops.Op) -> None:
+        """Bound compose: TensorRead(x) compiles now and makes x the call default; TensorWrite(out) likewise."""
+        read_binding = getattr(read, "binding", None)
+        write_binding = getattr(write, "binding", None)
+        if read_binding is None and write_binding is None:
+            return
+        if self.target != "gpu":
+            raise ValueError(
+                "compose: bound buffers (TensorRead(x), TensorWrite(out)) need target='gpu'; "
+                "on the CPU target pass arrays per call: pipe(x, out=y)"
+            )
+        if isinstance(read_binding, list | tuple) or isinstance(write_binding, list | tuple):
+            raise TypeError("compose: bind one array, not a list; pass a list of images per call: pipe([x0, x1, ...])")
+        from fklir.runtime.interop import describe_gpu_array
+
+        binding = _Binding()
+        if read_binding is not None:
+            binding.src = describe_gpu_array(read_binding, "TensorRead binding")
+            binding.prepared = self._prepare_gpu(read_binding, [binding.src])
+        if write_binding is not None:
+            binding.dst = describe_gpu_array(write_binding, "TensorWrite binding")
+            if binding.prepared is not None:
+                try:
+                    _check_out(binding.dst, binding.prepared)
+                except ValueError as e:
+                    raise ValueError(f"compose: the bound output does not fit the chain: {e}") from None
+        self._bound = binding
 
     @property
     def ops(self) -> tuple[fops.Op, ...]:
         return self.chains[0]
+
+    # ---- pickling: the chain travels, compiled state is rebuilt (from the disk cache) -------------
+
+    def __getstate__(self) -> dict[str, Any]:
+        if self._bound is not None:
+            raise TypeError(
+                "a bound pipeline holds device buffers and cannot be pickled; pickle an unbound one "
+                "(TensorRead() / TensorWrite()) and pass arrays per call"
+            )
+        return {"chains": self.chains, "plane_map": self.plane_map, "target": self.target}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        chains, plane_map, target = state["chains"], state["plane_map"], state["target"]
+        if plane_map is None:
+            Pipeline.__init__(self, chains[0], target)
+        else:
+            DivergentPipeline.__init__(self, [k + 1 for k in plane_map], chains, target)  # pyright: ignore[reportArgumentType]
 
     # ---- cold path ------------------------------------------------------------------------------
 
@@ -171,9 +219,53 @@ class Pipeline:
             core = (e.dst_h, e.dst_w) + ((e.channels_out,) if e.channels_out > 1 else ())
         return ((e.dst_planes,) if batched else ()) + core
 
-    def __call__(self, x: object, out: object = None, stream: object = None) -> Any:
+    def __call__(self, x: object = None, out: object = None, stream: object = None) -> Any:
+        if self._bound is not None:
+            return self._call_bound(x, out, stream)
+        if x is None:
+            raise TypeError("pipe() needs an input: call pipe(x), or bind one at compose time with TensorRead(x)")
         if self.target == "cpu":
             return self._call_cpu(x, out, stream)
+        return self._call_gpu(x, out, stream)
+
+    def _call_bound(self, x: object, out: object, stream: object) -> Any:
+        """A bound pipeline: bindings are call defaults; overrides must match them."""
+        from fklir.backend import cuda_driver
+        from fklir.runtime.interop import describe_gpu_array, stream_handle
+
+        b = self._bound
+        assert b is not None
+        if x is None and out is None and b.src is not None and b.dst is not None and b.prepared is not None:
+            plan = b.prepared.plan
+            cuda_driver.ensure_context(b.src.device)
+            if b.dirty:
+                plan.set_extent(b.prepared.extent)
+                plan.set_pointers(b.src.ptr, b.dst.ptr)
+                b.dirty = False
+            if stream is not None:
+                plan.launch(stream_handle(stream))
+                return b.dst.obj
+            handle, _ = _launch_stream(b.src, None)
+            plan.launch(handle)
+            cuda_driver.synchronize(handle)
+            return b.dst.obj
+        if isinstance(x, list | tuple):
+            raise ValueError("a bound pipeline takes one input; compose an unbound pipeline for lists of images")
+        if x is None:
+            if b.src is None:
+                raise TypeError("pipe() needs an input: only the output is bound; call pipe(x)")
+            x = b.src.obj
+        elif b.src is not None:
+            given = describe_gpu_array(x, "TensorRead input")
+            if (given.shape, given.dtype_name, given.device) != (b.src.shape, b.src.dtype_name, b.src.device):
+                raise ValueError(
+                    f"input override: expected {b.src.dtype_name} {b.src.shape} on device {b.src.device} like the "
+                    f"bound input, got {given.dtype_name} {given.shape} on device {given.device}; "
+                    "compose a new pipeline for other shapes or dtypes"
+                )
+        if out is None and b.dst is not None:
+            out = b.dst.obj
+        b.dirty = True
         return self._call_gpu(x, out, stream)
 
     def _call_cpu(self, x: object, out: object, stream: object) -> np.ndarray[Any, Any]:
@@ -222,11 +314,10 @@ class Pipeline:
         self._last_signature = sig
         return sig, width, height
 
-    def _call_gpu(self, x: object, out: object, stream: object) -> Any:
+    def _prepare_gpu(self, x: object, sources: list[Any]) -> _Prepared:
+        """Cold part of a GPU call for one input signature and size: plan, extent, output shape."""
         from fklir.backend import cuda_driver
-        from fklir.runtime.interop import describe_gpu_array, empty_like_framework
 
-        sources = [describe_gpu_array(a, f"TensorRead input {i}") for i, a in enumerate(_as_list(x))]
         src = sources[0]
         if any(s.device != src.device for s in sources):
             raise ValueError(f"TensorRead: list inputs are on devices {[s.device for s in sources]}; use one device")
@@ -234,25 +325,64 @@ class Pipeline:
         cuda_driver.ensure_context(src.device)
         plan = self._plan(sig, src.device)
         e = self._extent(sig, width, height, plan.layout.out_channels)
-        shape = self._out_shape(sig, e)
-        dtype = plan.layout.out_dtype
-        if out is None:
-            result, dst_ptr = empty_like_framework(src.framework, shape, dtype, src.device, src.obj)
+        prepared = _Prepared(plan, e, self._out_shape(sig, e), plan.layout.out_dtype, src.device)  # pyright: ignore[reportArgumentType]
+        if not isinstance(x, list | tuple):
+            self._prepared[(src.shape, src.dtype_name, src.device)] = prepared
+        return prepared
+
+    def _call_gpu(self, x: object, out: object, stream: object) -> Any:
+        from fklir.backend import cuda_driver
+        from fklir.runtime.interop import describe_gpu_array, empty_like_framework
+
+        if isinstance(x, list | tuple):
+            sources = [describe_gpu_array(a, f"TensorRead input {i}") for i, a in enumerate(_as_list(x))]
+            src = sources[0]
+            prep = self._prepare_gpu(x, sources)
+            prep.plan.set_sources([s.ptr for s in sources])
         else:
-            dst = describe_gpu_array(out, "out")
-            if dst.shape != shape or dst.dtype_name != dtype or dst.device != src.device:
-                raise ValueError(
-                    f"out: expected a {dtype} array of shape {shape} on device {src.device}, "
-                    f"got {dst.dtype_name} {dst.shape} on device {dst.device}"
-                )
-            result, dst_ptr = out, dst.ptr
+            src = describe_gpu_array(x, "TensorRead input")
+            prep = self._prepared.get((src.shape, src.dtype_name, src.device)) or self._prepare_gpu(x, [src])
+        cuda_driver.ensure_context(src.device)
+        if out is None:
+            result, dst_ptr = empty_like_framework(src.framework, prep.out_shape, prep.out_dtype, src.device, src.obj)
+        else:
+            result, dst_ptr = out, _check_out(describe_gpu_array(out, "out"), prep)
         handle, owned = _launch_stream(src, stream)
-        if e.dst_w * e.dst_h * e.dst_planes:
-            plan.set_sources([s.ptr for s in sources])
-            plan.run(src.ptr, dst_ptr, e, handle)  # pyright: ignore[reportCallIssue]
+        if prep.out_shape and min(prep.out_shape):
+            prep.plan.run(src.ptr, dst_ptr, prep.extent, handle)  # pyright: ignore[reportCallIssue]
         if owned:
             cuda_driver.synchronize(handle)
         return result
+
+
+@dataclass
+class _Binding:
+    """A bound pipeline's buffers (described once, at compose) and its prepared call."""
+
+    src: Any = None  # GpuArray
+    dst: Any = None  # GpuArray
+    prepared: Any = None  # _Prepared
+    dirty: bool = True  # the parameter block holds other pointers than the bound ones
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """Everything a warm GPU call on one input signature and size needs."""
+
+    plan: Any  # GpuLaunch
+    extent: Extent
+    out_shape: tuple[int, ...]
+    out_dtype: str
+    device: int
+
+
+def _check_out(dst: Any, prep: _Prepared) -> int:
+    if dst.shape != prep.out_shape or dst.dtype_name != prep.out_dtype or dst.device != prep.device:
+        raise ValueError(
+            f"out: expected a {prep.out_dtype} array of shape {prep.out_shape} on device {prep.device}, "
+            f"got {dst.dtype_name} {dst.shape} on device {dst.device}"
+        )
+    return int(dst.ptr)
 
 
 class DivergentPipeline(Pipeline):
@@ -266,6 +396,10 @@ class DivergentPipeline(Pipeline):
             raise ValueError("compose_divergent: give at least one chain")
         for chain in op_chains:
             _check_structure(chain, "compose_divergent")
+            if getattr(chain[0], "binding", None) is not None or getattr(chain[-1], "binding", None) is not None:
+                raise ValueError(
+                    "compose_divergent: chains cannot bind buffers; call the pipeline with the input: pipe(x, out=y)"
+                )
             if any(isinstance(op, fops.Crop) and op.batched for op in chain):
                 raise ValueError("compose_divergent: a chain takes one rect per Crop, not a list")
         _check_plane_map(plane_map, len(op_chains))

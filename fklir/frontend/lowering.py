@@ -89,11 +89,11 @@ def lower_chain(ops: Sequence[Op], dtype: str, channels: int, planes: int) -> Mo
 
 
 def run_passes(module: ModuleOp, passes: Sequence[ModulePass] = DEFAULT_PASSES) -> ModuleOp:
+    """Run `passes` and verify the result once (each pass reports its own errors, naming the op)."""
     ctx = make_context()
-    module.verify()
     for p in passes:
         p.apply(ctx, module)
-        module.verify()
+    module.verify()
     return module
 
 

@@ -67,12 +67,20 @@ class Op:
 
 @dataclass(frozen=True, eq=False)
 class TensorRead(Op):
-    """Reads the input: packed (H, W[, C]) or (B, H, W[, C])."""
+    """Reads the input: packed (H, W[, C]) or (B, H, W[, C]).
+
+    `TensorRead(x)` binds `x` (bound compose, GPU target): the pipeline compiles at compose() and
+    `pipe()` reads `x` with no argument. The binding is a call default, never part of the cache key.
+    """
+
+    binding: object = None
 
 
 @dataclass(frozen=True, eq=False)
 class TensorWrite(Op):
-    """Writes packed output: (H, W[, C]) or (B, H, W[, C])."""
+    """Writes packed output: (H, W[, C]) or (B, H, W[, C]). `TensorWrite(out)` binds the output."""
+
+    binding: object = None
 
     IR_OP: ClassVar[type[fkl.WriteOp | fkl.SplitOp]] = fkl.WriteOp
 

@@ -63,6 +63,8 @@ def _infer_op(op: Operation) -> None:
     if not isinstance(in_type, fkl.ImageType) or not in_type.is_known:
         raise OpError(op, f"'{op.name}' input type is not known: is the chain connected to a read?")
     _set_result_type(op, infer_result_type(op, in_type))
+    # with types known, the op's own rules (value ranges, division by zero, ...) apply in full
+    op.verify(verify_nested_ops=False)
 
 
 def _set_result_type(op: Operation, inferred: fkl.ImageType) -> None:

@@ -1,7 +1,7 @@
 """`fkl-outline-kernels`: move each top-level read ... write chain into its own `fkl.kernel`.
 
 One `fkl.kernel` is one launch. Kernels are named `@k0`, `@k1`, ... in chain order (numbering
-continues after kernels that already exist). Run after `fkl-validate-chain`. No options.
+skips names that kernels already have). Run after `fkl-validate-chain`. No options.
 """
 
 from __future__ import annotations
@@ -23,8 +23,11 @@ class OutlineKernelsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         block = op.body.block
-        index = sum(1 for o in block.ops if isinstance(o, fkl.KernelOp))
+        taken = {o.sym_name.data for o in block.ops if isinstance(o, fkl.KernelOp)}
+        index = 0
         for chain in chains_of(block):
+            while f"k{index}" in taken:
+                index += 1
             anchor = chain[-1].next_op
             body = Block()
             for chain_op in chain:

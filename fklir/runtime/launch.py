@@ -43,12 +43,15 @@ LAUNCHES = LaunchCounter()
 
 
 class LaunchPlan:
-    """Shared by both targets: the parameter block and how to fill its header."""
+    """Shared by both targets: the parameter block, filled once per extent; per call only the
+    source and output pointers (and the alignment flag that depends on them) change."""
 
     def __init__(self, layout: Any, values: dict[str, Sequence[float]]):
         self.layout = layout
         self.params = params_struct_type(layout.slots, layout.src_table)()
         pack_slots(self.params, layout.slots, values)
+        self.header = self.params.h  # pyright: ignore[reportAttributeAccessIssue]
+        self.extent: Extent | None = None
 
     def set_sources(self, pointers: Sequence[int]) -> None:
         """The pointer table of a list input (one image per plane); nothing for a single input."""
@@ -58,18 +61,24 @@ class LaunchPlan:
         for i, ptr in enumerate(pointers):
             table[i] = ptr
 
-    def fill_header(self, src: int, dst: int, e: Extent) -> None:
-        h = self.params.h  # pyright: ignore[reportAttributeAccessIssue]
-        h.src = src
+    def set_extent(self, e: Extent) -> None:
+        if e == self.extent:
+            return
+        h = self.header
         h.src_pitch = e.src_w * e.channels_in
         h.src_plane_stride = e.src_h * e.src_w * e.channels_in
         h.src_w, h.src_h = e.src_w, e.src_h
-        h.dst = dst
         h.dst_pitch = e.dst_w * e.channels_out
         h.dst_plane_stride = e.dst_h * e.dst_w * e.channels_out
         h.dst_w, h.dst_h, h.dst_planes = e.dst_w, e.dst_h, e.dst_planes
         h.n = e.dst_planes * e.dst_h * e.dst_w * e.channels_out
-        h.aligned = int(src % 16 == 0 and dst % 16 == 0)
+        self.extent = e
+
+    def set_pointers(self, src: int, dst: int) -> None:
+        h = self.header
+        h.src = src
+        h.dst = dst
+        h.aligned = not ((src | dst) & 15)
 
 
 class CpuLaunch(LaunchPlan):
@@ -83,7 +92,8 @@ class CpuLaunch(LaunchPlan):
         self.address = ctypes.addressof(self.params)
 
     def run(self, src: int, dst: int, e: Extent) -> None:
-        self.fill_header(src, dst, e)
+        self.set_extent(e)
+        self.set_pointers(src, dst)
         LAUNCHES.count += 1
         self.entry(self.address)
 
@@ -96,19 +106,29 @@ class GpuLaunch(LaunchPlan):
         self.kernel = kernel
         self.arg_array = (ctypes.c_void_p * 1)(ctypes.addressof(self.params))
         self.arg_address = ctypes.addressof(self.arg_array)
+        self.grid: tuple[int, int, int] = (1, 1, 1)
+        self.block: tuple[int, int, int] = PIXEL_BLOCK
 
-    def grid(self, e: Extent) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    def set_extent(self, e: Extent) -> None:
+        if e == self.extent:
+            return
+        super().set_extent(e)
         if self.layout.mode == "flat":
             n = e.dst_planes * e.dst_h * e.dst_w * e.channels_out
             threads = -(-n // self.layout.elements_per_thread)
-            return (max(1, -(-threads // FLAT_BLOCK)), 1, 1), (FLAT_BLOCK, 1, 1)
-        bx, by, _ = PIXEL_BLOCK
-        return (-(-e.dst_w // bx), -(-e.dst_h // by), e.dst_planes), PIXEL_BLOCK
+            self.grid, self.block = (max(1, -(-threads // FLAT_BLOCK)), 1, 1), (FLAT_BLOCK, 1, 1)
+        else:
+            bx, by, _ = PIXEL_BLOCK
+            self.grid, self.block = (-(-e.dst_w // bx), -(-e.dst_h // by), e.dst_planes), PIXEL_BLOCK
 
     def run(self, src: int, dst: int, e: Extent, stream: int) -> None:
+        self.set_extent(e)
+        self.set_pointers(src, dst)
+        self.launch(stream)
+
+    def launch(self, stream: int) -> None:
+        """Launch with the block as it is (a bound pipeline's warm call does only this)."""
         from fklir.backend import cuda_driver
 
-        self.fill_header(src, dst, e)
-        grid, block = self.grid(e)
         LAUNCHES.count += 1
-        cuda_driver.launch(self.kernel, grid, block, self.arg_address, stream)
+        cuda_driver.launch(self.kernel, self.grid, self.block, self.arg_address, stream)

@@ -1,7 +1,5 @@
-// XFAIL: *
 // RUN: fklir-opt %s -p fkl-outline-kernels | filecheck %s
 
-// KNOWN BUG (reported to the lead; remove the XFAIL line once fixed): the new kernel's number is
 // the COUNT of existing kernels, not a free name. With an existing @k1 the new chain is also named
 // @k1 and the module fails to verify ("Redefinition of symbol "k1"", exit 1). Expected: a fresh
 // name such as @k2 (or @k0), the existing @k1 untouched.
