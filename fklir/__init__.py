@@ -57,21 +57,18 @@ __all__ = [
     "set_backend",
 ]
 
-_BACKENDS = ("nvcc",)
-_backend = "nvcc"
-
-
 def get_backend() -> str:
-    """The GPU compiler in use ("nvcc")."""
-    return _backend
+    """The GPU compiler in use: "nvcc" or "nvrtc" (automatic: nvcc when on PATH, else NVRTC)."""
+    from fklir.backend.build import get_backend as current
+
+    return current()
 
 
-def set_backend(name: str) -> None:
-    """Choose the GPU compiler. Only "nvcc" exists so far."""
-    global _backend
-    if name not in _BACKENDS:
-        raise ValueError(f"set_backend: unknown backend {name!r}; available: {', '.join(_BACKENDS)}")
-    _backend = name
+def set_backend(name: str | None) -> None:
+    """Choose the GPU compiler, "nvcc" or "nvrtc" (None: automatic). Kernels are cached per compiler."""
+    from fklir.backend.build import set_backend as choose
+
+    choose(name)
 
 
 def clear_cache() -> None:

@@ -9,6 +9,7 @@ recompiles; changing any of those does, once.
 from __future__ import annotations
 
 import ctypes
+import functools
 import io
 import shutil
 import tempfile
@@ -74,18 +75,48 @@ def kernel_values(kernel: fkl.KernelOp) -> dict[str, tuple[float, ...]]:
     return result
 
 
+GPU_BACKENDS = ("nvcc", "nvrtc")
+_gpu_backend: str | None = None  # None: the automatic choice of compilers.default_gpu_compiler()
+
+
+def get_backend() -> str:
+    """The GPU compiler in use: the one set with set_backend(), else nvcc when it is on PATH, else NVRTC."""
+    if _gpu_backend is not None:
+        return _gpu_backend
+    choose = getattr(compilers, "default_gpu_compiler", None)
+    return choose() if choose is not None else "nvcc"
+
+
+def set_backend(name: str | None) -> None:
+    """Choose the GPU compiler ("nvcc" or "nvrtc"); None restores the automatic choice."""
+    global _gpu_backend
+    if name is not None and name not in GPU_BACKENDS:
+        raise ValueError(f"set_backend: unknown backend {name!r}; choose one of {', '.join(GPU_BACKENDS)}")
+    _gpu_backend = name
+
+
+@functools.cache
+def _headers_hash() -> str:
+    return compilers.cpp_file_hash(INCLUDE_DIR)
+
+
+def _compiler_and_flags(target: str) -> tuple[str, tuple[str, ...]]:
+    if target == "cpu":
+        return compilers.compiler_identity(compilers.find_cxx()), compilers.GXX_FLAGS
+    if get_backend() == "nvrtc":
+        return compilers.nvrtc_identity(), compilers.NVRTC_FLAGS  # pyright: ignore[reportAttributeAccessIssue]
+    return compilers.compiler_identity(compilers.find_nvcc() or "nvcc"), compilers.NVCC_FLAGS
+
+
 def kernel_key(structure: str, target: str, arch: str) -> str:
-    if target == "gpu":
-        compiler, flags = compilers.compiler_identity(compilers.find_nvcc() or "nvcc"), compilers.NVCC_FLAGS
-    else:
-        compiler, flags = compilers.compiler_identity(compilers.find_cxx()), compilers.GXX_FLAGS
+    compiler, flags = _compiler_and_flags(target)
     return cache.make_key(
         "fklir",
         CODEGEN_VERSION,
         target,
         arch,
         structure,
-        compilers.cpp_file_hash(INCLUDE_DIR),
+        _headers_hash(),
         compiler,
         " ".join(flags),
     )
@@ -109,10 +140,14 @@ def _compile_cpu(emitted: EmittedKernel, key: str) -> bytes:
 
 
 def _compile_gpu(emitted: EmittedKernel, key: str, arch: str) -> bytes:
-    """nvcc → cubin bytes; on failure the source stays in the build folder that the error names."""
+    """nvcc or NVRTC → cubin bytes; on failure the source stays in the build folder that the error names."""
     STATS.compiles += 1
     workdir = _build_dir(key)
-    cubin = compilers.compile_cubin(emitted.source, INCLUDE_DIR, arch, workdir)
+    if get_backend() == "nvrtc":
+        (workdir / "kernel.cu").write_text(emitted.source)
+        cubin = compilers.compile_cubin_nvrtc(emitted.source, INCLUDE_DIR, arch)  # pyright: ignore[reportAttributeAccessIssue]
+    else:
+        cubin = compilers.compile_cubin(emitted.source, INCLUDE_DIR, arch, workdir)
     shutil.rmtree(workdir, ignore_errors=True)
     return cubin
 

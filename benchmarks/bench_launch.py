@@ -1,0 +1,216 @@
+"""Host cost of one call, cold compile time and the first call of a fresh process (SPEC §5, issue 4).
+
+    python benchmarks/bench_launch.py [--out PATH] [--quick]
+
+Rows, all measured in this run on the same small input (64x48x3 uint8, so GPU time stays below host
+time and the launch queue never fills): a bare pre-packed cuLaunchKernel through cuda.bindings (the
+floor for any Python launcher), fklir bound `k(stream=s)`, fklir unbound `pipe(x, out=y, stream=s)`
+with torch tensors, a tiny torch op, a CuPy RawKernel. Each is the median over repetitions of the
+mean host µs per call over N back-to-back calls. Then: cold compile of a new chain with nvcc (and
+NVRTC when fklir has it), and the first call in a fresh process whose disk cache holds the kernel,
+timed from after `compose()` (imports excluded), as SPEC §5 asks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import datetime
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+TINY_KERNEL = r"""
+struct P { unsigned char* data; int n; int add; };
+extern "C" __global__ void tiny(const P p) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < p.n) p.data[i] = (unsigned char)(p.data[i] + p.add);
+}
+"""
+
+
+def host_us(call: Callable[[], object], sync: Callable[[], None], n: int, reps: int) -> float:
+    """Median over `reps` of the mean host µs per call of `n` back-to-back calls."""
+    for _ in range(50):
+        call()
+    sync()
+    samples = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        for _ in range(n):
+            call()
+        samples.append((time.perf_counter() - start) / n * 1e6)
+        sync()
+    return statistics.median(samples)
+
+
+def bare_launch(torch: Any, x: Any, stream: Any) -> Callable[[], object]:
+    from cuda.bindings import driver
+
+    from fklir.backend import compilers, cuda_driver
+
+    with tempfile.TemporaryDirectory() as tmp:
+        cubin = compilers.compile_cubin(TINY_KERNEL, Path(tmp), cuda_driver.device_arch(0), Path(tmp))
+    kernel = cuda_driver.load_kernel(cubin, "tiny", 0)
+
+    class P(ctypes.Structure):
+        _fields_ = [("data", ctypes.c_void_p), ("n", ctypes.c_int), ("add", ctypes.c_int)]  # noqa: RUF012
+
+    params = P(x.data_ptr(), x.numel(), 0)
+    args = (ctypes.c_void_p * 1)(ctypes.addressof(params))
+    address, handle = ctypes.addressof(args), stream.cuda_stream
+    blocks = (x.numel() + 255) // 256
+    function = kernel.function
+
+    def call() -> object:
+        return driver.cuLaunchKernel(function, blocks, 1, 1, 256, 1, 1, 0, handle, address, 0)
+
+    return call
+
+
+def cupy_launch(x_np: Any) -> Callable[[], object] | str:
+    try:
+        import cupy
+    except ImportError:
+        return "not installed"
+    kernel = cupy.RawKernel(
+        r'extern "C" __global__ void k(unsigned char* d, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x;'
+        r" if (i < n) d[i] = d[i] + 1; }",
+        "k",
+    )
+    x = cupy.asarray(x_np)
+    n = x.size
+    return lambda: kernel(((n + 255) // 256,), (256,), (x, cupy.int32(n)))
+
+
+FRESH_PROCESS = r"""
+import sys, time
+sys.path.insert(0, {root!r})
+import torch, fklir as fkl
+from fklir.backend.build import STATS
+x = torch.zeros((1080, 1920, 3), dtype=torch.uint8, device="cuda")
+torch.cuda.synchronize()
+pipe = fkl.compose(fkl.TensorRead(), fkl.Cast("float32"), fkl.Mul({mul}), fkl.Sub(3.0), fkl.SaturateCast("uint8"),
+                   fkl.TensorWrite(), target="gpu")
+start = time.perf_counter()
+out = pipe(x)
+elapsed = (time.perf_counter() - start) * 1e3
+print(f"{{elapsed:.2f}} {{STATS.compiles}} {{STATS.disk_hits}}")
+"""
+
+
+def fresh_process_ms(root: str, cache: str) -> tuple[float, int, int]:
+    env = {**os.environ, "FKLIR_CACHE_DIR": cache}
+    script = FRESH_PROCESS.format(root=root, mul=0.5)
+    subprocess.run([sys.executable, "-c", script], env=env, check=True, capture_output=True)  # fills the cache
+    out = subprocess.run([sys.executable, "-c", script], env=env, check=True, capture_output=True, text=True)
+    ms, compiles, hits = out.stdout.split()
+    return float(ms), int(compiles), int(hits)
+
+
+def cold_compile_ms(fkl: Any, torch: Any, x: Any, backend: str, count: int) -> list[float]:
+    """Compile `count` chains of new structures (a growing number of Adds) with an empty disk cache."""
+    from fklir.backend import build
+
+    times = []
+    previous = fkl.get_backend()
+    fkl.set_backend(backend)
+    try:
+        for i in range(count):
+            ops = [fkl.Add(1)] * (3 + i) + [fkl.Mul(float(i + 2))]
+            pipe = fkl.compose(fkl.TensorRead(), *ops, fkl.TensorWrite(), target="gpu")
+            compiles = build.STATS.compiles
+            start = time.perf_counter()
+            pipe(x)
+            times.append((time.perf_counter() - start) * 1e3)
+            assert build.STATS.compiles == compiles + 1, "expected a real compile"
+    finally:
+        fkl.set_backend(previous)
+    return times
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", help="append the markdown report to this file")
+    parser.add_argument("--quick", action="store_true", help="fewer calls (smoke test)")
+    args = parser.parse_args(argv)
+    try:
+        import torch
+    except ImportError:
+        print("bench_launch: needs torch", file=sys.stderr)
+        return 2
+    if not torch.cuda.is_available():
+        print("bench_launch: needs a CUDA GPU", file=sys.stderr)
+        return 2
+    os.environ["FKLIR_CACHE_DIR"] = tempfile.mkdtemp(prefix="fklir-bench-launch-")
+    import numpy as np
+
+    import fklir as fkl
+
+    n, reps = (200, 5) if args.quick else (2000, 15)
+    stream = torch.cuda.Stream()
+    x_np = np.random.default_rng(0).integers(0, 256, (64, 48, 3), dtype=np.uint8)
+    x = torch.from_numpy(x_np).cuda()
+    y = torch.empty_like(x)
+    torch.cuda.synchronize()
+
+    def chain(read: Any, write: Any) -> Any:
+        return fkl.compose(read, fkl.Cast("float32"), fkl.Mul(0.5), fkl.Sub(3.0), fkl.SaturateCast("uint8"), write)
+
+    bound = chain(fkl.TensorRead(x), fkl.TensorWrite(y))
+    unbound = chain(fkl.TensorRead(), fkl.TensorWrite())
+    with torch.cuda.stream(stream):
+        rows: dict[str, float | str] = {}
+        sync = stream.synchronize
+        rows["bare cuLaunchKernel (cuda.bindings, pre-packed struct)"] = host_us(bare_launch(torch, x, stream), sync, n, reps)
+        rows["fklir bound k(stream=s)"] = host_us(lambda: bound(stream=stream), sync, n, reps)
+        rows["fklir unbound pipe(x, out=y, stream=s), torch"] = host_us(lambda: unbound(x, out=y, stream=stream), sync, n, reps)
+        rows["torch tiny op (x.add_(1))"] = host_us(lambda: x.add_(1), sync, n, reps)
+        cupy_call = cupy_launch(x_np)
+        rows["CuPy RawKernel"] = cupy_call if isinstance(cupy_call, str) else host_us(cupy_call, torch.cuda.synchronize, n, reps)
+    big = torch.zeros((1080, 1920, 3), dtype=torch.uint8, device="cuda")
+    nvcc_ms = cold_compile_ms(fkl, torch, big, "nvcc", 3)
+    nvrtc: list[float] | str
+    try:
+        nvrtc = cold_compile_ms(fkl, torch, big, "nvrtc", 3)
+    except Exception as e:  # the NVRTC backend or libnvrtc may be missing
+        nvrtc = f"unavailable: {type(e).__name__}: {e}"[:120]
+    root = str(Path(__file__).resolve().parents[1])
+    fresh_ms, fresh_compiles, fresh_hits = fresh_process_ms(root, tempfile.mkdtemp(prefix="fklir-fresh-"))
+
+    lines = [
+        f"### {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC - {torch.cuda.get_device_name(0)} - bench_launch",
+        "",
+        f"- command: `python3 benchmarks/{Path(__file__).name} {' '.join(argv)}`".rstrip() + "",
+        f"- torch {torch.__version__}, {n} calls x {reps} repetitions per row, median of per-call means",
+        "",
+        "| call (64x48x3 uint8, caller's stream) | host µs per call |",
+        "|---|---|",
+        *(f"| {name} | {v if isinstance(v, str) else f'{v:.2f}'} |" for name, v in rows.items()),
+        "",
+        "| cold path | ms |",
+        "|---|---|",
+        f"| nvcc → cubin, new chain (3 chains, each) | {', '.join(f'{t:.0f}' for t in nvcc_ms)} |",
+        f"| NVRTC → cubin, new chain (3 chains, each) | {nvrtc if isinstance(nvrtc, str) else ', '.join(f'{t:.0f}' for t in nvrtc)} |",
+        f"| fresh process, warm disk cache: first call after compose (compiles={fresh_compiles}, disk hits={fresh_hits}) "
+        f"| {fresh_ms:.2f} |",
+        "",
+    ]
+    report = "\n".join(lines)
+    print(report)
+    if args.out:
+        with open(args.out, "a") as f:
+            f.write(report + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
