@@ -82,8 +82,8 @@ def cupy_launch(x_np: Any) -> Callable[[], object] | str:
     except ImportError:
         return "not installed"
     kernel = cupy.RawKernel(
-        r'extern "C" __global__ void k(unsigned char* d, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x;'
-        r" if (i < n) d[i] = d[i] + 1; }",
+        r'extern "C" __global__ void k(unsigned char* d, int n) {'
+        r" int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) d[i] = d[i] + 1; }",
         "k",
     )
     x = cupy.asarray(x_np)
@@ -170,12 +170,17 @@ def main(argv: list[str]) -> int:
     with torch.cuda.stream(stream):
         rows: dict[str, float | str] = {}
         sync = stream.synchronize
-        rows["bare cuLaunchKernel (cuda.bindings, pre-packed struct)"] = host_us(bare_launch(torch, x, stream), sync, n, reps)
+        bare = bare_launch(torch, x, stream)
+        rows["bare cuLaunchKernel (cuda.bindings, pre-packed struct)"] = host_us(bare, sync, n, reps)
         rows["fklir bound k(stream=s)"] = host_us(lambda: bound(stream=stream), sync, n, reps)
-        rows["fklir unbound pipe(x, out=y, stream=s), torch"] = host_us(lambda: unbound(x, out=y, stream=stream), sync, n, reps)
+        rows["fklir unbound pipe(x, out=y, stream=s), torch"] = host_us(
+            lambda: unbound(x, out=y, stream=stream), sync, n, reps
+        )
         rows["torch tiny op (x.add_(1))"] = host_us(lambda: x.add_(1), sync, n, reps)
         cupy_call = cupy_launch(x_np)
-        rows["CuPy RawKernel"] = cupy_call if isinstance(cupy_call, str) else host_us(cupy_call, torch.cuda.synchronize, n, reps)
+        rows["CuPy RawKernel"] = (
+            cupy_call if isinstance(cupy_call, str) else host_us(cupy_call, torch.cuda.synchronize, n, reps)
+        )
     big = torch.zeros((1080, 1920, 3), dtype=torch.uint8, device="cuda")
     nvcc_ms = cold_compile_ms(fkl, torch, big, "nvcc", 3)
     nvrtc: list[float] | str
@@ -186,8 +191,10 @@ def main(argv: list[str]) -> int:
     root = str(Path(__file__).resolve().parents[1])
     fresh_ms, fresh_compiles, fresh_hits = fresh_process_ms(root, tempfile.mkdtemp(prefix="fklir-fresh-"))
 
+    nvrtc_text = nvrtc if isinstance(nvrtc, str) else ", ".join(f"{t:.0f}" for t in nvrtc)
+    now = datetime.datetime.now(datetime.UTC)
     lines = [
-        f"### {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC - {torch.cuda.get_device_name(0)} - bench_launch",
+        f"### {now:%Y-%m-%d %H:%M} UTC - {torch.cuda.get_device_name(0)} - bench_launch",
         "",
         f"- command: `python3 benchmarks/{Path(__file__).name} {' '.join(argv)}`".rstrip() + "",
         f"- torch {torch.__version__}, {n} calls x {reps} repetitions per row, median of per-call means",
@@ -199,9 +206,9 @@ def main(argv: list[str]) -> int:
         "| cold path | ms |",
         "|---|---|",
         f"| nvcc → cubin, new chain (3 chains, each) | {', '.join(f'{t:.0f}' for t in nvcc_ms)} |",
-        f"| NVRTC → cubin, new chain (3 chains, each) | {nvrtc if isinstance(nvrtc, str) else ', '.join(f'{t:.0f}' for t in nvrtc)} |",
-        f"| fresh process, warm disk cache: first call after compose (compiles={fresh_compiles}, disk hits={fresh_hits}) "
-        f"| {fresh_ms:.2f} |",
+        f"| NVRTC → cubin, new chain (3 chains, each) | {nvrtc_text} |",
+        f"| fresh process, warm disk cache: first call after compose "
+        f"(compiles={fresh_compiles}, disk hits={fresh_hits}) | {fresh_ms:.2f} |",
         "",
     ]
     report = "\n".join(lines)
