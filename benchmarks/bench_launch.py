@@ -62,7 +62,7 @@ def bare_launch(torch: Any, x: Any, stream: Any) -> Callable[[], object]:
     kernel = cuda_driver.load_kernel(cubin, "tiny", 0)
 
     class P(ctypes.Structure):
-        _fields_ = [("data", ctypes.c_void_p), ("n", ctypes.c_int), ("add", ctypes.c_int)]  # noqa: RUF012
+        _fields_ = [("data", ctypes.c_void_p), ("n", ctypes.c_int), ("add", ctypes.c_int)]
 
     params = P(x.data_ptr(), x.numel(), 0)
     args = (ctypes.c_void_p * 1)(ctypes.addressof(params))
