@@ -6,7 +6,8 @@ write one destination with plane lists into a single `fkl.kernel`: the launch ha
 z-planes as the output has (FKL's executor launches the sum of the chains' planes and writes out
 of bounds, upstream issue #250), and plane z runs the chain `planemap[z]`. The plane map is a
 parameter slot (`planemap: i32 x P`), so changing it reuses the binary; the writes lose their
-plane lists. Every plane 0..P-1 must be written exactly once.
+plane lists. Every plane 0..P-1 must be written exactly once, and all chains read one source
+(plane z of it, or its only plane).
 
 Run after `fkl-batch-horizontal` (chains that differ only in rects or sources merge there
 instead) and before `fkl-outline-kernels`. No options.
@@ -63,6 +64,12 @@ class DivergentBatchingPass(ModulePass):
             if isinstance(write, fkl.WRITE_OPS) and write.plane_list is not None:
                 groups[write.dest.data].append(chain)
         for chains in groups.values():
+            sources = {tuple(c[0].sources) for c in chains}  # pyright: ignore[reportAttributeAccessIssue]
+            if len(sources) > 1:
+                read = chains[1][0]
+                raise OpError(
+                    read, f"'{read.name}' divergent chains of one output must read one source, got {sorted(sources)}"
+                )
             plane_map = _plane_map(chains)
             anchor = chains[-1][-1].next_op
             body = Block()
