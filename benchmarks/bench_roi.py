@@ -55,6 +55,7 @@ class Timed:
     check: Check
     launches: int = 0  # fklir peers: kernel launches one call must make (0: not counted)
     kernels: int = 1  # kernels one call queues (at most): bounds the calls per timed repetition
+    counted: str = "not measured"  # fklir peers: what the launch counter saw over the timed calls
 
 
 @dataclass
@@ -63,7 +64,7 @@ class Bench:
 
     label: str
     peers: dict[str, Callable[[], Timed]]  # built lazily, so that one peer's failure stays its own
-    poison: Callable[[], None]  # NaN into every set-0 output that a peer writes in place
+    poisoned: list[Any]  # set-0 outputs that peers write in place: NaN before each check, so gaps show
     ring: list[Any] = field(default_factory=list)  # outputs that allocating peers hold (see held())
 
 
@@ -141,16 +142,11 @@ def roi_bench(torch: Any, fkl: Any, tv_ops: Any, stream: Any, rois: int, l2: int
         return Timed(lambda i: pipe(images[i % sets], out=outs[i % sets], stream=stream), lambda: outs[0],
                      check_fklir, launches=1)
 
-    def poison() -> None:
-        outs[0].fill_(math.nan)
-
-    def is_reference(_: Any) -> tuple[bool, str]:
-        return True, "the reference"
-
-    bench = Bench(label, {}, poison)
-    per_roi = 5  # float(), interpolate, mul, sub, div
+    bench = Bench(label, {}, [outs[0]])
+    per_roi = 5  # kernels: float(), interpolate, mul, sub, div
     bench.peers = {"fklir": fklir,
-                   "eager": lambda: held(eager, images, bench.ring, is_reference, per_roi * rois + 1)}
+                   "eager": lambda: held(eager, images, bench.ring, lambda _: (True, "the reference"),
+                                         per_roi * rois + 1)}
     if tv_ops is not None:  # kernels: the float NCHW conversion, roi_align, mul, sub, div
         bench.peers["roi_align"] = lambda: held(roi_align, images, bench.ring, check_roi_align, 5)
     return bench
@@ -166,13 +162,10 @@ def list_bench(torch: Any, fkl: Any, stream: Any, l2: int, log: list[str]) -> Be
     views = [list(o.unbind(0)) for o in outs]  # contiguous (H, W, 3) views, made once
     big_in = [torch.stack(xs) for xs in inputs]  # the same bytes, contiguous, for the one-copy floor
     big_out = [torch.empty_like(b) for b in big_in]
-    ref = torch.stack([x * SCALE + OFFSET for x in inputs[0]])
-
-    def stacked(got: Any) -> Any:
-        return torch.stack(got) if isinstance(got, list | tuple) else got
+    ref = big_in[0] * SCALE + OFFSET
 
     def check(got: Any) -> tuple[bool, str]:
-        return bc.compare(torch, stacked(got), ref, integer=False)
+        return bc.compare(torch, torch.stack(got) if isinstance(got, list) else got, ref, integer=False)
 
     def same_as_source(got: Any) -> tuple[bool, str]:
         return bool(torch.equal(got, big_in[0])), "compared with its source"
@@ -201,11 +194,7 @@ def list_bench(torch: Any, fkl: Any, stream: Any, l2: int, log: list[str]) -> Be
 
         return Timed(calls, lambda: outs[0], check, launches=LIST_IMAGES, kernels=LIST_IMAGES)
 
-    def poison() -> None:
-        outs[0].fill_(math.nan)
-        big_out[0].fill_(math.nan)
-
-    bench = Bench(label, {}, poison)
+    bench = Bench(label, {}, [outs[0], big_out[0]])
     bench.peers = {
         "copy": lambda: Timed(lambda i: big_out[i % sets].copy_(big_in[i % sets]), lambda: big_out[0],
                               same_as_source),
@@ -223,7 +212,7 @@ def measure_counted(torch: Any, stream: Any, name: str, timed: Timed, method: Me
     """bc.measure, at most QUEUED_KERNELS per repetition; fklir: did each call launch `launches` kernels?"""
     per_rep = max(1, min(method.calls, QUEUED_KERNELS // timed.kernels))
     if per_rep < method.calls:
-        say(f"  - {name}: {per_rep} calls per repetition (up to {timed.kernels} kernels a call)", log)
+        say(f"  - {name}: calls per repetition: {per_rep} (up to {timed.kernels} kernels a call)", log)
         method = Method(calls=per_rep, reps=method.reps, warmup=method.warmup)
     if not timed.launches:
         return bc.measure(torch, stream, timed.call, method, cycles_per_us, ok)
@@ -239,7 +228,8 @@ def measure_counted(torch: Any, stream: Any, name: str, timed: Timed, method: Me
     result = bc.measure(torch, stream, counting, method, cycles_per_us, ok)
     launched, expected = LAUNCHES.count - before, timed.launches * calls
     verdict = "ok" if launched == expected else "WRONG"
-    say(f"  - {name}: {calls} timed calls, {launched} launches ({timed.launches} per call): {verdict}", log)
+    timed.counted = f"{calls} timed calls, {launched} launches ({timed.launches} per call): {verdict}"
+    say(f"  - {name}: {timed.counted}", log)
     if launched != expected:
         result.ok, result.note = False, f"{launched} launches for {calls} calls"
     return result
@@ -251,7 +241,8 @@ def run_bench(torch: Any, stream: Any, bench: Bench, method: Method, cycles_per_
     for name, factory in bench.peers.items():
         try:
             timed = factory()
-            bench.poison()
+            for t in bench.poisoned:
+                t.fill_(math.nan)
             t0 = time.perf_counter()
             timed.call(0)
             torch.cuda.synchronize()
@@ -265,22 +256,18 @@ def run_bench(torch: Any, stream: Any, bench: Bench, method: Method, cycles_per_
             say(f"  - {name}: ERROR {type(error).__name__}: {error}", log)
             results[name] = "error"
         bench.ring[:] = [None] * len(bench.ring)
+    torch.cuda.empty_cache()
     return results
 
 
 def kernels_in_profile(torch: Any, timed: Timed) -> str:
     """How many CUDA kernels torch.profiler (CUPTI) sees in one call; run after all timing, not to skew it."""
     try:
-        from torch.profiler import (  # pyright: ignore[reportMissingImports]
-            ProfilerActivity,
-            profile,
-            supported_activities,
-        )
-
-        if ProfilerActivity.CUDA not in supported_activities():
+        profiler = torch.profiler
+        if profiler.ProfilerActivity.CUDA not in profiler.supported_activities():
             return "torch.profiler has no CUDA activity here"
         torch.cuda.synchronize()
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        with profiler.profile(activities=[profiler.ProfilerActivity.CUDA]) as prof:
             timed.call(0)
             torch.cuda.synchronize()
         with tempfile.TemporaryDirectory() as folder:
@@ -303,17 +290,22 @@ def ratio(a: Result | str, b: Result | str, fmt: str = "{:.2f}") -> str:
     return fmt.format(x / y) if x is not None and y else "-"
 
 
+def verdict(fklir: Result | str, limit_us: float | None) -> str:
+    """A correct fklir result against its SPEC target ("-": no result, or a wrong one)."""
+    us = med(fklir) if isinstance(fklir, Result) and fklir.ok else None
+    return "-" if us is None or limit_us is None else ("met" if us <= limit_us else "MISSED")
+
+
 def report(rois: list[tuple[Bench, int, Results]], lists: list[tuple[Bench, Results]], method: Method,
            launch_lines: list[str]) -> list[str]:
     out = ["| workload | fklir µs | torch eager per-ROI µs | roi_align + normalise µs ¹ | eager / fklir "
            "| roi_align / fklir | SPEC target |", "|---|---|---|---|---|---|---|"]
     for bench, n, results in rois:
         r = defaultdict(lambda: "-", results)  # "-": the peer is not available
-        f, target = med(r["fklir"]), ROI_TARGET_US[n]
-        verdict = "-" if f is None else ("met" if f <= target else "MISSED")
         cells = [bc.fmt(r[p]) for p in ("fklir", "eager", "roi_align")]
         cells += [ratio(r["eager"], r["fklir"], "{:.1f}x"), ratio(r["roi_align"], r["fklir"], "{:.1f}x")]
-        out.append(f"| {bench.label} | " + " | ".join(cells) + f" | ≤ {target:g} µs: {verdict} |")
+        cells.append(f"≤ {ROI_TARGET_US[n]:g} µs: {verdict(r['fklir'], ROI_TARGET_US[n])}")
+        out.append(f"| {bench.label} | " + " | ".join(cells) + " |")
     out += ["", f"¹ torchvision.ops.roi_align(output_size={OUT_SIZE}, sampling_ratio=1, aligned=True) on the "
             "image converted to float NCHW (the conversion is timed), then the same normalise. Inside a rect "
             "it samples where the resize does; at the rect's edges it reads pixels outside it: a speed peer "
@@ -323,12 +315,12 @@ def report(rois: list[tuple[Bench, int, Results]], lists: list[tuple[Bench, Resu
             "|---|---|---|---|---|---|---|---|---|---|"]
     for bench, results in lists:
         r = defaultdict(lambda: "-", results)
-        f, floor = med(r["fklir"]), med(r["copy"])
-        verdict = "-" if f is None or floor is None else ("met" if f <= LIST_TARGET * floor else "MISSED")
+        floor = med(r["copy"])
         cells = [bc.fmt(r[p]) for p in ("copy", "copy_8", "fklir")]
         cells += [ratio(r["fklir"], r["copy"]), ratio(r["fklir"], r["copy_8"])]
         cells += [bc.fmt(r[p]) for p in ("fklir_8", "eager", "compile")]
-        out.append(f"| {bench.label} | " + " | ".join(cells) + f" | ≤ {LIST_TARGET} × big copy: {verdict} |")
+        cells.append(f"≤ {LIST_TARGET} × big copy: {verdict(r['fklir'], floor and LIST_TARGET * floor)}")
+        out.append(f"| {bench.label} | " + " | ".join(cells) + " |")
     everything = [(b, r) for b, _, r in rois] + lists
     out += ["", "Host µs per call (Python enqueue on a caller's stream, median):", ""]
     for bench, r in everything:
@@ -343,7 +335,7 @@ def report(rois: list[tuple[Bench, int, Results]], lists: list[tuple[Bench, Resu
                 spans.append(f"{p} moves {gb_s:.0f} GB/s (read + write)")
         notes = "".join(f"; {p}: {v.note}" for p, v in timed.items() if v.note)
         out.append(f"- {bench.label}: " + ", ".join(spans) + notes)
-    title = "One kernel per fklir call (the launch counter over the timed calls, then torch.profiler):"
+    title = "Kernels per fklir call (fklir's launch counter over the timed calls, torch.profiler on one):"
     return [*out, "", title, "", *launch_lines]
 
 
@@ -386,7 +378,8 @@ def main(argv: list[str]) -> int:
             rois.append((bench, n, run_bench(torch, stream, bench, method, cycles_per_us, log, profiled)))
         bench = list_bench(torch, fkl, stream, l2, log)
         lists.append((bench, run_bench(torch, stream, bench, method, cycles_per_us, log, profiled)))
-        launch_lines = [f"- {label}: {kernels_in_profile(torch, timed)}" for label, timed in profiled]
+        launch_lines = [f"- {label}: launch counter: {timed.counted}; {kernels_in_profile(torch, timed)}"
+                        for label, timed in profiled]
     not_a_peer = types.SimpleNamespace(__version__="not a peer here")  # bc.environment names CuPy's version
     sections = [*bc.environment(torch, not_a_peer, method, l2), f"- torchvision {tv_version} (roi_align)", "",
                 *report(rois, lists, method, launch_lines), "", "Checks and setup:", ""]

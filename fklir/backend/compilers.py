@@ -1,19 +1,29 @@
-"""Run the external C++ compilers: nvcc (CUDA source → cubin) and g++ (C++ source → shared library).
+"""Run the C++ compilers: nvcc or NVRTC (CUDA source → cubin) and g++ (C++ source → shared library).
 
 This module knows nothing about the IR: it takes finished source text and produces binaries. A failed
 compile keeps its source file where it was written and names it in the error, so that the user can read
 (and recompile) exactly what the compiler saw.
+
+NVRTC (the CUDA runtime compiler, a library: `pip install nvidia-cuda-nvrtc`, or fklir's `nvrtc` extra)
+needs no CUDA toolkit and compiles a fused kernel in tens of milliseconds instead of nvcc's half second. It is
+reached through cuda.bindings.nvrtc, which finds libnvrtc with cuda-pathfinder (the pip wheel's
+site-packages/nvidia/cu13/lib, conda, then the system loader path and $CUDA_HOME) and raises
+cuda.pathfinder's DynamicLibNotFoundError (a RuntimeError) on the first call when there is none.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import importlib
 import os
 import re
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 # No --use_fast_math: it flushes denormals, approximates division and breaks NaN handling and rounding
 # (SaturateCast must round half to even and map NaN to 0 exactly as on the CPU target).
@@ -21,6 +31,12 @@ from pathlib import Path
 # results would differ in the last bit from the CPU target and from numpy; the chains are memory-bound,
 # so the separate multiply costs nothing measurable.
 NVCC_FLAGS: tuple[str, ...] = ("-std=c++17", "-O3", "--fmad=false", "-cubin")
+
+# The same exact-float choices as NVCC_FLAGS (NVRTC contracts to FMA by default too), so that both GPU
+# compilers give the CPU target's bits. -default-device: functions without an execution space are device
+# functions (our headers mark theirs explicitly). NVRTC has no default include path and ours include nothing
+# under __CUDACC_RTC__; -arch=sm_XX (a real arch) makes NVRTC emit a cubin, not only PTX.
+NVRTC_FLAGS: tuple[str, ...] = ("--std=c++17", "--fmad=false", "-default-device")
 
 # No -march=native: a cached .so must stay valid when the cache folder is shared with another CPU.
 GXX_FLAGS: tuple[str, ...] = ("-std=c++17", "-O3", "-fopenmp", "-fPIC", "-shared")
@@ -31,6 +47,11 @@ HEADER_SUFFIXES: tuple[str, ...] = (".h", ".hpp", ".cuh", ".inl")
 COMPILE_TIMEOUT_S = 600.0
 
 _VERSION_PATTERN = re.compile(r"\d+\.\d+")
+_ARCH_PATTERN = re.compile(r"sm_\d+[a-z]?")
+
+NVRTC_INSTALL_HINT = (
+    "install it with `pip install nvidia-cuda-nvrtc` (the `fklir[nvrtc]` extra) or install a CUDA toolkit"
+)
 
 
 class CompileError(RuntimeError):
@@ -120,8 +141,7 @@ def compile_cubin(source: str, include_dir: Path, arch: str, workdir: Path) -> b
 
     The source is written to workdir/kernel.cu; on failure it stays there and CompileError names it.
     """
-    if not re.fullmatch(r"sm_\d+[a-z]?", arch):
-        raise ValueError(f"compile_cubin: arch must look like 'sm_90', got {arch!r}")
+    _check_arch(arch, "compile_cubin")
     nvcc = find_nvcc()
     if nvcc is None:
         raise CompileError("compile_cubin: nvcc was not found (set FKLIR_NVCC, PATH or CUDA_HOME)")
@@ -194,3 +214,133 @@ def _run_compiler(command: list[str], source_path: Path, cwd: Path) -> None:
         stderr=diagnostics,
         source_path=source_path,
     )
+
+
+def _check_arch(arch: str, what: str) -> None:
+    """Refuse anything but a real architecture such as "sm_90" (it also ends up on a command line)."""
+    if not isinstance(arch, str) or not _ARCH_PATTERN.fullmatch(arch):
+        raise ValueError(f"{what}: arch must look like 'sm_90', got {arch!r}")
+
+
+# ----- NVRTC -----------------------------------------------------------------------------------------
+
+
+def _nvrtc() -> ModuleType:
+    """cuda.bindings.nvrtc (ImportError when cuda-python is missing; the library itself loads on first call)."""
+    return importlib.import_module("cuda.bindings.nvrtc")
+
+
+@functools.cache
+def nvrtc_version() -> tuple[int, int]:
+    """(major, minor) of the loadable libnvrtc; CompileError saying how to install it when there is none."""
+    try:
+        module = _nvrtc()
+        result = module.nvrtcVersion()
+    except Exception as error:  # ImportError, or cuda.pathfinder's DynamicLibNotFoundError (a RuntimeError)
+        raise CompileError(f"NVRTC is not available ({str(error).strip()}); {NVRTC_INSTALL_HINT}") from error
+    _check_nvrtc(module, result[0], "nvrtcVersion")
+    return int(result[1]), int(result[2])
+
+
+def nvrtc_available() -> bool:
+    """True when libnvrtc can be loaded (from the nvidia-cuda-nvrtc wheel, conda or a CUDA toolkit)."""
+    try:
+        nvrtc_version()
+    except CompileError:
+        return False
+    return True
+
+
+def nvrtc_identity() -> str:
+    """The NVRTC version as it goes into the cache key, e.g. "NVRTC 13.0"."""
+    major, minor = nvrtc_version()
+    return f"NVRTC {major}.{minor}"
+
+
+def default_gpu_compiler() -> str:
+    """The GPU compiler used when none was chosen with fkl.set_backend(): "nvcc" or "nvrtc".
+
+    "nvcc" when an nvcc is found ($FKLIR_NVCC, PATH, $CUDA_HOME/bin) and answers --version: the toolkit that
+    the test suite and benchmarks are measured with. Otherwise "nvrtc" when libnvrtc can be loaded, which
+    needs no toolkit (pip install nvidia-cuda-nvrtc). Otherwise CompileError saying how to get either.
+    """
+    if nvcc_available():
+        return "nvcc"
+    if nvrtc_available():
+        return "nvrtc"
+    raise CompileError(
+        "no CUDA compiler found: nvcc is not on PATH (nor $FKLIR_NVCC or $CUDA_HOME/bin) and libnvrtc cannot "
+        f"be loaded; {NVRTC_INSTALL_HINT}"
+    )
+
+
+def _check_nvrtc(module: ModuleType, code: Any, call: str) -> None:
+    if int(code) == 0:
+        return
+    try:
+        _status, text = module.nvrtcGetErrorString(code)
+        name = text.decode() if isinstance(text, bytes) else str(text)
+    except Exception:  # the library is broken: the number is all there is
+        name = f"nvrtcResult {int(code)}"
+    raise CompileError(f"{call} failed: {name}")
+
+
+def compile_cubin_nvrtc(source: str, include_dir: Path, arch: str, workdir: Path | None = None) -> bytes:
+    """Compile CUDA source with NVRTC for one arch (e.g. "sm_90") and return the cubin's bytes.
+
+    Options: NVRTC_FLAGS, -arch=<arch> and -I<include_dir> (our headers only). Kernels must be extern "C" so
+    that their names are known without name expressions. Nothing is written on success; on failure the
+    source is kept as <workdir>/kernel.cu (workdir defaults to a new folder under the cache's build/) and
+    CompileError carries the program log and that path.
+    """
+    _check_arch(arch, "compile_cubin_nvrtc")
+    nvrtc_version()  # CompileError with an install hint when libnvrtc is missing
+    module = _nvrtc()
+    options = [*NVRTC_FLAGS, f"-arch={arch}", f"-I{include_dir}"]
+    status, program = module.nvrtcCreateProgram(source.encode(), b"kernel.cu", 0, [], [])
+    _check_nvrtc(module, status, "nvrtcCreateProgram")
+    try:
+        (status,) = module.nvrtcCompileProgram(program, len(options), [option.encode() for option in options])
+        if int(status) != 0:
+            log = _nvrtc_log(module, program)
+            source_path = _keep_source(source, workdir)
+            _status, name = module.nvrtcGetErrorString(status)
+            shown = name.decode() if isinstance(name, bytes) else str(name)
+            raise CompileError(
+                f"NVRTC compilation failed ({shown}): {' '.join(options)}\nsource kept at {source_path}\n{log}",
+                stderr=log,
+                source_path=source_path,
+            )
+        status, size = module.nvrtcGetCUBINSize(program)
+        _check_nvrtc(module, status, "nvrtcGetCUBINSize")
+        if int(size) == 0:
+            raise CompileError(f"NVRTC produced no cubin for arch {arch!r}")
+        cubin = b"\0" * int(size)
+        (status,) = module.nvrtcGetCUBIN(program, cubin)  # the binding fills the buffer in place
+        _check_nvrtc(module, status, "nvrtcGetCUBIN")
+        return cubin
+    finally:
+        module.nvrtcDestroyProgram(program)
+
+
+def _nvrtc_log(module: ModuleType, program: Any) -> str:
+    status, size = module.nvrtcGetProgramLogSize(program)
+    if int(status) != 0 or int(size) <= 1:
+        return ""
+    log = b"\0" * int(size)
+    module.nvrtcGetProgramLog(program, log)
+    return log.rstrip(b"\0").decode(errors="replace").strip()
+
+
+def _keep_source(source: str, workdir: Path | None) -> Path:
+    """Write a failed compile's source where the user can find it: <workdir>/kernel.cu."""
+    if workdir is None:
+        from fklir.backend.cache import cache_dir
+
+        build = cache_dir() / "build"
+        build.mkdir(parents=True, exist_ok=True)
+        workdir = Path(tempfile.mkdtemp(prefix="nvrtc-", dir=build))
+    workdir.mkdir(parents=True, exist_ok=True)
+    source_path = workdir / "kernel.cu"
+    source_path.write_text(source)
+    return source_path

@@ -230,6 +230,24 @@ def synchronize(stream: int) -> None:
     check(_driver().cuStreamSynchronize(stream), "cuStreamSynchronize")
 
 
+def stream_wait(waiting: int, producer: int, device: int) -> None:
+    """Make stream `waiting` wait, on the GPU, for the work queued on stream `producer` so far.
+
+    An event is recorded on `producer` and waited on by `waiting`; the host never blocks. Handles 1 and 2 are
+    the driver's legacy and per-thread default streams. Destroying the event right away is allowed: the wait
+    keeps what it needs.
+    """
+    driver = _driver()
+    with using_device(device):
+        flags = int(driver.CUevent_flags.CU_EVENT_DISABLE_TIMING)
+        event = check(driver.cuEventCreate(flags), f"cuEventCreate(device {device})")
+        try:
+            check(driver.cuEventRecord(event, producer), f"cuEventRecord(stream {producer:#x})")
+            check(driver.cuStreamWaitEvent(waiting, event, 0), f"cuStreamWaitEvent(stream {waiting:#x})")
+        finally:
+            driver.cuEventDestroy(event)
+
+
 def pointer_device(ptr: int) -> int:
     """The ordinal of the device that owns a device pointer (CudaError when it is not device memory)."""
     _initialise()

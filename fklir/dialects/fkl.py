@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
@@ -48,10 +49,11 @@ from xdsl.dialects.builtin import (
     Signedness,
     StringAttr,
     SymbolNameConstraint,
+    UnitAttr,
     f64,
     i64,
 )
-from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, Region, SSAValue, TypeAttribute
+from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue, TypeAttribute
 from xdsl.irdl import (
     IRDLOperation,
     irdl_attr_definition,
@@ -349,6 +351,112 @@ def _check_same_type(op: IRDLOperation, in_type: Attribute, out_type: Attribute)
         raise VerifyException(f"'{op.name}' result type {out_type} must equal its input type {in_type}")
 
 
+def _print_number_list(printer: Printer, values: Sequence[float]) -> None:
+    """`2.0` for one value, `[1.0, 2.0]` for several (the form `_parse_number_list` reads)."""
+    if len(values) == 1:
+        printer.print_string(_format_number(values[0]))
+        return
+    printer.print_string("[" + ", ".join(_format_number(v) for v in values) + "]")
+
+
+def _print_slot(printer: Printer, slot: StringAttr) -> None:
+    printer.print_string("param ")
+    printer.print_string_literal(slot.data)
+
+
+def _check_not_bool(op: IRDLOperation, in_type: ImageType | None, why: str) -> None:
+    if in_type is not None and in_type.dtype == "bool":
+        raise VerifyException(f"'{op.name}' {why} on a bool chain; Cast to an integer or float type first")
+
+
+def _check_float(op: IRDLOperation, in_type: ImageType | None) -> None:
+    if in_type is not None and not is_float_name(in_type.dtype):
+        raise VerifyException(f"'{op.name}' needs a float chain, got {in_type.dtype}")
+
+
+def _check_integer(op: IRDLOperation, in_type: ImageType | None) -> None:
+    if in_type is not None and (is_float_name(in_type.dtype) or in_type.dtype == "bool"):
+        raise VerifyException(f"'{op.name}' needs an integer chain, got {in_type.dtype}")
+
+
+def _check_result(op: IRDLOperation, expected: ImageType | None, out_type: Attribute) -> None:
+    """A known result type must equal what the op's rule gives for its known input."""
+    known = _known(out_type)
+    if expected is not None and known is not None and known != expected:
+        raise VerifyException(f"'{op.name}' result type must be {expected}, got {known}")
+
+
+def reshaped(t: ImageType, channels: int | None = None, element: Attribute | str | None = None) -> ImageType:
+    """`t` with another channel count and/or element type (planes and layout kept)."""
+    elt = t.element_type if element is None else (element_type(element) if isinstance(element, str) else element)
+    return ImageType(elt, t.channels.data if channels is None else channels, t.planes.data, layout=t.layout.data)
+
+
+# ---------------------------------------------------------------------------------------------
+# Values that hoisting moves into the parameter block
+# ---------------------------------------------------------------------------------------------
+# An op with values lists them in VALUE_FIELDS. Field "value" lives in the properties `value`
+# (inline numbers) and `slot` (the parameter slot after hoisting); any other field F lives in
+# `F` and `F_slot`. Exactly one of the two is set, except for optional fields, where neither is.
+
+
+def slot_property(field: str) -> str:
+    """The property that names the parameter slot of value field `field`."""
+    return "slot" if field == "value" else f"{field}_slot"
+
+
+def value_fields(op: Operation) -> tuple[str, ...]:
+    """The value fields of `op` (empty for ops without values)."""
+    return getattr(type(op), "VALUE_FIELDS", ())
+
+
+def field_values(op: Operation, field: str = "value") -> tuple[float, ...] | None:
+    """The inline numbers of one value field, or None when hoisted or absent."""
+    attr = op.properties.get(field)
+    if not isinstance(attr, DenseArrayBase):
+        return None
+    return tuple(float(v) for v in attr.get_values())  # pyright: ignore[reportUnknownArgumentType]
+
+
+def field_slot(op: Operation, field: str = "value") -> str | None:
+    """The parameter slot of one value field, or None when inline or absent."""
+    attr = op.properties.get(slot_property(field))
+    return attr.data if isinstance(attr, StringAttr) else None
+
+
+def _check_field(op: IRDLOperation, field: str, required: bool = True) -> None:
+    has_value = op.properties.get(field) is not None
+    has_slot = op.properties.get(slot_property(field)) is not None
+    what = "an inline value" if field == "value" else f"an inline {field}"
+    if has_value and has_slot:
+        raise VerifyException(f"'{op.name}' needs exactly one of {what} or a parameter slot")
+    if required and not (has_value or has_slot):
+        raise VerifyException(f"'{op.name}' needs exactly one of {what} or a parameter slot")
+
+
+def _float_array(values: Sequence[float]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(f64, [float(v) for v in values])
+
+
+def _int_array(values: Sequence[int]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, [int(v) for v in values])
+
+
+def _field_properties(field: str, values: DenseArrayBase | None, slot: str | None) -> dict[str, Attribute]:
+    properties: dict[str, Attribute] = {}
+    if values is not None:
+        properties[field] = values
+    if slot is not None:
+        properties[slot_property(field)] = StringAttr(slot)
+    return properties
+
+
+def _check_size_field(op: IRDLOperation, field: str) -> None:
+    sizes = field_values(op, field)
+    if sizes is not None and (len(sizes) != 2 or min(sizes) <= 0):
+        raise VerifyException(f"'{op.name}' size must be [w, h] with positive values, got {[int(v) for v in sizes]}")
+
+
 # ---------------------------------------------------------------------------------------------
 # Memory ops
 # ---------------------------------------------------------------------------------------------
@@ -558,6 +666,26 @@ class SplitOp(_WriteLikeOp):
     name = "fkl.split"
 
 
+@irdl_op_definition
+class TSplitOp(_WriteLikeOp):
+    """TensorTSplit: writes packed pixels as [C][B][H][W] to the buffer `dest` (channel-major).
+
+    `fkl.tsplit %v, "dst" : !fkl.image<?x?x3xf32, planes 8>`
+    """
+
+    name = "fkl.tsplit"
+
+
+@irdl_op_definition
+class SplitWriteOp(_WriteLikeOp):
+    """SplitWrite: channel c goes to its own buffer, the c-th of the table `dest` ((B, H, W) each).
+
+    `fkl.split_write %v, "dst" : !fkl.image<?x?x3xui8>`
+    """
+
+    name = "fkl.split_write"
+
+
 # ---------------------------------------------------------------------------------------------
 # Arithmetic: one value per channel (or one broadcast value) in the chain's element type
 # ---------------------------------------------------------------------------------------------
@@ -567,6 +695,7 @@ class BinaryValueOp(IRDLOperation):
     """`fkl.<op> %x, 2.0 : T`, `fkl.<op> %x, [1.0, 2.0, 3.0] : T` or, after hoisting, `fkl.<op> %x, param "s" : T`."""
 
     FORMULA: ClassVar[str]
+    VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("value",)
 
     input = operand_def(ImageType)
     value = opt_prop_def(DenseArrayBase[Float64Type])
@@ -626,9 +755,16 @@ class BinaryValueOp(IRDLOperation):
         in_type = _known(self.input.type)
         if in_type is None:
             return
+        if not isinstance(self, MaxOp | MinOp):  # max/min of bools are or/and; the rest is arithmetic
+            _check_not_bool(self, in_type, "computes arithmetic")
         check_values_fit_chain(self.name, self.values, in_type.channels.data, in_type.dtype)
-        if isinstance(self, DivOp) and not is_float_name(in_type.dtype) and 0.0 in self.values:
-            raise VerifyException(f"'{self.name}' divides an integer chain ({in_type.dtype}) by zero")
+        if isinstance(self, DivOp):
+            check_no_integer_division_by_zero(self.name, self.values, in_type.dtype)
+
+
+def check_no_integer_division_by_zero(op_name: str, values: Sequence[float], dtype: str) -> None:
+    if not is_float_name(dtype) and 0.0 in values:
+        raise VerifyException(f"'{op_name}' divides an integer chain ({dtype}) by zero")
 
 
 def check_values_fit_chain(op_name: str, values: Sequence[float], channels: int, dtype: str) -> None:
@@ -638,7 +774,12 @@ def check_values_fit_chain(op_name: str, values: Sequence[float], channels: int,
             f"'{op_name}' has {len(values)} values but the chain has {channels} channels "
             "(give one value or one per channel)"
         )
-    if dtype not in INTEGER_RANGES or dtype == "bool":
+    check_values_representable(op_name, values, dtype)
+
+
+def check_values_representable(op_name: str, values: Sequence[float], dtype: str) -> None:
+    """Integer (and bool) chains take only integral values inside their range (SPEC §3)."""
+    if dtype not in INTEGER_RANGES:
         return
     lo, hi = INTEGER_RANGES[dtype]
     for v in values:
@@ -757,6 +898,676 @@ class SaturateCastOp(CastLikeOp):
 
 
 # ---------------------------------------------------------------------------------------------
+# Shapes of the compute ops without values: `fkl.<op> %x : T -> T2`, `fkl.<op> %x, WORD : T -> T2`
+# ---------------------------------------------------------------------------------------------
+
+
+class _UnaryOp(IRDLOperation):
+    """`fkl.<op> %x : T -> T2`: the op's rule gives the result type from the input type."""
+
+    input = operand_def(ImageType)
+    result = result_def(ImageType)
+
+    def __init__(self, input: SSAValue, result_type: Attribute | None = None):
+        super().__init__(operands=[input], result_types=[result_type or ImageType.unknown()])
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        operand = parser.parse_unresolved_operand()
+        in_type, out_type = _parse_types(parser)
+        return cls(parser.resolve_operand(operand, in_type), out_type)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        _print_types(printer, self.input.type, self.result.type)
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        """The result type for a known input type; raises VerifyException naming the op and rule."""
+        raise NotImplementedError
+
+    def verify_(self) -> None:
+        in_type = _known(self.input.type)
+        if in_type is not None:
+            _check_result(self, self.result_for(in_type), self.result.type)
+
+
+class _WordOp(IRDLOperation):
+    """`fkl.<op> %x, WORD : T -> T2`: WORD (one of CHOICES) is structural, part of the cache key."""
+
+    CHOICES: ClassVar[tuple[str, ...]]
+    WHAT: ClassVar[str]
+
+    input = operand_def(ImageType)
+    word = prop_def(StringAttr)
+    result = result_def(ImageType)
+
+    def __init__(self, input: SSAValue, word: str, result_type: Attribute | None = None):
+        super().__init__(
+            operands=[input], properties={"word": StringAttr(word)}, result_types=[result_type or ImageType.unknown()]
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        operand = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        word = parser.parse_identifier()
+        in_type, out_type = _parse_types(parser)
+        return cls(parser.resolve_operand(operand, in_type), word, out_type)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_string(f", {self.word.data}")
+        _print_types(printer, self.input.type, self.result.type)
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        raise NotImplementedError
+
+    def verify_(self) -> None:
+        if self.word.data not in self.CHOICES:
+            raise VerifyException(f"'{self.name}' {self.WHAT} must be one of {', '.join(self.CHOICES)}, got {self.word.data}")
+        in_type = _known(self.input.type)
+        if in_type is not None:
+            _check_result(self, self.result_for(in_type), self.result.type)
+
+
+# ---------------------------------------------------------------------------------------------
+# Clamps that keep the type
+# ---------------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class SaturateOp(IRDLOperation):
+    """Saturate(lo, hi): clamp each channel to [lo, hi] in the chain type (NaN passes through).
+
+    `fkl.saturate %x, 0.0, 1.0 : T`, `fkl.saturate %x, [0, 0, 0], [9, 99, 255] : T`; hoisted:
+    `fkl.saturate %x, param "saturate1" : T` (the slot holds the C lower bounds, then the C upper ones).
+    The inline `value` holds lo then hi, both with one value or one per channel.
+    """
+
+    name = "fkl.saturate"
+    VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("value",)
+    input = operand_def(ImageType)
+    value = opt_prop_def(DenseArrayBase[Float64Type])
+    slot = opt_prop_def(StringAttr)
+    result = result_def(ImageType)
+
+    def __init__(
+        self,
+        input: SSAValue,
+        bounds: tuple[Sequence[float], Sequence[float]] | None,
+        result_type: Attribute | None = None,
+        slot: str | None = None,
+    ):
+        values = None if bounds is None else _float_array([*bounds[0], *bounds[1]])
+        super().__init__(
+            operands=[input],
+            properties=_field_properties("value", values, slot),
+            result_types=[result_type or ImageType.unknown()],
+        )
+
+    @property
+    def bounds(self) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        """(lo, hi) as written inline (empty after hoisting)."""
+        values = field_values(self) or ()
+        half = len(values) // 2
+        return tuple(values[:half]), tuple(values[half:])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> SaturateOp:
+        operand = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        slot = _parse_slot(parser)
+        bounds = None
+        if slot is None:
+            lo = _parse_number_list(parser)
+            parser.parse_punctuation(",")
+            bounds = (lo, _parse_number_list(parser))
+        in_type, out_type = _parse_types(parser)
+        return SaturateOp(parser.resolve_operand(operand, in_type), bounds, out_type, slot.data if slot else None)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_string(", ")
+        if self.slot is not None:
+            _print_slot(printer, self.slot)
+        else:
+            lo, hi = self.bounds
+            _print_number_list(printer, lo)
+            printer.print_string(", ")
+            _print_number_list(printer, hi)
+        _print_types(printer, self.input.type, self.result.type)
+
+    def verify_(self) -> None:
+        _check_field(self, "value")
+        _check_same_type(self, self.input.type, self.result.type)
+        in_type = _known(self.input.type)
+        _check_not_bool(self, in_type, "clamps")
+        if self.value is None:
+            return
+        lo, hi = self.bounds
+        if not lo or len(lo) != len(hi):
+            raise VerifyException(f"'{self.name}' needs lower and upper bounds of one length, got {lo} and {hi}")
+        if any(a > b for a, b in zip(lo, hi, strict=True)):
+            raise VerifyException(f"'{self.name}' lower bound {lo} is above the upper bound {hi}")
+        if in_type is not None:
+            check_values_fit_chain(self.name, lo, in_type.channels.data, in_type.dtype)
+            check_values_fit_chain(self.name, hi, in_type.channels.data, in_type.dtype)
+
+
+@irdl_op_definition
+class SaturateFloatOp(_UnaryOp):
+    """SaturateFloat: clamp a float chain to [0, 1] (NaN passes through). `fkl.saturate_float %x : T`"""
+
+    name = "fkl.saturate_float"
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        _check_float(self, in_type)
+        return in_type
+
+
+# ---------------------------------------------------------------------------------------------
+# Logic
+# ---------------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class IsEvenOp(_UnaryOp):
+    """IsEven: integer -> bool per channel, x mod 2 == 0. `fkl.is_even %x : T -> T2`"""
+
+    name = "fkl.is_even"
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        _check_integer(self, in_type)
+        return reshaped(in_type, element="bool")
+
+
+@irdl_op_definition
+class VectorAndOp(_UnaryOp):
+    """VectorAnd: boolN -> bool, the AND of all channels. `fkl.vector_and %x : T -> T2`"""
+
+    name = "fkl.vector_and"
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        if in_type.dtype != "bool":
+            raise VerifyException(f"'{self.name}' needs a bool chain, got {in_type.dtype}")
+        return reshaped(in_type, channels=1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Vector ops
+# ---------------------------------------------------------------------------------------------
+
+REDUCTIONS = ("add", "mul", "max", "min")
+
+
+@irdl_op_definition
+class VectorReduceOp(_WordOp):
+    """VectorReduce: left fold over the channels, each step in the chain type -> 1 channel.
+
+    `fkl.vector_reduce %x, add : T -> T2` (add, mul, max, min; max/min as fkl.max/fkl.min)
+    """
+
+    name = "fkl.vector_reduce"
+    CHOICES: ClassVar[tuple[str, ...]] = REDUCTIONS
+    WHAT: ClassVar[str] = "reduction"
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        _check_not_bool(self, in_type, "reduces")
+        return reshaped(in_type, channels=1)
+
+
+@irdl_op_definition
+class DiscardOp(IRDLOperation):
+    """Discard(keep_n): keep the first keep_n channels. `fkl.discard %x, 2 : T -> T2`"""
+
+    name = "fkl.discard"
+    input = operand_def(ImageType)
+    keep = prop_def(IntAttr)
+    result = result_def(ImageType)
+
+    def __init__(self, input: SSAValue, keep: int, result_type: Attribute | None = None):
+        super().__init__(
+            operands=[input], properties={"keep": IntAttr(keep)}, result_types=[result_type or ImageType.unknown()]
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> DiscardOp:
+        operand = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        keep = parser.parse_integer()
+        in_type, out_type = _parse_types(parser)
+        return DiscardOp(parser.resolve_operand(operand, in_type), keep, out_type)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_string(f", {self.keep.data}")
+        _print_types(printer, self.input.type, self.result.type)
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        keep, channels = self.keep.data, in_type.channels.data
+        if not 1 <= keep <= channels:
+            raise VerifyException(f"'{self.name}' keeps {keep} channels of a chain of {channels} (1 to {channels})")
+        return reshaped(in_type, channels=keep)
+
+    def verify_(self) -> None:
+        if not 1 <= self.keep.data <= 4:
+            raise VerifyException(f"'{self.name}' keeps 1 to 4 channels, got {self.keep.data}")
+        in_type = _known(self.input.type)
+        if in_type is not None:
+            _check_result(self, self.result_for(in_type), self.result.type)
+
+
+@irdl_op_definition
+class AddLastOp(IRDLOperation):
+    """AddLast(v): append one channel holding v (in the chain type). `fkl.add_last %x, 1.0 : T -> T2`"""
+
+    name = "fkl.add_last"
+    VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("value",)
+    input = operand_def(ImageType)
+    value = opt_prop_def(DenseArrayBase[Float64Type])
+    slot = opt_prop_def(StringAttr)
+    result = result_def(ImageType)
+
+    def __init__(
+        self, input: SSAValue, value: float | None, result_type: Attribute | None = None, slot: str | None = None
+    ):
+        values = None if value is None else _float_array([value])
+        super().__init__(
+            operands=[input],
+            properties=_field_properties("value", values, slot),
+            result_types=[result_type or ImageType.unknown()],
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> AddLastOp:
+        operand = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        slot = _parse_slot(parser)
+        value = None if slot else _parse_one_number(parser)
+        in_type, out_type = _parse_types(parser)
+        return AddLastOp(parser.resolve_operand(operand, in_type), value, out_type, slot.data if slot else None)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_string(", ")
+        if self.slot is not None:
+            _print_slot(printer, self.slot)
+        else:
+            _print_number_list(printer, field_values(self) or ())
+        _print_types(printer, self.input.type, self.result.type)
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        channels = in_type.channels.data
+        if channels >= 4:
+            raise VerifyException(f"'{self.name}' cannot append a channel to a chain of {channels} (at most 4)")
+        if (values := field_values(self)) is not None:
+            check_values_representable(self.name, values, in_type.dtype)
+        return reshaped(in_type, channels=channels + 1)
+
+    def verify_(self) -> None:
+        _check_field(self, "value")
+        values = field_values(self)
+        if values is not None and len(values) != 1:
+            raise VerifyException(f"'{self.name}' appends one value, got {len(values)}")
+        in_type = _known(self.input.type)
+        if in_type is not None:
+            _check_result(self, self.result_for(in_type), self.result.type)
+
+
+def _check_order(op: IRDLOperation, order: Sequence[float], channels: int | None) -> None:
+    if not 1 <= len(order) <= 4:
+        raise VerifyException(f"'{op.name}' gives {len(order)} indices; a pixel has 1 to 4 channels")
+    if channels is None:
+        return
+    bad = [int(i) for i in order if not (i == int(i) and 0 <= i < channels)]
+    if bad:
+        raise VerifyException(f"'{op.name}' indices {bad} are out of range for a chain of {channels} channels")
+
+
+@irdl_op_definition
+class VectorReorderOp(IRDLOperation):
+    """VectorReorder(i0, i1, ...): output channel k is input channel i_k (compile-time; repeats allowed).
+
+    `fkl.vector_reorder %x, [2, 1, 0] : T -> T2`
+    """
+
+    name = "fkl.vector_reorder"
+    input = operand_def(ImageType)
+    order = prop_def(DenseArrayBase[IntegerType])
+    result = result_def(ImageType)
+
+    def __init__(self, input: SSAValue, order: Sequence[int], result_type: Attribute | None = None):
+        super().__init__(
+            operands=[input], properties={"order": _int_array(order)}, result_types=[result_type or ImageType.unknown()]
+        )
+
+    @property
+    def indices(self) -> list[int]:
+        return [int(v) for v in self.order.get_values()]
+
+    @classmethod
+    def parse(cls, parser: Parser) -> VectorReorderOp:
+        operand = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        order = _parse_int_list(parser)
+        in_type, out_type = _parse_types(parser)
+        return VectorReorderOp(parser.resolve_operand(operand, in_type), order, out_type)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_string(", [" + ", ".join(map(str, self.indices)) + "]")
+        _print_types(printer, self.input.type, self.result.type)
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        _check_order(self, self.indices, in_type.channels.data)
+        return reshaped(in_type, channels=len(self.indices))
+
+    def verify_(self) -> None:
+        _check_order(self, self.indices, None)
+        in_type = _known(self.input.type)
+        if in_type is not None:
+            _check_result(self, self.result_for(in_type), self.result.type)
+
+
+@irdl_op_definition
+class VectorReorderRTOp(IRDLOperation):
+    """VectorReorderRT(i0, i1, ...): like fkl.vector_reorder, but the indices are a runtime value
+    (a parameter slot after hoisting): changing them reuses the binary. The count is structural.
+
+    `fkl.vector_reorder_rt %x, [2, 1, 0] : T -> T2`; hoisted `fkl.vector_reorder_rt %x, param "r1" : T -> T2`
+    """
+
+    name = "fkl.vector_reorder_rt"
+    VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("value",)
+    input = operand_def(ImageType)
+    value = opt_prop_def(DenseArrayBase[IntegerType])
+    slot = opt_prop_def(StringAttr)
+    result = result_def(ImageType)
+
+    def __init__(
+        self,
+        input: SSAValue,
+        order: Sequence[int] | None,
+        result_type: Attribute | None = None,
+        slot: str | None = None,
+    ):
+        values = None if order is None else _int_array(order)
+        super().__init__(
+            operands=[input],
+            properties=_field_properties("value", values, slot),
+            result_types=[result_type or ImageType.unknown()],
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> VectorReorderRTOp:
+        operand = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        slot = _parse_slot(parser)
+        order = None if slot else _parse_int_list(parser)
+        in_type, out_type = _parse_types(parser)
+        return VectorReorderRTOp(parser.resolve_operand(operand, in_type), order, out_type, slot.data if slot else None)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_string(", ")
+        if self.slot is not None:
+            _print_slot(printer, self.slot)
+        else:
+            printer.print_string("[" + ", ".join(str(int(v)) for v in field_values(self) or ()) + "]")
+        _print_types(printer, self.input.type, self.result.type)
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        order = field_values(self)
+        if order is None:  # hoisted: the count is the result's, inferred before hoisting
+            out_type = _known(self.result.type)
+            if out_type is None:
+                raise VerifyException(f"'{self.name}' with a parameter slot needs a known result type")
+            return reshaped(in_type, channels=out_type.channels.data)
+        _check_order(self, order, in_type.channels.data)
+        return reshaped(in_type, channels=len(order))
+
+    def verify_(self) -> None:
+        _check_field(self, "value")
+        if (order := field_values(self)) is not None:
+            _check_order(self, order, None)
+        in_type = _known(self.input.type)
+        if in_type is not None and _known(self.result.type) is not None:
+            _check_result(self, self.result_for(in_type), self.result.type)
+
+
+# ---------------------------------------------------------------------------------------------
+# Algebraic
+# ---------------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class MxVFloat3Op(IRDLOperation):
+    """MxVFloat3(M): the row-major 3x3 matrix M times the float3 pixel as a column.
+
+    `fkl.mxv_float3 %x, [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]] : !fkl.image<?x?x3xf32>`
+    """
+
+    name = "fkl.mxv_float3"
+    VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("value",)
+    input = operand_def(ImageType)
+    value = opt_prop_def(DenseArrayBase[Float64Type])
+    slot = opt_prop_def(StringAttr)
+    result = result_def(ImageType)
+
+    def __init__(
+        self,
+        input: SSAValue,
+        matrix: Sequence[float] | None,
+        result_type: Attribute | None = None,
+        slot: str | None = None,
+    ):
+        values = None if matrix is None else _float_array(matrix)
+        super().__init__(
+            operands=[input],
+            properties=_field_properties("value", values, slot),
+            result_types=[result_type or ImageType.unknown()],
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> MxVFloat3Op:
+        operand = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        slot = _parse_slot(parser)
+        matrix = None
+        if slot is None:
+            rows = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: _parse_number_list(parser))
+            matrix = [v for row in rows for v in row]
+        in_type, out_type = _parse_types(parser)
+        return MxVFloat3Op(parser.resolve_operand(operand, in_type), matrix, out_type, slot.data if slot else None)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_string(", ")
+        if self.slot is not None:
+            _print_slot(printer, self.slot)
+        else:
+            printer.print_string(_format_matrix(field_values(self) or (), 3))
+        _print_types(printer, self.input.type, self.result.type)
+
+    def verify_(self) -> None:
+        _check_field(self, "value")
+        _check_same_type(self, self.input.type, self.result.type)
+        values = field_values(self)
+        if values is not None and len(values) != 9:
+            raise VerifyException(f"'{self.name}' needs a 3x3 matrix (9 numbers), got {len(values)}")
+        in_type = _known(self.input.type)
+        if in_type is not None and (in_type.dtype != "float32" or in_type.channels.data != 3):
+            raise VerifyException(
+                f"'{self.name}' needs a chain of exactly float32 x 3, got {in_type.dtype} x {in_type.channels.data}"
+            )
+
+
+def _format_matrix(values: Sequence[float], columns: int) -> str:
+    rows = [values[i : i + columns] for i in range(0, len(values), columns)]
+    return "[" + ", ".join("[" + ", ".join(_format_number(v) for v in row) + "]" for row in rows) + "]"
+
+
+# ---------------------------------------------------------------------------------------------
+# Control
+# ---------------------------------------------------------------------------------------------
+
+LOOP_BODIES = ("add", "sub", "mul", "div", "max", "min")
+
+
+@irdl_op_definition
+class StaticLoopOp(IRDLOperation):
+    """StaticLoop(op, n): the binary op applied n times (n compile-time), its value in one slot.
+
+    `fkl.static_loop %x, mul 2.0, 3 : T` (x * 2 * 2 * 2, each step in the chain type);
+    hoisted `fkl.static_loop %x, mul param "static_loop1", 3 : T`.
+    """
+
+    name = "fkl.static_loop"
+    VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("value",)
+    input = operand_def(ImageType)
+    body = prop_def(StringAttr)
+    count = prop_def(IntAttr)
+    value = opt_prop_def(DenseArrayBase[Float64Type])
+    slot = opt_prop_def(StringAttr)
+    result = result_def(ImageType)
+
+    def __init__(
+        self,
+        input: SSAValue,
+        body: str,
+        values: Sequence[float] | None,
+        count: int,
+        result_type: Attribute | None = None,
+        slot: str | None = None,
+    ):
+        properties = _field_properties("value", None if values is None else _float_array(values), slot)
+        properties |= {"body": StringAttr(body), "count": IntAttr(count)}
+        super().__init__(operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> StaticLoopOp:
+        operand = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        body = parser.parse_identifier()
+        slot = _parse_slot(parser)
+        values = None if slot else _parse_number_list(parser)
+        parser.parse_punctuation(",")
+        count = parser.parse_integer()
+        in_type, out_type = _parse_types(parser)
+        return StaticLoopOp(
+            parser.resolve_operand(operand, in_type), body, values, count, out_type, slot.data if slot else None
+        )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_string(f", {self.body.data} ")
+        if self.slot is not None:
+            _print_slot(printer, self.slot)
+        else:
+            _print_number_list(printer, field_values(self) or ())
+        printer.print_string(f", {self.count.data}")
+        _print_types(printer, self.input.type, self.result.type)
+
+    def verify_(self) -> None:
+        _check_field(self, "value")
+        _check_same_type(self, self.input.type, self.result.type)
+        if self.body.data not in LOOP_BODIES:
+            raise VerifyException(
+                f"'{self.name}' body must be one of {', '.join(LOOP_BODIES)} (a binary op), got {self.body.data}"
+            )
+        if self.count.data < 1:
+            raise VerifyException(f"'{self.name}' applies its op n >= 1 times, got {self.count.data}")
+        values = field_values(self)
+        if values is not None and not values:
+            raise VerifyException(f"'{self.name}' needs at least one value")
+        in_type = _known(self.input.type)
+        if in_type is None:
+            return
+        if self.body.data not in ("max", "min"):
+            _check_not_bool(self, in_type, "computes arithmetic")
+        if values is not None:
+            check_values_fit_chain(self.name, values, in_type.channels.data, in_type.dtype)
+            if self.body.data == "div":
+                check_no_integer_division_by_zero(self.name, values, in_type.dtype)
+
+
+# ---------------------------------------------------------------------------------------------
+# Colour
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ColorCode:
+    """One cvtColor code: output channel k is input channel `order[k]` (then an opaque alpha if
+    `add_alpha`), or, for the gray codes, the weighted sum with R at `red_index` (B at 2 - R)."""
+
+    in_channels: int
+    out_channels: int
+    order: tuple[int, ...] = ()
+    add_alpha: bool = False
+    red_index: int | None = None
+
+
+COLOR_CODES: dict[str, ColorCode] = {
+    "RGB2BGR": ColorCode(3, 3, (2, 1, 0)),
+    "BGR2RGB": ColorCode(3, 3, (2, 1, 0)),
+    "RGB2RGBA": ColorCode(3, 4, (0, 1, 2), add_alpha=True),
+    "BGR2BGRA": ColorCode(3, 4, (0, 1, 2), add_alpha=True),
+    "RGBA2RGB": ColorCode(4, 3, (0, 1, 2)),
+    "BGRA2BGR": ColorCode(4, 3, (0, 1, 2)),
+    "RGB2BGRA": ColorCode(3, 4, (2, 1, 0), add_alpha=True),
+    "BGR2RGBA": ColorCode(3, 4, (2, 1, 0), add_alpha=True),
+    "RGBA2BGR": ColorCode(4, 3, (2, 1, 0)),
+    "BGRA2RGB": ColorCode(4, 3, (2, 1, 0)),
+    "RGBA2BGRA": ColorCode(4, 4, (2, 1, 0, 3)),
+    "BGRA2RGBA": ColorCode(4, 4, (2, 1, 0, 3)),
+    "RGB2GRAY": ColorCode(3, 1, red_index=0),
+    "BGR2GRAY": ColorCode(3, 1, red_index=2),
+    "RGBA2GRAY": ColorCode(4, 1, red_index=0),
+    "BGRA2GRAY": ColorCode(4, 1, red_index=2),
+    "GRAY2RGB": ColorCode(1, 3, (0, 0, 0)),
+    "GRAY2BGR": ColorCode(1, 3, (0, 0, 0)),
+}
+
+
+@irdl_op_definition
+class ColorConversionOp(_WordOp):
+    """ColorConversion(code): cv2.cvtColor's meaning; the element type is kept.
+
+    `fkl.color_conversion %x, RGB2GRAY : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x1xui8>`
+    Gray: (9798 R + 19235 G + 3735 B + 16384) >> 15 on integers, 0.299 R + 0.587 G + 0.114 B on
+    floats. Added alpha: 255 (ui8), 65535 (ui16), 1.0 (floats), the largest value (other integers).
+    """
+
+    name = "fkl.color_conversion"
+    CHOICES: ClassVar[tuple[str, ...]] = tuple(COLOR_CODES)
+    WHAT: ClassVar[str] = "code"
+
+    @property
+    def code(self) -> ColorCode:
+        return COLOR_CODES[self.word.data]
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        code, channels = self.code, in_type.channels.data
+        if channels != code.in_channels:
+            raise VerifyException(
+                f"'{self.name}' {self.word.data} needs {code.in_channels} channels, the chain has {channels}"
+            )
+        if code.red_index is not None:
+            _check_not_bool(self, in_type, "computes gray")
+        return reshaped(in_type, channels=code.out_channels)
+
+
+# ---------------------------------------------------------------------------------------------
 # Geometry (must follow the read directly, or each other)
 # ---------------------------------------------------------------------------------------------
 
@@ -773,6 +1584,7 @@ class CropOp(IRDLOperation):
     """
 
     name = "fkl.crop"
+    VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("value",)
     input = operand_def(ImageType)
     value = opt_prop_def(DenseArrayBase[IntegerType])
     slot = opt_prop_def(StringAttr)
@@ -830,28 +1642,45 @@ class CropOp(IRDLOperation):
         flat = list(self.value.get_values())
         if not flat or len(flat) % 4:
             raise VerifyException(f"'fkl.crop' rects must be groups of [x, y, w, h], got {len(flat)} numbers")
+        bordered = _follows_border(self)
         for x, y, w, h in self.rects:
             if w <= 0 or h <= 0:
                 raise VerifyException(f"'fkl.crop' rect [{x}, {y}, {w}, {h}] must have a positive width and height")
-            if x < 0 or y < 0:
-                raise VerifyException(f"'fkl.crop' rect [{x}, {y}, {w}, {h}] starts outside the image")
+            if (x < 0 or y < 0) and not bordered:
+                raise VerifyException(
+                    f"'fkl.crop' rect [{x}, {y}, {w}, {h}] starts outside the image; "
+                    "only a crop right after fkl.border may leave it"
+                )
+
+
+def _follows_border(op: IRDLOperation) -> bool:
+    """Whether `op`'s input comes straight from an fkl.border (which defines every coordinate)."""
+    return isinstance(op.operands[0].owner, BorderOp)
 
 
 INTERPOLATIONS = ("linear", "nearest")
+ASPECT_RATIOS = ("ignore", "preserve", "preserve_left", "preserve_even")
 
 
 @irdl_op_definition
 class ResizeOp(IRDLOperation):
     """Resize to (w, h): linear (OpenCV INTER_LINEAR, output f32) or nearest (keeps the type).
 
-    `fkl.resize %x, size [224, 224], linear : T -> T2`
+    `fkl.resize %x, size [224, 224], linear : T -> T2`. With an aspect-ratio mode other than
+    `ignore` the source keeps its proportions inside the output and the rest is `background`
+    (in the result's element type, one value or one per channel):
+    `fkl.resize %x, size [224, 224], linear, preserve, background [0.0, 0.0, 0.0] : T -> T2`.
     """
 
     name = "fkl.resize"
+    VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("value", "background")
     input = operand_def(ImageType)
     value = opt_prop_def(DenseArrayBase[IntegerType])
     slot = opt_prop_def(StringAttr)
     interp = prop_def(StringAttr)
+    aspect_ratio = opt_prop_def(StringAttr)
+    background = opt_prop_def(DenseArrayBase[Float64Type])
+    background_slot = opt_prop_def(StringAttr)
     result = result_def(ImageType)
 
     def __init__(
@@ -861,12 +1690,16 @@ class ResizeOp(IRDLOperation):
         interp: str = "linear",
         result_type: Attribute | None = None,
         slot: str | None = None,
+        aspect_ratio: str = "ignore",
+        background: Sequence[float] | None = None,
+        background_slot: str | None = None,
     ):
         properties: dict[str, Attribute] = {"interp": StringAttr(interp)}
-        if size is not None:
-            properties["value"] = DenseArrayBase.from_list(i64, [int(v) for v in size])
-        if slot is not None:
-            properties["slot"] = StringAttr(slot)
+        properties |= _field_properties("value", None if size is None else _int_array(size), slot)
+        if aspect_ratio != "ignore":
+            properties["aspect_ratio"] = StringAttr(aspect_ratio)
+        bg = None if background is None else _float_array(background)
+        properties |= _field_properties("background", bg, background_slot)
         super().__init__(operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()])
 
     @property
@@ -875,6 +1708,11 @@ class ResizeOp(IRDLOperation):
             return (0, 0)
         w, h = (int(v) for v in self.value.get_values())
         return w, h
+
+    @property
+    def mode(self) -> str:
+        """The aspect-ratio mode ("ignore" when not written)."""
+        return "ignore" if self.aspect_ratio is None else self.aspect_ratio.data
 
     @classmethod
     def parse(cls, parser: Parser) -> ResizeOp:
@@ -887,42 +1725,400 @@ class ResizeOp(IRDLOperation):
             size = _parse_int_list(parser)
         parser.parse_punctuation(",")
         interp = parser.parse_identifier()
+        aspect_ratio, background, background_slot = "ignore", None, None
+        if parser.parse_optional_punctuation(","):
+            aspect_ratio = parser.parse_identifier()
+            parser.parse_punctuation(",")
+            parser.parse_keyword("background")
+            if (bg_slot := _parse_slot(parser)) is not None:
+                background_slot = bg_slot.data
+            else:
+                background = _parse_number_list(parser)
         in_type, out_type = _parse_types(parser)
-        return ResizeOp(parser.resolve_operand(operand, in_type), size, interp, out_type, slot.data if slot else None)
+        return ResizeOp(
+            parser.resolve_operand(operand, in_type),
+            size,
+            interp,
+            out_type,
+            slot.data if slot else None,
+            aspect_ratio,
+            background,
+            background_slot,
+        )
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_operand(self.input)
         printer.print_string(", ")
         if self.slot is not None:
-            printer.print_string("param ")
-            printer.print_string_literal(self.slot.data)
+            _print_slot(printer, self.slot)
         else:
             w, h = self.size
             printer.print_string(f"size [{w}, {h}]")
         printer.print_string(f", {self.interp.data}")
+        if self.aspect_ratio is not None:
+            printer.print_string(f", {self.aspect_ratio.data}, background ")
+            if self.background_slot is not None:
+                _print_slot(printer, self.background_slot)
+            else:
+                _print_number_list(printer, field_values(self, "background") or ())
         _print_types(printer, self.input.type, self.result.type)
 
     def verify_(self) -> None:
-        _check_value_or_slot(self, self.value, self.slot)
+        _check_field(self, "value")
         if self.interp.data not in INTERPOLATIONS:
             raise VerifyException(f"'fkl.resize' interpolation must be linear or nearest, got {self.interp.data}")
-        if self.value is not None:
-            sizes = list(self.value.get_values())
-            if len(sizes) != 2 or min(sizes) <= 0:
-                raise VerifyException(f"'fkl.resize' size must be [w, h] with positive values, got {sizes}")
-        out_type = _known(self.result.type)
+        if self.mode not in ASPECT_RATIOS:
+            raise VerifyException(f"'fkl.resize' aspect ratio must be one of {', '.join(ASPECT_RATIOS)}, got {self.mode}")
+        _check_size_field(self, "value")
+        if self.mode == "ignore":
+            if self.background is not None or self.background_slot is not None:
+                raise VerifyException("'fkl.resize' takes a background only with a preserve aspect-ratio mode")
+        else:
+            _check_field(self, "background")
         in_type = _known(self.input.type)
-        if out_type is None or in_type is None:
+        if in_type is None:
             return
-        expected = "float32" if self.interp.data == "linear" else in_type.dtype
-        if out_type.dtype != expected:
-            raise VerifyException(f"'fkl.resize' {self.interp.data} must produce {expected}, got {out_type.dtype}")
+        if self.interp.data == "linear":
+            _check_not_bool(self, in_type, "interpolates linearly")
+        expected = reshaped(in_type, element="float32") if self.interp.data == "linear" else in_type
+        out_type = _known(self.result.type)
+        if out_type is not None and out_type.dtype != expected.dtype:
+            raise VerifyException(f"'fkl.resize' {self.interp.data} must produce {expected.dtype}, got {out_type.dtype}")
+        if (background := field_values(self, "background")) is not None:
+            check_values_fit_chain(self.name, background, expected.channels.data, expected.dtype)
 
 
-GEOMETRY_OPS: tuple[type[IRDLOperation], ...] = (CropOp, ResizeOp)
-WRITE_OPS: tuple[type[IRDLOperation], ...] = (WriteOp, SplitOp)
-VALUE_OPS: tuple[type[IRDLOperation], ...] = (BinaryValueOp, CropOp, ResizeOp)
+BORDER_MODES = ("constant", "replicate", "reflect", "reflect101", "wrap")
+
+
+@irdl_op_definition
+class BorderOp(IRDLOperation):
+    """BorderReader(mode, value): defines the image at EVERY coordinate, however far outside.
+
+    constant (the value, one or one per channel, in the chain type), replicate "aaa|abc|ccc",
+    reflect "cba|abc|cba", reflect101 "cb|abc|ba", wrap "abc|abc|abc" — numpy.pad's constant, edge,
+    symmetric, reflect and wrap, and cv2.copyMakeBorder. It folds into the read; a following crop
+    or warp may then sample outside the image.
+
+    `fkl.border %x, reflect101 : T`, `fkl.border %x, constant [0.0, 0.0, 255.0] : T`
+    """
+
+    name = "fkl.border"
+    VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("value",)
+    input = operand_def(ImageType)
+    mode = prop_def(StringAttr)
+    value = opt_prop_def(DenseArrayBase[Float64Type])
+    slot = opt_prop_def(StringAttr)
+    result = result_def(ImageType)
+
+    def __init__(
+        self,
+        input: SSAValue,
+        mode: str,
+        value: Sequence[float] | None = None,
+        result_type: Attribute | None = None,
+        slot: str | None = None,
+    ):
+        properties = _field_properties("value", None if value is None else _float_array(value), slot)
+        properties["mode"] = StringAttr(mode)
+        super().__init__(operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> BorderOp:
+        operand = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        mode = parser.parse_identifier()
+        slot, value = None, None
+        if mode == "constant":
+            slot = _parse_slot(parser)
+            value = None if slot else _parse_number_list(parser)
+        in_type, out_type = _parse_types(parser)
+        return BorderOp(parser.resolve_operand(operand, in_type), mode, value, out_type, slot.data if slot else None)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_string(f", {self.mode.data}")
+        if self.slot is not None:
+            printer.print_string(" ")
+            _print_slot(printer, self.slot)
+        elif (values := field_values(self)) is not None:
+            printer.print_string(" ")
+            _print_number_list(printer, values)
+        _print_types(printer, self.input.type, self.result.type)
+
+    def verify_(self) -> None:
+        if self.mode.data not in BORDER_MODES:
+            raise VerifyException(f"'{self.name}' mode must be one of {', '.join(BORDER_MODES)}, got {self.mode.data}")
+        if self.mode.data == "constant":
+            _check_field(self, "value")
+        elif self.value is not None or self.slot is not None:
+            raise VerifyException(f"'{self.name}' takes a value only in constant mode, not {self.mode.data}")
+        _check_same_type(self, self.input.type, self.result.type)
+        in_type = _known(self.input.type)
+        if in_type is not None and (values := field_values(self)) is not None:
+            check_values_fit_chain(self.name, values, in_type.channels.data, in_type.dtype)
+
+
+WARP_KINDS = {"affine": 6, "perspective": 9}
+
+
+@irdl_op_definition
+class WarpOp(IRDLOperation):
+    """Warping(M, w, h): bilinear cv2.warpAffine (M 2x3) / cv2.warpPerspective (M 3x3), output f32.
+
+    M maps SOURCE to DESTINATION as in OpenCV; with `inverse` it is the destination -> source map
+    (hoisting always stores that one, inverted in double). A tap outside the source reads the
+    border (a directly preceding fkl.border, else constant 0).
+
+    `fkl.warp %x, affine [[1.0, 0.0, 2.5], [0.0, 1.0, -1.0]], size [64, 48] : T -> T2`
+    `fkl.warp %x, perspective param "warp1", inverse, size param "warp1_size" : T -> T2`
+    """
+
+    name = "fkl.warp"
+    VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("value", "size")
+    input = operand_def(ImageType)
+    kind = prop_def(StringAttr)
+    inverse = opt_prop_def(UnitAttr)
+    value = opt_prop_def(DenseArrayBase[Float64Type])
+    slot = opt_prop_def(StringAttr)
+    size = opt_prop_def(DenseArrayBase[IntegerType])
+    size_slot = opt_prop_def(StringAttr)
+    result = result_def(ImageType)
+
+    def __init__(
+        self,
+        input: SSAValue,
+        kind: str,
+        matrix: Sequence[float] | None,
+        size: Sequence[int] | None,
+        inverse: bool = False,
+        result_type: Attribute | None = None,
+        slot: str | None = None,
+        size_slot: str | None = None,
+    ):
+        properties = _field_properties("value", None if matrix is None else _float_array(matrix), slot)
+        properties |= _field_properties("size", None if size is None else _int_array(size), size_slot)
+        properties["kind"] = StringAttr(kind)
+        if inverse:
+            properties["inverse"] = UnitAttr()
+        super().__init__(operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> WarpOp:
+        operand = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        kind = parser.parse_identifier()
+        slot = _parse_slot(parser)
+        matrix = None
+        if slot is None:
+            rows = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: _parse_number_list(parser))
+            matrix = [v for row in rows for v in row]
+        parser.parse_punctuation(",")
+        inverse = parser.parse_optional_keyword("inverse") is not None
+        if inverse:
+            parser.parse_punctuation(",")
+        parser.parse_keyword("size")
+        size_slot = _parse_slot(parser)
+        size = None if size_slot else _parse_int_list(parser)
+        in_type, out_type = _parse_types(parser)
+        return WarpOp(
+            parser.resolve_operand(operand, in_type),
+            kind,
+            matrix,
+            size,
+            inverse,
+            out_type,
+            slot.data if slot else None,
+            size_slot.data if size_slot else None,
+        )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_string(f", {self.kind.data} ")
+        if self.slot is not None:
+            _print_slot(printer, self.slot)
+        else:
+            printer.print_string(_format_matrix(field_values(self) or (), 3))
+        if self.inverse is not None:
+            printer.print_string(", inverse")
+        printer.print_string(", size ")
+        if self.size_slot is not None:
+            _print_slot(printer, self.size_slot)
+        else:
+            printer.print_string("[" + ", ".join(str(int(v)) for v in field_values(self, "size") or ()) + "]")
+        _print_types(printer, self.input.type, self.result.type)
+
+    def verify_(self) -> None:
+        _check_field(self, "value")
+        _check_field(self, "size")
+        if self.kind.data not in WARP_KINDS:
+            raise VerifyException(f"'{self.name}' kind must be affine or perspective, got {self.kind.data}")
+        matrix = field_values(self)
+        expected = WARP_KINDS[self.kind.data]
+        if matrix is not None and len(matrix) != expected:
+            shape = "2x3" if self.kind.data == "affine" else "3x3"
+            raise VerifyException(f"'{self.name}' {self.kind.data} needs a {shape} matrix, got {len(matrix)} numbers")
+        if matrix is not None and not all(math.isfinite(v) for v in matrix):
+            raise VerifyException(f"'{self.name}' matrix must be finite, got {list(matrix)}")
+        _check_size_field(self, "size")
+        in_type = _known(self.input.type)
+        if in_type is None:
+            return
+        _check_not_bool(self, in_type, "interpolates linearly")
+        _check_result(self, reshaped(in_type, element="float32"), self.result.type)
+
+
+DEINTERLACE_MODES = ("blend", "linear")
+
+
+@irdl_op_definition
+class DeinterlaceOp(_WordOp):
+    """Deinterlace: blend (row y > 0 -> mean of rows y and y-1) or linear (odd rows -> mean of the
+    rows above and below; the last odd row copies the row above); output f32.
+
+    `fkl.deinterlace %x, blend : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xf32>`
+    """
+
+    name = "fkl.deinterlace"
+    CHOICES: ClassVar[tuple[str, ...]] = DEINTERLACE_MODES
+    WHAT: ClassVar[str] = "mode"
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        _check_not_bool(self, in_type, "averages rows")
+        return reshaped(in_type, element="float32")
+
+
+@irdl_op_definition
+class ReadSetOp(IRDLOperation):
+    """ReadSet(value, w, h): replaces the read by a w x h image of one constant pixel; the source
+    memory is never touched. It directly follows the read, whose type gives element type and channels.
+
+    `fkl.read_set %r, [1.0, 2.0, 3.0], size [64, 48] : !fkl.image<?x?x3xf32>`
+    """
+
+    name = "fkl.read_set"
+    VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("value", "size")
+    input = operand_def(ImageType)
+    value = opt_prop_def(DenseArrayBase[Float64Type])
+    slot = opt_prop_def(StringAttr)
+    size = opt_prop_def(DenseArrayBase[IntegerType])
+    size_slot = opt_prop_def(StringAttr)
+    result = result_def(ImageType)
+
+    def __init__(
+        self,
+        input: SSAValue,
+        value: Sequence[float] | None,
+        size: Sequence[int] | None,
+        result_type: Attribute | None = None,
+        slot: str | None = None,
+        size_slot: str | None = None,
+    ):
+        properties = _field_properties("value", None if value is None else _float_array(value), slot)
+        properties |= _field_properties("size", None if size is None else _int_array(size), size_slot)
+        super().__init__(operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ReadSetOp:
+        operand = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        slot = _parse_slot(parser)
+        value = None if slot else _parse_number_list(parser)
+        parser.parse_punctuation(",")
+        parser.parse_keyword("size")
+        size_slot = _parse_slot(parser)
+        size = None if size_slot else _parse_int_list(parser)
+        in_type, out_type = _parse_types(parser)
+        return ReadSetOp(
+            parser.resolve_operand(operand, in_type),
+            value,
+            size,
+            out_type,
+            slot.data if slot else None,
+            size_slot.data if size_slot else None,
+        )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_string(", ")
+        if self.slot is not None:
+            _print_slot(printer, self.slot)
+        else:
+            _print_number_list(printer, field_values(self) or ())
+        printer.print_string(", size ")
+        if self.size_slot is not None:
+            _print_slot(printer, self.size_slot)
+        else:
+            printer.print_string("[" + ", ".join(str(int(v)) for v in field_values(self, "size") or ()) + "]")
+        _print_types(printer, self.input.type, self.result.type)
+
+    def verify_(self) -> None:
+        _check_field(self, "value")
+        _check_field(self, "size")
+        _check_size_field(self, "size")
+        _check_same_type(self, self.input.type, self.result.type)
+        producer = self.input.owner
+        if not isinstance(producer, ReadOp | Block):
+            raise VerifyException(f"'{self.name}' must directly follow fkl.read (it replaces what is read)")
+        in_type = _known(self.input.type)
+        if in_type is not None and (values := field_values(self)) is not None:
+            check_values_fit_chain(self.name, values, in_type.channels.data, in_type.dtype)
+
+
+# Ops that change which source pixels an output pixel depends on: they fold into the read.
+GEOMETRY_OPS: tuple[type[IRDLOperation], ...] = (ReadSetOp, BorderOp, CropOp, ResizeOp, WarpOp, DeinterlaceOp)
+WRITE_OPS: tuple[type[IRDLOperation], ...] = (WriteOp, SplitOp, TSplitOp, SplitWriteOp)
+# Ops whose values hoisting moves into the parameter block (see VALUE_FIELDS).
+VALUE_OPS: tuple[type[IRDLOperation], ...] = (
+    BinaryValueOp,
+    SaturateOp,
+    AddLastOp,
+    VectorReorderRTOp,
+    MxVFloat3Op,
+    StaticLoopOp,
+    ReadSetOp,
+    BorderOp,
+    CropOp,
+    ResizeOp,
+    WarpOp,
+)
+# Compute ops that work on each channel alone (channel c of the output depends on channel c of the
+# input only): a chain of these runs on flat element runs.
+CHANNELWISE_OPS: tuple[type[IRDLOperation], ...] = (
+    BinaryValueOp,
+    CastLikeOp,
+    SaturateOp,
+    SaturateFloatOp,
+    IsEvenOp,
+    StaticLoopOp,
+)
+# Compute ops that mix or change channels: a chain with one of these computes per pixel.
+PIXEL_OPS: tuple[type[IRDLOperation], ...] = (
+    VectorAndOp,
+    VectorReduceOp,
+    DiscardOp,
+    AddLastOp,
+    VectorReorderOp,
+    VectorReorderRTOp,
+    MxVFloat3Op,
+    ColorConversionOp,
+)
+COMPUTE_OPS: tuple[type[IRDLOperation], ...] = CHANNELWISE_OPS + PIXEL_OPS
+# Ops whose `result_for(in_type)` is their type rule.
+TYPE_RULE_OPS: tuple[type[IRDLOperation], ...] = (
+    _UnaryOp,
+    _WordOp,
+    DiscardOp,
+    AddLastOp,
+    VectorReorderOp,
+    VectorReorderRTOp,
+)
+# Every op that can sit in a read ... write chain.
+CHAIN_OPS: tuple[type[IRDLOperation], ...] = (ReadOp, *GEOMETRY_OPS, *COMPUTE_OPS, *WRITE_OPS)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -991,9 +2187,10 @@ class KernelOp(IRDLOperation):
             raise VerifyException("'fkl.kernel' body takes no block arguments")
         slot_names = {n for n, _, _ in self.params.slots}
         for op in self.body.walk():
-            slot = getattr(op, "slot", None)
-            if isinstance(slot, StringAttr) and slot.data not in slot_names:
-                raise VerifyException(f"'fkl.kernel' @{self.sym_name.data}: '{op.name}' uses unknown slot {slot.data}")
+            for field in value_fields(op):
+                slot = field_slot(op, field)
+                if slot is not None and slot not in slot_names:
+                    raise VerifyException(f"'fkl.kernel' @{self.sym_name.data}: '{op.name}' uses unknown slot {slot}")
         if self.values is None:
             return
         for name in self.values.data:
@@ -1008,6 +2205,8 @@ FKL = Dialect(
         YieldOp,
         WriteOp,
         SplitOp,
+        TSplitOp,
+        SplitWriteOp,
         AddOp,
         SubOp,
         MulOp,
@@ -1016,8 +2215,24 @@ FKL = Dialect(
         MinOp,
         CastOp,
         SaturateCastOp,
+        SaturateOp,
+        SaturateFloatOp,
+        IsEvenOp,
+        VectorAndOp,
+        VectorReduceOp,
+        DiscardOp,
+        AddLastOp,
+        VectorReorderOp,
+        VectorReorderRTOp,
+        MxVFloat3Op,
+        StaticLoopOp,
+        ColorConversionOp,
+        ReadSetOp,
+        BorderOp,
         CropOp,
         ResizeOp,
+        WarpOp,
+        DeinterlaceOp,
         KernelOp,
     ],
     [ImageType, ParamsType],

@@ -463,7 +463,11 @@ def arith(op: str, img: Image, values: Values) -> Image:
         raise ValueError(f"arith: unknown op {op!r}; expected one of {ARITH_OPS}")
     label = name.capitalize()
     if img.dtype == "bool":
-        raise ValueError(f"{label}: arithmetic on a bool chain; Cast to an integer or float type first")
+        if name not in ("max", "min"):
+            raise ValueError(f"{label}: arithmetic on a bool chain; Cast to an integer or float type first")
+        # max/min of bools select (an OR / AND with the value); the value must be 0 or 1
+        operand = _channel_vector(values, img, label).astype(np.bool_)
+        return Image(_INT_OPS[name](img.data, operand), "bool")
     operand = _channel_vector(values, img, label)
     if img.info.is_float:
         with np.errstate(all="ignore"):  # IEEE results (inf, NaN) are the semantics

@@ -2,8 +2,13 @@
 
 `fkl.mul %x, [1.0, 2.0, 3.0]` becomes `fkl.mul %x, param "mul2"`, the kernel's `params` type gains
 the slot `mul2: f32 x 3` and its `values` dictionary the numbers. A broadcast value is expanded
-to one per channel, so a scalar and a tuple share the same structure. Slot kinds: the chain's
-element type for arithmetic, `rect` for crop rects, `i32` for resize sizes.
+to one per channel, so a scalar and a tuple share the same structure. An op with several values
+(see `VALUE_FIELDS`) gets one slot per value: `resize2` and `resize2_background`. Slot kinds: the
+chain's element type for per-channel values (arithmetic, StaticLoop, Saturate, AddLast, the
+border's and ReadSet's value; the result type for a resize background), `rect` for crop rects,
+`i32` for sizes and runtime permutations, `f32` for matrices. A warp's slot always holds the
+destination -> source map (inverted here in double when the op gives source -> destination,
+which is then marked `inverse`).
 
 What remains without `values` is the structure only: the IR the cache key hashes, so changing a
 value never recompiles. Run after `fkl-infer-types` and `fkl-outline-kernels`. No options.
@@ -11,10 +16,11 @@ value never recompiles. Run after `fkl-infer-types` and `fkl-outline-kernels`. N
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, ModuleOp, StringAttr, f64, i64
+from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, ModuleOp, StringAttr, UnitAttr, f64, i64
 from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
 
@@ -37,39 +43,114 @@ SLOT_KIND = {
 }
 
 
-def _slot_for(op: Operation) -> tuple[str, int, Attribute]:
-    """(kind, count, values attribute) of the slot that replaces `op`'s inline value."""
-    if isinstance(op, fkl.BinaryValueOp):
-        in_type = op.input.type
-        assert isinstance(in_type, fkl.ImageType)
-        if not in_type.is_known:
-            raise OpError(op, f"'{op.name}' must have inferred types before hoisting (run fkl-infer-types)")
-        channels = in_type.channels.data
-        values = op.values * channels if len(op.values) == 1 else op.values
-        return SLOT_KIND[in_type.dtype], channels, DenseArrayBase.from_list(f64, list(values))
+def _known_type(op: Operation, t: object) -> fkl.ImageType:
+    if not isinstance(t, fkl.ImageType) or not t.is_known:
+        raise OpError(op, f"'{op.name}' must have inferred types before hoisting (run fkl-infer-types)")
+    return t
+
+
+def _per_channel(values: tuple[float, ...], channels: int) -> list[float]:
+    """A broadcast value expanded to one per channel, so a scalar and a tuple share one structure."""
+    return list(values * channels if len(values) == 1 else values)
+
+
+def _float_slot(kind: str, values: list[float]) -> tuple[str, int, Attribute]:
+    return kind, len(values), DenseArrayBase.from_list(f64, values)
+
+
+def _int_slot(kind: str, values: list[int]) -> tuple[str, int, Attribute]:
+    return kind, len(values), DenseArrayBase.from_list(i64, values)
+
+
+def _slot_for(op: Operation, field: str, values: tuple[float, ...]) -> tuple[str, int, Attribute]:
+    """(kind, count, values attribute) of the slot that replaces one inline value field of `op`."""
+    in_type = _known_type(op, op.operands[0].type)
+    channels, chain_kind = in_type.channels.data, SLOT_KIND[in_type.dtype]
     if isinstance(op, fkl.CropOp):
-        flat = [v for r in op.rects for v in r]
+        flat = [int(v) for r in op.rects for v in r]
         return "rect", len(op.rects), DenseArrayBase.from_list(i64, flat)
-    assert isinstance(op, fkl.ResizeOp)
-    return "i32", 2, DenseArrayBase.from_list(i64, list(op.size))
+    if field == "size" or isinstance(op, fkl.ResizeOp) and field == "value":
+        return _int_slot("i32", [int(v) for v in values])
+    if isinstance(op, fkl.ResizeOp):  # the background, in the result's element type
+        out_type = _known_type(op, op.results[0].type)
+        return _float_slot(SLOT_KIND[out_type.dtype], _per_channel(values, channels))
+    if isinstance(op, fkl.SaturateOp):
+        lo, hi = op.bounds
+        return _float_slot(chain_kind, _per_channel(lo, channels) + _per_channel(hi, channels))
+    if isinstance(op, fkl.VectorReorderRTOp):
+        return _int_slot("i32", [int(v) for v in values])
+    if isinstance(op, fkl.MxVFloat3Op):
+        return _float_slot("f32", list(values))
+    if isinstance(op, fkl.WarpOp):  # always the destination -> source map, as the kernel samples
+        inverse = values if op.inverse is not None else invert_warp_matrix(values)
+        return _float_slot("f32", list(inverse))
+    if isinstance(op, fkl.AddLastOp):
+        return _float_slot(chain_kind, list(values))
+    # one value per channel in the chain type: arithmetic, StaticLoop, BorderReader, ReadSet
+    return _float_slot(chain_kind, _per_channel(values, channels))
+
+
+def invert_warp_matrix(values: tuple[float, ...]) -> list[float]:
+    """The destination -> source map of a source -> destination 2x3 / 3x3 matrix, in double
+    (cv2's convention: the adjugate over the determinant). ValueError when it is singular."""
+    if len(values) == 6:
+        m00, m01, m02, m10, m11, m12 = values
+        det = m00 * m11 - m01 * m10
+        if det == 0.0 or not math.isfinite(det):
+            raise ValueError(f"matrix {list(values)} is singular")
+        d = 1.0 / det
+        a00, a01, a10, a11 = m11 * d, -m01 * d, -m10 * d, m00 * d
+        return [a00, a01, -a00 * m02 - a01 * m12, a10, a11, -a10 * m02 - a11 * m12]
+    m = [values[0:3], values[3:6], values[6:9]]
+    cof = [
+        m[1][1] * m[2][2] - m[1][2] * m[2][1],
+        m[0][2] * m[2][1] - m[0][1] * m[2][2],
+        m[0][1] * m[1][2] - m[0][2] * m[1][1],
+        m[1][2] * m[2][0] - m[1][0] * m[2][2],
+        m[0][0] * m[2][2] - m[0][2] * m[2][0],
+        m[0][2] * m[1][0] - m[0][0] * m[1][2],
+        m[1][0] * m[2][1] - m[1][1] * m[2][0],
+        m[0][1] * m[2][0] - m[0][0] * m[2][1],
+        m[0][0] * m[1][1] - m[0][1] * m[1][0],
+    ]
+    det = m[0][0] * cof[0] + m[0][1] * cof[3] + m[0][2] * cof[6]
+    if det == 0.0 or not math.isfinite(det):
+        raise ValueError(f"matrix {list(values)} is singular")
+    d = 1.0 / det
+    return [c * d for c in cof]
 
 
 def _short_name(op: Operation) -> str:
     return op.name.removeprefix("fkl.")
 
 
+def _hoist_field(op: Operation, field: str, name: str) -> tuple[str, int, Attribute] | None:
+    values = fkl.field_values(op, field)
+    if values is None:
+        return None
+    try:
+        kind, count, attr = _slot_for(op, field, values)
+    except ValueError as e:
+        raise OpError(op, f"'{op.name}' {e}") from None
+    del op.properties[field]
+    op.properties[fkl.slot_property(field)] = StringAttr(name)
+    if isinstance(op, fkl.WarpOp) and field == "value":
+        op.properties["inverse"] = UnitAttr()
+    return kind, count, attr
+
+
 def hoist_kernel(kernel: fkl.KernelOp) -> None:
     slots = list(kernel.params.slots)
     values = dict(kernel.values.data) if kernel.values is not None else {}
     for index, op in enumerate(kernel.body.walk()):
-        if not isinstance(op, fkl.VALUE_OPS) or op.properties.get("value") is None:
-            continue
-        kind, count, value = _slot_for(op)
-        name = f"{_short_name(op)}{index}"
-        slots.append((name, kind, count))
-        values[name] = value
-        del op.properties["value"]
-        op.properties["slot"] = StringAttr(name)
+        for field in fkl.value_fields(op):
+            name = f"{_short_name(op)}{index}" + ("" if field == "value" else f"_{field}")
+            slot = _hoist_field(op, field, name)
+            if slot is None:
+                continue
+            kind, count, value = slot
+            slots.append((name, kind, count))
+            values[name] = value
     kernel.properties["params"] = fkl.ParamsType(slots)
     kernel.properties["values"] = DictionaryAttr(values)
 

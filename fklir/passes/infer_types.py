@@ -4,7 +4,11 @@ The read's type is given (the frontend knows the input); every other result type
 its input and the op:
 - arithmetic keeps the type; its values must be one per channel or one broadcast value, and
   representable in the element type on integer chains ("Cast to float first");
-- casts change the element type; resize linear produces f32, nearest keeps the type;
+- casts change the element type; resize linear, warp and deinterlace produce f32, nearest keeps
+  the type; is_even gives bool; vector_and, vector_reduce and the gray colour codes give one
+  channel, discard / add_last / vector_reorder / colour codes the count they say;
+- ops that need a kind of chain say so: mxv_float3 (exactly f32 x 3), saturate_float (float),
+  is_even (integer), vector_and (bool), no arithmetic, interpolation or gray on bool;
 - a crop with several rects makes one plane per rect (from a one-plane input, or one rect per
   plane); one rect keeps the plane count.
 
@@ -38,18 +42,51 @@ def _crop_planes(op: fkl.CropOp, in_type: fkl.ImageType, result: Attribute) -> i
     raise VerifyException(f"'fkl.crop' has {n} rects for an input of {planes} planes (give 1, or one per plane)")
 
 
+def _binary_values_rule(op: Operation, in_type: fkl.ImageType) -> fkl.ImageType:
+    """Arithmetic (and StaticLoop): the type is kept; values per channel, representable, no integer / 0."""
+    selects = isinstance(op, fkl.MaxOp | fkl.MinOp) or (isinstance(op, fkl.StaticLoopOp) and op.body.data in ("max", "min"))
+    if in_type.dtype == "bool" and not selects:  # max/min of bools are or/and; the rest is arithmetic
+        raise VerifyException(f"'{op.name}' computes arithmetic on a bool chain; Cast to an integer or float type first")
+    values = fkl.field_values(op)
+    if values is not None:
+        fkl.check_values_fit_chain(op.name, values, in_type.channels.data, in_type.dtype)
+        divides = isinstance(op, fkl.DivOp) or (isinstance(op, fkl.StaticLoopOp) and op.body.data == "div")
+        if divides:
+            fkl.check_no_integer_division_by_zero(op.name, values, in_type.dtype)
+    return in_type
+
+
+def _resize_rule(op: fkl.ResizeOp, in_type: fkl.ImageType) -> fkl.ImageType:
+    if op.interp.data == "nearest":
+        out = in_type
+    else:
+        if in_type.dtype == "bool":
+            raise VerifyException("'fkl.resize' interpolates linearly on a bool chain; Cast to an integer or float type first")
+        out = in_type.with_element(fkl.element_type("float32"))
+    if (background := fkl.field_values(op, "background")) is not None:
+        fkl.check_values_fit_chain(op.name, background, out.channels.data, out.dtype)
+    return out
+
+
 def infer_result_type(op: Operation, in_type: fkl.ImageType) -> fkl.ImageType:
     """The result type of `op` given its (known) input type; raises VerifyException naming the op."""
-    if isinstance(op, fkl.BinaryValueOp):
-        if op.value is not None:
-            fkl.check_values_fit_chain(op.name, op.values, in_type.channels.data, in_type.dtype)
-        return in_type
+    if isinstance(op, fkl.BinaryValueOp | fkl.StaticLoopOp):
+        return _binary_values_rule(op, in_type)
     if isinstance(op, fkl.CastLikeOp):
         return in_type.with_element(op.to)
     if isinstance(op, fkl.CropOp):
         return in_type.with_planes(_crop_planes(op, in_type, op.results[0].type))
     if isinstance(op, fkl.ResizeOp):
-        return in_type if op.interp.data == "nearest" else in_type.with_element(fkl.element_type("float32"))
+        return _resize_rule(op, in_type)
+    if isinstance(op, fkl.WarpOp):
+        if in_type.dtype == "bool":
+            raise VerifyException("'fkl.warp' interpolates linearly on a bool chain; Cast to an integer or float type first")
+        return in_type.with_element(fkl.element_type("float32"))
+    if isinstance(op, fkl.SaturateOp | fkl.BorderOp | fkl.ReadSetOp | fkl.MxVFloat3Op):
+        op.verify_()  # their value rules read the (known) input type; the result keeps it
+        return in_type
+    if isinstance(op, fkl.TYPE_RULE_OPS):
+        return op.result_for(in_type)  # pyright: ignore[reportAttributeAccessIssue]
     raise OpError(op, f"'{op.name}': no type rule")
 
 

@@ -3,8 +3,10 @@
 Rules, each reported with the op that breaks it:
 - a chain starts with `fkl.read` and ends with exactly one write op (`fkl.write`, `fkl.split`);
 - every value in between has exactly one user (chains are linear: no fan-out, no dead ends);
-- geometry ops (`fkl.crop`, `fkl.resize`) come right after the read or after another geometry op,
-  because they fold into the read (they change which source pixels each thread loads).
+- geometry ops (`fkl.read_set`, `fkl.border`, `fkl.crop`, `fkl.resize`, `fkl.warp`,
+  `fkl.deinterlace`) come right after the read or after another geometry op, because they fold
+  into the read (they change which source pixels each thread loads); `fkl.read_set` replaces what
+  is read, so it comes right after the read itself.
 
 No options.
 """
@@ -38,6 +40,14 @@ def _check_geometry_position(op: Operation) -> None:
     if not isinstance(op, fkl.GEOMETRY_OPS):
         return
     producer = op.operands[0].owner
+    if isinstance(op, fkl.ReadSetOp):
+        if isinstance(producer, fkl.ReadOp):
+            return
+        raise OpError(
+            op,
+            f"'{op.name}' must come right after the read it replaces (it follows "
+            f"'{getattr(producer, 'name', 'a block argument')}')",
+        )
     if isinstance(producer, (fkl.ReadOp, *fkl.GEOMETRY_OPS)):
         return
     raise OpError(
@@ -49,7 +59,7 @@ def _check_geometry_position(op: Operation) -> None:
 
 def _check_block(block: Block) -> None:
     for op in block.ops:
-        if not isinstance(op, (fkl.ReadOp, *fkl.WRITE_OPS, *fkl.VALUE_OPS, fkl.CastLikeOp)):
+        if not isinstance(op, fkl.CHAIN_OPS):
             continue
         if not isinstance(op, fkl.ReadOp) and not isinstance(op.operands[0].owner, Operation):
             raise OpError(op, f"'{op.name}' must consume a value produced by the chain, not a block argument")

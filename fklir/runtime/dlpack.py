@@ -16,8 +16,10 @@ garbage collected. Nothing here touches the CUDA driver, so all of it can be tes
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import enum
+import gc
 import math
 import sys
 from collections.abc import Sequence
@@ -126,70 +128,100 @@ _capsule_get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctyp
 _capsule_set_name = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_char_p)(
     ("PyCapsule_SetName", ctypes.pythonapi)
 )
-# The destructor runs while the capsule is being freed: it gets the bare address (no new reference).
-_capsule_is_valid_raw = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)(
-    ("PyCapsule_IsValid", ctypes.pythonapi)
-)
-_capsule_get_pointer_raw = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)(
-    ("PyCapsule_GetPointer", ctypes.pythonapi)
-)
+_incref = ctypes.PYFUNCTYPE(None, ctypes.py_object)(("Py_IncRef", ctypes.pythonapi))
 _DELETER_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 
 # ----- export ----------------------------------------------------------------------------------------
+# Why our capsules have NO destructor: a ctypes callback cannot run while a Python exception is pending (the
+# callback machinery turns it into a SystemError and loses the original), and consumers free a capsule that
+# they refused (wrong device, say) exactly then. Instead every export record holds its capsule until the
+# consumer renames it ("used_..."); a capsule that nobody holds any more and nobody consumed is abandoned,
+# and collect_abandoned() (run after every garbage collection, where no exception can be pending, and on
+# each new export) releases its export.
 
 
 @dataclass
 class _Export:
-    """Everything one exported capsule needs kept alive until its deleter runs."""
+    """Everything one exported capsule needs kept alive until its deleter runs (or it is abandoned)."""
 
     managed: DLManagedTensor | DLManagedTensorVersioned
     shape: ctypes.Array[ctypes.c_int64]
     strides: ctypes.Array[ctypes.c_int64]
     owner: object
+    capsule: object = None  # until consumed
+    name: bytes = b""
 
 
-# Struct address → its export record. Removing the entry (the deleter) drops the reference to the owner.
+# Struct address → its export record. Removing an entry drops the references to the owner.
 _live_exports: dict[int, _Export] = {}
 
 
 def live_export_count() -> int:
-    """How many exported tensors the consumers still hold (tests use it to see that deleters ran)."""
+    """How many exported tensors are still held by consumers (or by capsules nobody consumed yet)."""
     return len(_live_exports)
-
-
-def _release_export(address: int | None) -> None:
-    if address is None:
-        return
-    record = _live_exports.pop(address, None)
-    release = getattr(record.owner, "_release_export", None) if record is not None else None
-    if release is not None:
-        release()
 
 
 @_DELETER_TYPE
 def _export_deleter(address: int | None) -> None:
-    """The struct's deleter, called by the consumer (any thread: ctypes takes the GIL)."""
+    """The struct's deleter, called by the consumer (from any thread: ctypes takes the GIL)."""
     try:
-        _release_export(address)
-    except Exception:  # never let an exception cross into the consumer's C code
-        pass
-
-
-@_DELETER_TYPE
-def _capsule_destructor(capsule: int | None) -> None:
-    """Runs when a capsule is freed: if nobody consumed it (name unchanged), release the export here."""
-    try:
-        for name in (VERSIONED_NAME, LEGACY_NAME):
-            if _capsule_is_valid_raw(capsule, name):
-                _release_export(_capsule_get_pointer_raw(capsule, name))
-                return
-    except Exception:
+        if address is not None and address in _live_exports:
+            del _live_exports[address]
+    except Exception:  # never let an exception cross into the consumer's C code (or module teardown)
         pass
 
 
 _DELETER_ADDRESS = ctypes.cast(_export_deleter, ctypes.c_void_p).value
-_DESTRUCTOR_ADDRESS = ctypes.cast(_capsule_destructor, ctypes.c_void_p).value
+
+
+def _references_when_only_a_record_holds(value: object) -> int:
+    """sys.getrefcount of an object that only an _Export's `capsule` field holds, measured the same way."""
+    probe = _Export(DLManagedTensor(), (ctypes.c_int64 * 1)(), (ctypes.c_int64 * 1)(), None, value)
+    del value
+    return sys.getrefcount(probe.capsule)
+
+
+_ABANDONED_REFERENCES = _references_when_only_a_record_holds(object())
+
+
+def collect_abandoned() -> int:
+    """Release the exports whose capsule nobody consumed and nobody holds; returns how many were released.
+
+    A consumed capsule is forgotten here (its consumer calls the deleter when done with the memory).
+    """
+    released = 0
+    for address, record in list(_live_exports.items()):
+        if record.capsule is None:
+            continue
+        if not _capsule_is_valid(record.capsule, record.name):
+            record.capsule = None  # consumed: renamed by the consumer
+            continue
+        if sys.getrefcount(record.capsule) <= _ABANDONED_REFERENCES:
+            _live_exports.pop(address, None)
+            released += 1
+    return released
+
+
+def _collect_after_gc(phase: str, info: dict[str, int]) -> None:
+    if phase == "stop" and _live_exports:
+        collect_abandoned()
+
+
+gc.callbacks.append(_collect_after_gc)
+
+
+def _disarm_at_exit() -> None:
+    """Consumers that outlive the interpreter (torch frees its tensors during teardown) must not call back
+    into Python then: that crashes. NULL deleters are allowed by DLPack and checked by consumers, and the
+    structs are leaked on purpose, since consumers still read them while they tear down."""
+    records = list(_live_exports.values())
+    for record in records:
+        record.managed.deleter = None
+    _incref(records)
+
+
+atexit.register(_disarm_at_exit)
 
 
 def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
@@ -215,7 +247,6 @@ def export_capsule(
 ) -> object:
     """A DLPack capsule over C-contiguous memory at `ptr`, keeping `owner` alive until the consumer is done.
 
-    `owner` may define `_release_export()`, which is called once when this export's deleter runs.
     A legacy capsule cannot say "read-only", so exporting read-only memory that way raises BufferError.
     """
     if dtype_name not in ELEMENT_CODES:
@@ -247,13 +278,12 @@ def export_capsule(
     tensor.byte_offset = 0
     managed.manager_ctx = None
     managed.deleter = _DELETER_ADDRESS
+    collect_abandoned()
     address = ctypes.addressof(managed)
-    _live_exports[address] = _Export(managed, shape_array, strides_array, owner)
-    try:
-        return _capsule_new(address, VERSIONED_NAME if versioned else LEGACY_NAME, _DESTRUCTOR_ADDRESS)
-    except BaseException:
-        _live_exports.pop(address, None)
-        raise
+    name = VERSIONED_NAME if versioned else LEGACY_NAME
+    capsule = _capsule_new(address, name, None)
+    _live_exports[address] = _Export(managed, shape_array, strides_array, owner, capsule, name)
+    return capsule
 
 
 # ----- import ----------------------------------------------------------------------------------------
@@ -312,11 +342,18 @@ def dlpack_device(obj: object, what: str) -> tuple[int, int]:
         raise TypeError(f"{what}: malformed __dlpack_device__() result ({error})") from error
 
 
+_DEVICE_TYPE_NAMES: dict[int, str] = {
+    DLDeviceType.CPU: "kDLCPU",
+    DLDeviceType.CUDA: "kDLCUDA",
+    DLDeviceType.CUDA_HOST: "kDLCUDAHost",
+    DLDeviceType.ROCM: "kDLROCM",
+    DLDeviceType.CUDA_MANAGED: "kDLCUDAManaged",
+}
+
+
 def device_type_name(device_type: int) -> str:
-    try:
-        return f"kDL{DLDeviceType(device_type).name.title().replace('_', '')}"
-    except ValueError:
-        return f"DLPack device type {device_type}"
+    """dlpack.h's name of a device type (kDLCPU, kDLCUDA, ...), or its number."""
+    return _DEVICE_TYPE_NAMES.get(device_type, f"DLPack device type {device_type}")
 
 
 def request_capsule(obj: object, stream: int | None) -> object:
@@ -412,3 +449,9 @@ def _code_name(code: int) -> str:
         return DLDataTypeCode(code).name.lower()
     except ValueError:
         return "unknown"
+
+
+def is_exported(owner: object) -> bool:
+    """Whether a consumer (or an unconsumed, still referenced capsule) holds an export of `owner`."""
+    collect_abandoned()
+    return any(record.owner is owner for record in _live_exports.values())

@@ -1,4 +1,5 @@
-"""Recognise the caller's arrays and streams (PyTorch, CuPy, DeviceBuffer, __cuda_array_interface__, numpy).
+"""Recognise the caller's arrays and streams (PyTorch, CuPy, DeviceBuffer, __cuda_array_interface__, DLPack,
+numpy).
 
 describe_gpu_array() turns an input into a GpuArray (pointer, shape, element type, device, stream) or raises
 an error that names the argument and the problem. torch and CuPy are never imported here: an object can only
@@ -20,7 +21,8 @@ import numpy as np
 from fklir.runtime.device_buffer import ELEMENT_TYPES, DeviceBuffer, host_view_for, normalize_shape
 
 ACCEPTED_GPU_ARRAYS = (
-    "a CUDA torch.Tensor, a CuPy array, an fklir DeviceBuffer or an object with __cuda_array_interface__"
+    "a CUDA torch.Tensor, a CuPy array, an fklir DeviceBuffer, or an object with __cuda_array_interface__ "
+    "or __dlpack__ (JAX, Numba, ...)"
 )
 
 
@@ -32,9 +34,9 @@ class GpuArray:
     shape: tuple[int, ...]
     dtype_name: str  # an ELEMENT_TYPES name: 'uint8', 'float32', 'bfloat16', ...
     device: int
-    stream: int | None  # the producer's stream (CAI v3), when it says
-    framework: str  # 'torch' | 'cupy' | 'fklir' | 'cai'
-    obj: object
+    stream: int | None  # the producer's stream (CAI v3, or the one DLPack data was made ready on), when known
+    framework: str  # 'torch' | 'cupy' | 'fklir' | 'cai' | 'dlpack'
+    obj: object  # keeps the memory alive (for DLPack: the consumed tensor, which holds the producer's)
     readonly: bool = False
 
 
@@ -51,14 +53,17 @@ class HostArray:
 
 # ----- GPU arrays ------------------------------------------------------------------------------------
 
-_Describer = Callable[[Any, str], GpuArray]
+_Describer = Callable[[Any, str, int | None], GpuArray]
 _describers: dict[type, _Describer] = {}
 _torch_dtype_names: dict[object, str] = {}
 
 
-def describe_gpu_array(x: object, what: str) -> GpuArray:
+def describe_gpu_array(x: object, what: str, stream: int | None = None) -> GpuArray:
     """Describe a C-contiguous GPU array; `what` names the argument in error messages.
 
+    `stream` is the raw handle of the stream the array will be used on, when the caller knows it: an object
+    that offers only DLPack is asked to make its data ready there (otherwise on the legacy default stream,
+    which the GpuArray's `stream` then names). The other kinds of array ignore it.
     Non-contiguous → ValueError (with the strides); unsupported element type → TypeError (naming it);
     anything that is not a GPU array → TypeError saying what is accepted.
     """
@@ -66,7 +71,7 @@ def describe_gpu_array(x: object, what: str) -> GpuArray:
     if describer is None:
         describer = _choose_describer(x, what)
         _describers[type(x)] = describer
-    return describer(x, what)
+    return describer(x, what, stream)
 
 
 def _choose_describer(x: object, what: str) -> _Describer:
@@ -85,6 +90,8 @@ def _choose_describer(x: object, what: str) -> _Describer:
             f"{what}: got a numpy array, which lives in host memory; the GPU target takes "
             f"{ACCEPTED_GPU_ARRAYS} (use DeviceBuffer.from_host(array), or target='cpu' for numpy)"
         )
+    if hasattr(x, "__dlpack__"):
+        return _describe_dlpack
     raise TypeError(
         f"{what}: expected {ACCEPTED_GPU_ARRAYS}, got {type(x).__module__}.{type(x).__qualname__}"
     )
@@ -101,7 +108,7 @@ def _torch_dtype_name(dtype: object, what: str) -> str:
     return candidate
 
 
-def _describe_torch(x: Any, what: str) -> GpuArray:
+def _describe_torch(x: Any, what: str, stream: int | None = None) -> GpuArray:
     if not x.is_cuda:
         raise TypeError(
             f"{what}: got a torch tensor on {x.device}; the GPU target needs a CUDA tensor "
@@ -124,7 +131,7 @@ def _describe_torch(x: Any, what: str) -> GpuArray:
     )
 
 
-def _describe_cupy(x: Any, what: str) -> GpuArray:
+def _describe_cupy(x: Any, what: str, stream: int | None = None) -> GpuArray:
     dtype_name = _numpy_dtype_name(x.dtype, what)
     if not x.flags.c_contiguous:
         raise ValueError(
@@ -142,19 +149,46 @@ def _describe_cupy(x: Any, what: str) -> GpuArray:
     )
 
 
-def _describe_device_buffer(x: DeviceBuffer, what: str) -> GpuArray:
+def _describe_device_buffer(x: DeviceBuffer, what: str, stream: int | None = None) -> GpuArray:
+    if x.ptr == 0 and x.nbytes > 0:
+        raise ValueError(f"{what}: the DeviceBuffer was freed")
     return GpuArray(
         ptr=x.ptr,
         shape=x.shape,
         dtype_name=x.dtype_name,
         device=x.device,
-        stream=None,
+        stream=x.stream,
         framework="fklir",
         obj=x,
+        readonly=x.readonly,
     )
 
 
-def _describe_cai(x: Any, what: str) -> GpuArray:
+def _describe_dlpack(x: Any, what: str, stream: int | None = None) -> GpuArray:
+    """An object that offers only DLPack (JAX, Numba, ...): consume one capsule; the GpuArray keeps it."""
+    from fklir.runtime import dlpack
+
+    device_type, _device_id = dlpack.dlpack_device(x, what)
+    if device_type not in (dlpack.DLDeviceType.CUDA, dlpack.DLDeviceType.CUDA_MANAGED):
+        raise TypeError(
+            f"{what}: the array lives on {dlpack.device_type_name(device_type)}, not on a CUDA device; "
+            "move it to the GPU first (or use target='cpu' with numpy.from_dlpack(array))"
+        )
+    consumer = 1 if stream is None or stream == 0 else stream
+    view = dlpack.import_dlpack(x, stream=consumer, what=what)
+    return GpuArray(
+        ptr=view.ptr,
+        shape=view.shape,
+        dtype_name=view.dtype_name,
+        device=view.device_id,
+        stream=consumer,
+        framework="dlpack",
+        obj=view.owner,
+        readonly=view.readonly,
+    )
+
+
+def _describe_cai(x: Any, what: str, stream: int | None = None) -> GpuArray:
     try:
         interface = x.__cuda_array_interface__
         shape = tuple(int(extent) for extent in interface["shape"])

@@ -1,18 +1,26 @@
-"""DiskCache: atomic, verified, multi-process-safe storage of compiled kernels."""
+"""DiskCache: atomic, verified, multi-process-safe storage of compiled kernels; end to end through compose;
+what the kernel key covers."""
 
 from __future__ import annotations
 
 import hashlib
+import json
+import multiprocessing
 import os
+import shutil
 import subprocess
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
+from fklir.backend import compilers
 from fklir.backend.cache import DiskCache, cache_dir, make_key
+from fklir.backend.compilers import find_cxx
 
 SUFFIX = ".cubin"
 
@@ -331,3 +339,214 @@ def test_a_builder_that_dies_releases_its_lock(tmp_path: Path) -> None:
     assert DiskCache(root).build_or_load("k", SUFFIX, lambda: b"rebuilt") == b"rebuilt"
     assert time.monotonic() - start < 10
     assert DiskCache(root).load("k", SUFFIX) == b"rebuilt"
+
+
+# ----- end to end through compose (CPU target) -------------------------------------------------------
+# Fresh processes (spawn or a new interpreter), so that no in-process table of loaded kernels can hide what the
+# disk cache does; the cache folder is a new one per test, so every chain is new to it.
+
+IMAGE_SHAPE = (33, 17, 3)
+
+
+def chain_image() -> np.ndarray[Any, Any]:
+    values = np.random.default_rng(33).standard_normal(IMAGE_SHAPE) * 100
+    image = values.astype(np.float32)
+    image.flat[:4] = [0.5, -2.5, np.nan, np.inf]
+    return image
+
+
+def adds_reference(image: np.ndarray[Any, Any], adds: list[float]) -> np.ndarray[Any, Any]:
+    """SPEC: each Add on float32 rounds to float32 (no fusion into one rounding)."""
+    value = image.copy()
+    for addend in adds:
+        value = (value + np.float32(addend)).astype(np.float32)
+    return value
+
+
+def fresh_adds(seed: int) -> list[float]:
+    """A structure no other test uses: a random number (5..12) of Add ops with random values."""
+    rng = np.random.default_rng(seed)
+    return [round(float(v), 3) for v in rng.uniform(-4, 4, size=int(rng.integers(5, 13)))]
+
+
+def compose_and_run_worker(cache_root: str, adds: list[float], barrier: Any, results: Any) -> None:
+    """One spawned process: compose the chain, wait for the others, then make the first call (which builds)."""
+    os.environ["FKLIR_CACHE_DIR"] = cache_root
+    import fklir as fkl
+    from fklir.backend.build import STATS
+
+    pipe = fkl.compose(fkl.TensorRead(), *(fkl.Add(v) for v in adds), fkl.TensorWrite(), target="cpu")
+    image = chain_image()
+    barrier.wait(timeout=300)
+    out = pipe(image)
+    results.put((os.getpid(), STATS.compiles, STATS.disk_hits, out))
+
+
+@pytest.mark.skipif(shutil.which(find_cxx()) is None, reason="needs the host C++ compiler")
+def test_four_processes_composing_one_new_chain_compile_it_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "shared-cache"
+    monkeypatch.setenv("FKLIR_CACHE_DIR", str(root))
+    adds = fresh_adds(int.from_bytes(os.urandom(4), "little"))
+    context = multiprocessing.get_context("spawn")
+    barrier = context.Barrier(4)
+    results = context.Queue()
+    workers = [
+        context.Process(target=compose_and_run_worker, args=(str(root), adds, barrier, results)) for _ in range(4)
+    ]
+    for worker in workers:
+        worker.start()
+    try:
+        reports = [results.get(timeout=300) for _ in workers]
+    finally:
+        for worker in workers:
+            worker.join(timeout=60)
+            if worker.is_alive():
+                worker.kill()
+    assert all(worker.exitcode == 0 for worker in workers)
+
+    expected = adds_reference(chain_image(), adds)
+    assert len({pid for pid, *_ in reports}) == 4
+    for _pid, _compiles, _hits, out in reports:
+        np.testing.assert_array_equal(out, expected)
+    assert sum(compiles for _pid, compiles, _hits, _out in reports) == 1
+    assert sum(hits for _pid, _compiles, hits, _out in reports) == 3  # the others waited, then loaded it
+    libraries = [path for path, _size in DiskCache(root).entries() if path.suffix == ".so"]
+    assert len(libraries) == 1
+
+
+CHILD_SCRIPT = """
+import json, sys
+import numpy as np
+import fklir as fkl
+from fklir.backend.build import STATS
+from tests.unit.test_cache import chain_image
+
+adds = json.loads(sys.argv[1])
+out = fkl.compose(fkl.TensorRead(), *(fkl.Add(v) for v in adds), fkl.TensorWrite(), target="cpu")(chain_image())
+np.save(sys.argv[2], out)
+print(json.dumps({"compiles": STATS.compiles, "disk_hits": STATS.disk_hits}))
+"""
+
+
+def run_chain_in_fresh_process(root: Path, adds: list[float], output: Path) -> dict[str, int]:
+    environment = {**os.environ, "FKLIR_CACHE_DIR": str(root)}
+    repository = Path(__file__).resolve().parents[2]
+    completed = subprocess.run(
+        [sys.executable, "-c", CHILD_SCRIPT, json.dumps(adds), str(output)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=environment,
+        cwd=repository,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    report: dict[str, int] = json.loads(completed.stdout.strip().splitlines()[-1])
+    return report
+
+
+def _truncate_half(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def _garbage_same_length(path: Path) -> None:
+    path.write_bytes(deterministic_payload(path.stat().st_size, seed=99))
+
+
+@pytest.mark.skipif(shutil.which(find_cxx()) is None, reason="needs the host C++ compiler")
+@pytest.mark.parametrize("corrupt", [_truncate_half, _garbage_same_length], ids=["truncated", "garbage"])
+def test_a_broken_shared_library_is_detected_and_rebuilt_end_to_end(
+    tmp_path: Path, corrupt: Callable[[Path], None]
+) -> None:
+    root = tmp_path / "cache"
+    adds = fresh_adds(len(corrupt.__name__))
+    expected = adds_reference(chain_image(), adds)
+
+    assert run_chain_in_fresh_process(root, adds, tmp_path / "first.npy") == {"compiles": 1, "disk_hits": 0}
+    np.testing.assert_array_equal(np.load(tmp_path / "first.npy"), expected)
+    (library, _size), = [entry for entry in DiskCache(root).entries() if entry[0].suffix == ".so"]
+    good = library.read_bytes()
+    corrupt(library)
+    assert library.read_bytes() != good
+
+    assert run_chain_in_fresh_process(root, adds, tmp_path / "rebuilt.npy") == {"compiles": 1, "disk_hits": 0}
+    np.testing.assert_array_equal(np.load(tmp_path / "rebuilt.npy"), expected)
+    assert library.stat().st_size == len(good)  # rebuilt in place, whole
+
+    assert run_chain_in_fresh_process(root, adds, tmp_path / "loaded.npy") == {"compiles": 0, "disk_hits": 1}
+    np.testing.assert_array_equal(np.load(tmp_path / "loaded.npy"), expected)
+
+
+# ----- what the kernel key covers --------------------------------------------------------------------
+
+
+def clear_build_caches() -> None:
+    """Forget what build.py memoises per process (e.g. the header hash), so that patched inputs are seen."""
+    from fklir.backend import build
+
+    for value in vars(build).values():
+        if callable(value) and getattr(value, "__module__", None) == build.__name__ and hasattr(value, "cache_clear"):
+            value.cache_clear()
+
+
+def patched_key(monkeypatch: pytest.MonkeyPatch, patches: dict[str, Any], target: str, arch: str) -> str:
+    from fklir.backend import build
+
+    with monkeypatch.context() as patch:
+        for name, value in patches.items():
+            patch.setattr(compilers, name, value)
+        clear_build_caches()
+        key = build.kernel_key("structure", target, arch)
+    clear_build_caches()
+    return key
+
+
+@pytest.mark.parametrize("target", ["cpu", "gpu"])
+def test_kernel_key_is_deterministic_and_separates_structure_target_and_arch(target: str) -> None:
+    from fklir.backend import build
+
+    if target == "gpu" and not compilers.nvcc_available() and not compilers.nvrtc_available():
+        pytest.skip("no GPU compiler to identify")
+    arch = "sm_90" if target == "gpu" else "host"
+    key = build.kernel_key("structure A", target, arch)
+    assert len(key) == 64 and key == build.kernel_key("structure A", target, arch)
+    assert build.kernel_key("structure B", target, arch) != key
+    other_target, other_arch = ("cpu", "host") if target == "gpu" else ("gpu", "sm_90")
+    if other_target == "cpu" or compilers.nvcc_available() or compilers.nvrtc_available():
+        assert build.kernel_key("structure A", other_target, other_arch) != key
+    if target == "gpu":
+        assert build.kernel_key("structure A", target, "sm_80") != key
+
+
+@pytest.mark.parametrize("target", ["cpu", "gpu"])
+def test_kernel_key_changes_with_headers_compiler_and_flags(target: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fklir.backend import build
+
+    if target == "gpu" and not compilers.nvcc_available() and not compilers.nvrtc_available():
+        pytest.skip("no GPU compiler to identify")
+    arch = "sm_90" if target == "gpu" else "host"
+    clear_build_caches()
+    base = build.kernel_key("structure", target, arch)
+    headers = patched_key(monkeypatch, {"cpp_file_hash": lambda include_dir: "0" * 64}, target, arch)
+    compiler = patched_key(
+        monkeypatch,
+        {
+            "compiler_identity": lambda compiler: "g++ (GCC) 99.1.0 / nvcc release 99.0",
+            "nvrtc_identity": lambda: "NVRTC 99.0",
+        },
+        target,
+        arch,
+    )
+    flags = patched_key(
+        monkeypatch,
+        {name: (*getattr(compilers, name), "-DFKLIR_KEY_TEST") for name in ("GXX_FLAGS", "NVCC_FLAGS", "NVRTC_FLAGS")},
+        target,
+        arch,
+    )
+    assert headers != base, "an op-header change must give a new key"
+    assert compiler != base, "a compiler change must give a new key"
+    assert flags != base, "a flag change must give a new key"
+    assert len({base, headers, compiler, flags}) == 4
+    assert build.kernel_key("structure", target, arch) == base  # everything restored

@@ -49,7 +49,7 @@
 %add4 = fkl.add %i16, [-32768, 0, 1, 32767] : !fkl.image<?x?x4xi16>
 %addu32 = fkl.add %u32, 65536 : !fkl.image<1x?x1xui32>
 %subi32 = fkl.sub %i32, -100000 : !fkl.image<480x640x3xi32>
-%addb = fkl.add %b, 1 : !fkl.image<?x?x1xi1>
+%maxb = fkl.max %b, 1 : !fkl.image<?x?x1xi1>
 %maxbf = fkl.max %bf16, param "max1" : !fkl.image<?x?x3xbf16, planes ?> -> !fkl.image<?x?x3xnone>
 %minbf = fkl.min %bf16, 2.5e+3 : !fkl.image<?x?x3xbf16, planes ?> -> !fkl.image<?x?x?xbf16>
 // CHECK-NEXT:   %add = fkl.add %f32, 1.0 : !fkl.image<?x?x3xf32, planar> -> !fkl.image<?x?x?xnone>
@@ -62,7 +62,7 @@
 // CHECK-NEXT:   %add4 = fkl.add %i16, [-32768.0, 0.0, 1.0, 32767.0] : !fkl.image<?x?x4xi16>
 // CHECK-NEXT:   %addu32 = fkl.add %u32, 65536.0 : !fkl.image<1x?x1xui32>
 // CHECK-NEXT:   %subi32 = fkl.sub %i32, -100000.0 : !fkl.image<480x640x3xi32>
-// CHECK-NEXT:   %addb = fkl.add %b, 1.0 : !fkl.image<?x?x1xi1>
+// CHECK-NEXT:   %maxb = fkl.max %b, 1.0 : !fkl.image<?x?x1xi1>
 // CHECK-NEXT:   %maxbf = fkl.max %bf16, param "max1" : !fkl.image<?x?x3xbf16, planes ?> -> !fkl.image<?x?x3xnone>
 // CHECK-NEXT:   %minbf = fkl.min %bf16, 2500.0 : !fkl.image<?x?x3xbf16, planes ?> -> !fkl.image<?x?x?xbf16>
 
