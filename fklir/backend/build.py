@@ -9,8 +9,11 @@ recompiles; changing any of those does, once.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import functools
 import io
+import json
+import os
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -100,16 +103,34 @@ def _headers_hash() -> str:
     return compilers.cpp_file_hash(INCLUDE_DIR)
 
 
-def _compiler_and_flags(target: str) -> tuple[str, tuple[str, ...]]:
+def _remembered_identity(compiler: str) -> str:
+    """compilers.compiler_identity, remembered on disk per compiler binary (path, size, mtime): running
+    `nvcc --version` costs tens of ms, too much for the first call of a fresh process."""
+    resolved = shutil.which(compiler) or compiler
+    try:
+        stat = os.stat(resolved)
+    except OSError:
+        return compilers.compiler_identity(compiler)
+    key = cache.make_key("compiler-identity", resolved, str(stat.st_size), str(stat.st_mtime_ns))
+    disk = cache.DiskCache()
+    if (known := disk.load(key, ".identity")) is not None:
+        return known.decode()
+    identity = compilers.compiler_identity(compiler)
+    disk.store(key, ".identity", identity.encode())
+    return identity
+
+
+@functools.cache
+def _compiler_and_flags(target: str, backend: str) -> tuple[str, tuple[str, ...]]:
     if target == "cpu":
-        return compilers.compiler_identity(compilers.find_cxx()), compilers.GXX_FLAGS
-    if get_backend() == "nvrtc":
+        return _remembered_identity(compilers.find_cxx()), compilers.GXX_FLAGS
+    if backend == "nvrtc":
         return compilers.nvrtc_identity(), compilers.NVRTC_FLAGS  # pyright: ignore[reportAttributeAccessIssue]
-    return compilers.compiler_identity(compilers.find_nvcc() or "nvcc"), compilers.NVCC_FLAGS
+    return _remembered_identity(compilers.find_nvcc() or "nvcc"), compilers.NVCC_FLAGS
 
 
 def kernel_key(structure: str, target: str, arch: str) -> str:
-    compiler, flags = _compiler_and_flags(target)
+    compiler, flags = _compiler_and_flags(target, get_backend() if target == "gpu" else "")
     return cache.make_key(
         "fklir",
         CODEGEN_VERSION,
@@ -152,13 +173,63 @@ def _compile_gpu(emitted: EmittedKernel, key: str, arch: str) -> bytes:
     return cubin
 
 
+def target_arch(target: str, device: int) -> str:
+    if target != "gpu":
+        return "host"
+    from fklir.backend import cuda_driver
+
+    return cuda_driver.device_arch(device)
+
+
+def _load_entry(key: str, target: str, device: int) -> object | None:
+    """The loaded kernel of cache key `key`: from memory, else from the disk cache (None if absent)."""
+    if (loaded := _LOADED.get((key, target, device))) is not None:
+        return loaded[1]
+    disk = cache.DiskCache()
+    if target == "cpu":
+        path = disk.load_path(key, ".so")
+        return None if path is None else getattr(ctypes.CDLL(str(path)), CPU_ENTRY)
+    cubin = disk.load(key, ".cubin")
+    if cubin is None:
+        return None
+    from fklir.backend import cuda_driver
+
+    return cuda_driver.load_kernel(cubin, GPU_ENTRY, device)
+
+
+def description_key(description: str, target: str, device: int) -> str:
+    """A cache key for a frontend-level description of a pipeline (its ops with their values)."""
+    return kernel_key("plan:" + description, target, target_arch(target, device))
+
+
+def remember_plan(description_key_: str, built: BuiltKernel) -> None:
+    """Record which kernel and values a described pipeline compiles to, so that a fresh process can
+    skip the IR entirely on its first call (see load_plan)."""
+    entry = {"kernel": built.key, "layout": dataclasses.asdict(built.layout), "values": built.values}
+    cache.DiskCache().store(description_key_, ".plan.json", json.dumps(entry).encode())
+
+
+def load_plan(description_key_: str, target: str, device: int) -> BuiltKernel | None:
+    """The kernel a described pipeline compiled to before, without building any IR; None if unknown."""
+    raw = cache.DiskCache().load(description_key_, ".plan.json")
+    if raw is None:
+        return None
+    entry = json.loads(raw)
+    layout_fields = dict(entry["layout"])
+    layout_fields["slots"] = tuple(tuple(slot) for slot in layout_fields["slots"])
+    layout = KernelLayout(**layout_fields)
+    entry_point = _load_entry(entry["kernel"], target, device)
+    if entry_point is None:
+        return None
+    _LOADED[(entry["kernel"], target, device)] = (layout, entry_point)
+    STATS.disk_hits += 1
+    values = {name: tuple(v) for name, v in entry["values"].items()}
+    return BuiltKernel(entry["kernel"], layout, entry_point, values)
+
+
 def build_kernel(kernel: fkl.KernelOp, target: str, device: int = 0) -> BuiltKernel:
     """Compile (or find) `kernel` for `target` ("cpu" | "gpu") on `device`."""
-    arch = "host"
-    if target == "gpu":
-        from fklir.backend import cuda_driver
-
-        arch = cuda_driver.device_arch(device)
+    arch = target_arch(target, device)
     key = kernel_key(structural_ir(kernel), target, arch)
     values = kernel_values(kernel)
     if (loaded := _LOADED.get((key, target, device))) is not None:

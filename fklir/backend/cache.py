@@ -216,6 +216,13 @@ class DiskCache:
         self.build_or_load(key, suffix, build)
         return self.path_for(key, suffix)
 
+    def discard(self, key: str, suffix: str) -> None:
+        """Delete an entry that verified but proved unusable (e.g. a cubin that the driver refuses), under
+        its lock, so that the next build_or_load rebuilds it."""
+        _check_key(key, suffix)
+        with self._locked(key, suffix):
+            self._discard(key, suffix)
+
     def entries(self) -> list[tuple[Path, int]]:
         """Every payload file (not sidecars, locks or temp files) with its size in bytes, sorted by name."""
         found: list[tuple[Path, int]] = []

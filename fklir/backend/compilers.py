@@ -226,7 +226,7 @@ def _check_arch(arch: str, what: str) -> None:
 
 
 def _nvrtc() -> ModuleType:
-    """cuda.bindings.nvrtc (ImportError when cuda-python is missing; the library itself loads on first call)."""
+    """cuda.bindings.nvrtc (ImportError without cuda-python; the library itself loads on the first call)."""
     return importlib.import_module("cuda.bindings.nvrtc")
 
 
@@ -306,8 +306,9 @@ def compile_cubin_nvrtc(source: str, include_dir: Path, arch: str, workdir: Path
             source_path = _keep_source(source, workdir)
             _status, name = module.nvrtcGetErrorString(status)
             shown = name.decode() if isinstance(name, bytes) else str(name)
+            command = " ".join(options)
             raise CompileError(
-                f"NVRTC compilation failed ({shown}): {' '.join(options)}\nsource kept at {source_path}\n{log}",
+                f"NVRTC compilation failed ({shown}): {command}\nsource kept at {source_path}\n{log}",
                 stderr=log,
                 source_path=source_path,
             )

@@ -254,3 +254,8 @@ def pointer_device(ptr: int) -> int:
     driver = _driver()
     attribute = driver.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
     return int(check(driver.cuPointerGetAttribute(attribute, ptr), f"cuPointerGetAttribute({ptr:#x})"))
+
+
+def current_context_handle() -> int:
+    """int(CUcontext) of the calling thread's current context (0 when none), for cheap comparisons."""
+    return int(check(_driver().cuCtxGetCurrent(), "cuCtxGetCurrent"))

@@ -3,14 +3,18 @@
 The same text compiles with nvcc (entry `fkl_kernel`, a `__global__` taking the parameter block by
 value) and with g++ (entry `fkl_run`, an OpenMP loop taking a pointer to it). Two shapes:
 
-- flat: no geometry, a packed write and channel-wise ops only. The image is a flat run of
-  elements; each thread loads 16 bytes at a time, applies the chain per element, stores 16 bytes.
+- flat: a packed read, no geometry, a packed write and channel-wise ops only. The image is a
+  flat run of elements; each thread loads 16 bytes at a time, applies the chain per element
+  (`compute(p, v, c)` with a compile-time channel c), stores 16 bytes.
 - pixel: one thread per output pixel. The read and the geometry after it become one function per
-  stage (`stage0` reads the source, `stage1` crops it, `stage2` resizes the crop, ...), so each
-  thread loads exactly the source pixels it needs; then the compute chain, then the write.
+  stage (`stage0` reads the source, `stage1` crops it, `stage2` resizes the crop, ...; see
+  emit_geometry), so each thread loads exactly the source pixels it needs; then the compute
+  chain on the whole pixel (`compute_pixel`, see emit_compute), then the write (packed, planar
+  [B][C][H][W], [C][B][H][W], or one buffer per channel).
 
-The parameter block is `fkl::KernelHeader` followed by one array per slot of the kernel's
-`!fkl.params`; `KernelLayout` describes it for the host side (fklir.runtime.params).
+The parameter block is `fkl::KernelHeader`, then the source pointer table (list inputs), then the
+destination pointer table (SplitWrite: one buffer per channel), then one array per slot of the
+kernel's `!fkl.params`; `KernelLayout` describes it for the host side (fklir.runtime.params).
 """
 
 from __future__ import annotations
@@ -20,58 +24,12 @@ from dataclasses import dataclass
 
 from xdsl.ir import Operation
 
+from fklir.backend.cpp_types import CPP_TYPE, ELEMENT_SIZE, SLOT_CPP_TYPE, image_of
+from fklir.backend.emit_compute import emit_compute_element, emit_compute_pixel, is_channelwise
+from fklir.backend.emit_geometry import emit_stages
 from fklir.dialects import fkl
 
-CODEGEN_VERSION = "1"
-
-CPP_TYPE = {
-    "uint8": "fkl::u8",
-    "int8": "fkl::i8",
-    "uint16": "fkl::u16",
-    "int16": "fkl::i16",
-    "int32": "fkl::i32",
-    "uint32": "fkl::u32",
-    "float16": "fkl::f16",
-    "bfloat16": "fkl::bf16",
-    "float32": "fkl::f32",
-    "float64": "fkl::f64",
-    "bool": "bool",
-}
-ELEMENT_SIZE = {
-    "uint8": 1,
-    "int8": 1,
-    "uint16": 2,
-    "int16": 2,
-    "int32": 4,
-    "uint32": 4,
-    "float16": 2,
-    "bfloat16": 2,
-    "float32": 4,
-    "float64": 8,
-    "bool": 1,
-}
-SLOT_CPP_TYPE = {
-    "ui8": "fkl::u8",
-    "i8": "fkl::i8",
-    "ui16": "fkl::u16",
-    "i16": "fkl::i16",
-    "i32": "fkl::i32",
-    "ui32": "fkl::u32",
-    "f16": "fkl::f16",
-    "bf16": "fkl::bf16",
-    "f32": "fkl::f32",
-    "f64": "fkl::f64",
-    "i1": "bool",
-    "rect": "fkl::Rect",
-}
-BINARY_STRUCT = {
-    fkl.AddOp: "Add",
-    fkl.SubOp: "Sub",
-    fkl.MulOp: "Mul",
-    fkl.DivOp: "Div",
-    fkl.MaxOp: "Max",
-    fkl.MinOp: "Min",
-}
+CODEGEN_VERSION = "2"
 
 GPU_ENTRY = "fkl_kernel"
 CPU_ENTRY = "fkl_run"
@@ -90,26 +48,16 @@ class KernelLayout:
     out_dtype: str
     out_channels: int
     out_planes: int
-    write: str  # "packed" | "planar"
+    write: str  # "packed" | "planar" ([B][C][H][W]) | "tsplit" ([C][B][H][W]) | "split_write"
     src_table: int = 0  # > 0: the read takes one pointer per plane from Params::src_table
+    read: str = "packed"  # "packed" | "planar" (TensorPack: [B][C][H][W]) | "none" (ReadSet)
+    dst_table: int = 0  # > 0 (split_write): one output buffer per channel in Params::dst_table
 
 
 @dataclass(frozen=True)
 class EmittedKernel:
     source: str
     layout: KernelLayout
-
-
-def _image(t: object) -> fkl.ImageType:
-    assert isinstance(t, fkl.ImageType) and t.is_known, f"un-inferred type {t}: run fkl-infer-types first"
-    return t
-
-
-def _slot(op: Operation) -> str:
-    slot = getattr(op, "slot", None)
-    if slot is None:
-        raise ValueError(f"'{op.name}' still has an inline value: run fkl-hoist-params before emission")
-    return slot.data
 
 
 @dataclass(frozen=True)
@@ -120,6 +68,33 @@ class Chain:
     geometry: list[Operation]
     compute: list[Operation]
     write: Operation
+
+    @property
+    def stage_type(self) -> fkl.ImageType:
+        """The pixel the geometry stages produce (what the compute chain starts from)."""
+        return image_of(self.geometry[-1].results[0].type if self.geometry else self.read.source_type)
+
+    @property
+    def out_type(self) -> fkl.ImageType:
+        return image_of(self.write.operands[0].type)
+
+    @property
+    def write_kind(self) -> str:
+        return WRITE_KIND[type(self.write)]
+
+    @property
+    def read_kind(self) -> str:
+        if self.geometry and isinstance(self.geometry[0], fkl.ReadSetOp):
+            return "none"
+        return image_of(self.read.source_type).layout.data
+
+
+WRITE_KIND: dict[type[Operation], str] = {
+    fkl.WriteOp: "packed",
+    fkl.SplitOp: "planar",
+    fkl.TSplitOp: "tsplit",
+    fkl.SplitWriteOp: "split_write",
+}
 
 
 def kernel_chains(kernel: fkl.KernelOp) -> list[Chain]:
@@ -144,33 +119,7 @@ def kernel_chains(kernel: fkl.KernelOp) -> list[Chain]:
     return chains
 
 
-def _compute_line(op: Operation, src: str, dst: str) -> str:
-    """One statement of the compute chain on one element `src` of channel `c`."""
-    out_t = CPP_TYPE[_image(op.results[0].type).dtype]
-    if isinstance(op, fkl.BinaryValueOp):
-        struct = BINARY_STRUCT[type(op)]
-        return f"const {out_t} {dst} = fkl::{struct}::exec({src}, p.{_slot(op)}[c]);  // {op.name}: {op.FORMULA}"
-    if isinstance(op, fkl.SaturateCastOp):
-        return f"const {out_t} {dst} = fkl::SaturateCast<{out_t}>::exec({src});  // {op.name}"
-    if isinstance(op, fkl.CastOp):
-        return f"const {out_t} {dst} = fkl::Cast<{out_t}>::exec({src});  // {op.name}"
-    raise ValueError(f"no C++ emission for '{op.name}'")
-
-
-def _emit_compute(compute: list[Operation], in_dtype: str, out_dtype: str) -> list[str]:
-    lines = [
-        "// The compute chain on one element v0 of channel c.",
-        f"FKL_HD {CPP_TYPE[out_dtype]} compute(const Params& p, {CPP_TYPE[in_dtype]} v0, int c) {{",
-        "    (void)p;",
-        "    (void)c;",
-    ]
-    for i, op in enumerate(compute):
-        lines.append("    " + _compute_line(op, f"v{i}", f"v{i + 1}"))
-    lines += [f"    return v{len(compute)};", "}"]
-    return lines
-
-
-def _emit_params(slots: list[tuple[str, str, int]], src_table: int) -> list[str]:
+def _emit_params(slots: list[tuple[str, str, int]], src_table: int, dst_table: int) -> list[str]:
     lines = [
         "// The parameter block: the fixed head, then one array per slot of !fkl.params.",
         "struct Params {",
@@ -178,124 +127,63 @@ def _emit_params(slots: list[tuple[str, str, int]], src_table: int) -> list[str]
     lines.append("    fkl::KernelHeader h;")
     if src_table:
         lines.append(f"    const void* src_table[{src_table}];  // one source image per plane")
+    if dst_table:
+        lines.append(f"    void* dst_table[{dst_table}];  // one output buffer per channel")
     for name, kind, count in slots:
         lines.append(f"    {SLOT_CPP_TYPE[kind]} {name}[{count}];")
     lines.append("};")
     return lines
 
 
-def _emit_stages(read: fkl.ReadOp, geometry: list[Operation], counts: dict[str, int]) -> list[str]:
-    """One function per stage: stage0 reads the source, stage k applies geometry op k to stage k-1."""
-    rtype = _image(read.source_type)
-    t, channels = CPP_TYPE[rtype.dtype], rtype.channels.data
-    if len(read.sources) > 1:
-        plane = f"(const {t}*)p.src_table[z]"
-        comment = "// stage0: fkl.read — pixel (x, y) of image z of the pointer table."
-    else:
-        plane = f"(const {t}*)p.h.src + {_plane_expr(rtype)} * p.h.src_plane_stride"
-        comment = "// stage0: fkl.read — pixel (x, y) of source plane z."
+def _emit_write(write_kind: str, t_out: str, channels: int) -> list[str]:
+    """Statements that store the pixel `out` at (x, y) of plane z."""
+    if write_kind == "packed":
+        return [
+            f"    {t_out}* px = ({t_out}*)p.h.dst + z * p.h.dst_plane_stride + y * p.h.dst_pitch + (fkl::i64)x * {channels};",
+            f"    for (int c = 0; c < {channels}; ++c) px[c] = out[c];",
+        ]
     lines = [
-        comment,
-        f"FKL_HD void stage0(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z, {t} out[{channels}]) {{",
-        f"    const {t}* px = {plane} + y * p.h.src_pitch + (fkl::i64)x * {channels};",
-        f"    for (int c = 0; c < {channels}; ++c) out[c] = px[c];",
-        "}",
-        "FKL_HD fkl::Size size0(const Params& p, fkl::i32 z) {",
-        "    (void)z;",
-        "    return {p.h.src_w, p.h.src_h};",
-        "}",
+        "    const fkl::i64 plane = (fkl::i64)p.h.dst_h * p.h.dst_w;",
+        "    const fkl::i64 at = (fkl::i64)y * p.h.dst_w + x;",
     ]
-    for k, op in enumerate(geometry, start=1):
-        in_type, out_type = _image(op.operands[0].type), _image(op.results[0].type)
-        lines += _emit_stage(k, op, in_type, out_type, counts)
+    if write_kind == "planar":  # [B][C][H][W]
+        lines += [
+            f"    {t_out}* base = ({t_out}*)p.h.dst + z * p.h.dst_plane_stride;",
+            f"    for (int c = 0; c < {channels}; ++c) base[c * plane + at] = out[c];",
+        ]
+    elif write_kind == "tsplit":  # [C][B][H][W]
+        lines += [
+            f"    {t_out}* base = ({t_out}*)p.h.dst;",
+            f"    for (int c = 0; c < {channels}; ++c) base[((fkl::i64)c * p.h.dst_planes + z) * plane + at] = out[c];",
+        ]
+    else:  # split_write: channel c to buffer c, each [B][H][W]
+        lines.append(
+            f"    for (int c = 0; c < {channels}; ++c) (({t_out}*)p.dst_table[c])[z * plane + at] = out[c];"
+        )
     return lines
 
 
-def _plane_expr(in_type: fkl.ImageType) -> str:
-    return "0" if in_type.planes.data == 1 else "z"
+_WRITE_COMMENT = {
+    "packed": "packed [B][H][W][C]",
+    "planar": "planar [B][C][H][W]",
+    "tsplit": "[C][B][H][W]",
+    "split_write": "one [B][H][W] buffer per channel",
+}
 
 
-def _emit_stage(
-    k: int, op: Operation, in_type: fkl.ImageType, out_type: fkl.ImageType, counts: dict[str, int]
-) -> list[str]:
-    prev, channels = k - 1, out_type.channels.data
-    t_in, t_out = CPP_TYPE[in_type.dtype], CPP_TYPE[out_type.dtype]
-    zin = _plane_expr(in_type)
-    if isinstance(op, fkl.CropOp):
-        slot = _slot(op)
-        rect = f"p.{slot}[{'z' if counts[slot] > 1 else '0'}]"
-        return [
-            f"// stage{k}: fkl.crop — the rect's pixel (x, y) is source pixel (x + r.x, y + r.y).",
-            f"FKL_HD void stage{k}(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z, {t_out} out[{channels}]) {{",
-            f"    const fkl::Rect r = {rect};",
-            f"    stage{prev}(p, x + r.x, y + r.y, {zin}, out);",
-            "}",
-            f"FKL_HD fkl::Size size{k}(const Params& p, fkl::i32 z) {{",
-            "    (void)z;",
-            f"    const fkl::Rect r = {rect};",
-            "    return {r.w, r.h};",
-            "}",
-        ]
-    assert isinstance(op, fkl.ResizeOp)
-    slot = _slot(op)
-    size_fn = [
-        f"FKL_HD fkl::Size size{k}(const Params& p, fkl::i32 z) {{",
-        "    (void)z;",
-        f"    return {{p.{slot}[0], p.{slot}[1]}};",
-        "}",
-    ]
-    if op.interp.data == "nearest":
-        return [
-            f"// stage{k}: fkl.resize nearest — OpenCV INTER_NEAREST source index per axis.",
-            f"FKL_HD void stage{k}(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z, {t_out} out[{channels}]) {{",
-            f"    const fkl::Size src = size{prev}(p, {zin});",
-            f"    const fkl::i32 sx = fkl::nearest_index(x, src.w, p.{slot}[0]);",
-            f"    const fkl::i32 sy = fkl::nearest_index(y, src.h, p.{slot}[1]);",
-            f"    stage{prev}(p, sx, sy, {zin}, out);",
-            "}",
-            *size_fn,
-        ]
+def _emit_pixel(chain: Chain, last_stage: int) -> list[str]:
+    stage, out = chain.stage_type, chain.out_type
+    t_in, t_out = CPP_TYPE[stage.dtype], CPP_TYPE[out.dtype]
     return [
-        f"// stage{k}: fkl.resize linear — OpenCV INTER_LINEAR: half-pixel centres, taps clamped.",
-        f"FKL_HD void stage{k}(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z, {t_out} out[{channels}]) {{",
-        f"    const fkl::Size src = size{prev}(p, {zin});",
-        f"    const fkl::LinearTap tx = fkl::linear_tap(x, src.w, p.{slot}[0]);",
-        f"    const fkl::LinearTap ty = fkl::linear_tap(y, src.h, p.{slot}[1]);",
-        f"    {t_in} a[{channels}], b[{channels}], c[{channels}], d[{channels}];",
-        f"    stage{prev}(p, tx.i0, ty.i0, {zin}, a);",
-        f"    stage{prev}(p, tx.i1, ty.i0, {zin}, b);",
-        f"    stage{prev}(p, tx.i0, ty.i1, {zin}, c);",
-        f"    stage{prev}(p, tx.i1, ty.i1, {zin}, d);",
-        f"    for (int k = 0; k < {channels}; ++k) {{",
-        "        const fkl::f32 fa = fkl::Cast<fkl::f32>::exec(a[k]), fb = fkl::Cast<fkl::f32>::exec(b[k]);",
-        "        const fkl::f32 fc = fkl::Cast<fkl::f32>::exec(c[k]), fd = fkl::Cast<fkl::f32>::exec(d[k]);",
-        "        out[k] = fkl::bilinear(fa, fb, fc, fd, tx.w1, ty.w1);",
-        "    }",
-        "}",
-        *size_fn,
-    ]
-
-
-def _emit_pixel(
-    last_stage: int, in_dtype: str, in_channels: int, out_dtype: str, out_channels: int, write: str
-) -> list[str]:
-    t_in, t_out = CPP_TYPE[in_dtype], CPP_TYPE[out_dtype]
-    lines = [
-        "// One output pixel: sample through the geometry stages, compute, write.",
+        f"// One output pixel: sample through the geometry stages, compute, write {_WRITE_COMMENT[chain.write_kind]}.",
         "FKL_HD void pixel(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z) {",
-        f"    {t_in} in[{in_channels}];",
+        f"    {t_in} in[{stage.channels.data}];",
         f"    stage{last_stage}(p, x, y, z, in);",
-        f"    {t_out}* out = ({t_out}*)p.h.dst + z * p.h.dst_plane_stride;",
+        f"    {t_out} out[{out.channels.data}];",
+        "    compute_pixel(p, in, out);",
+        *_emit_write(chain.write_kind, t_out, out.channels.data),
+        "}",
     ]
-    if write == "packed":
-        lines.append(f"    {t_out}* px = out + y * p.h.dst_pitch + (fkl::i64)x * {out_channels};")
-        lines.append(f"    for (int c = 0; c < {out_channels}; ++c) px[c] = compute(p, in[c], c);")
-    else:
-        lines.append("    const fkl::i64 plane = (fkl::i64)p.h.dst_h * p.h.dst_w;")
-        lines.append("    const fkl::i64 at = (fkl::i64)y * p.h.dst_w + x;")
-        lines.append(f"    for (int c = 0; c < {out_channels}; ++c) out[c * plane + at] = compute(p, in[c], c);")
-    lines.append("}")
-    return lines
 
 
 def _flat_width(in_dtype: str, out_dtype: str, channels: int) -> int:
@@ -392,54 +280,56 @@ def _emit_entries(mode: str, n: int, chains: int) -> list[str]:
 
 
 def _emit_chain_pixel(chain: Chain, counts: dict[str, int]) -> list[str]:
-    stage_type = _image(chain.geometry[-1].results[0].type) if chain.geometry else _image(chain.read.source_type)
-    out_type = _image(chain.write.operands[0].type)
-    write_kind = "planar" if isinstance(chain.write, fkl.SplitOp) else "packed"
+    stage, out = chain.stage_type, chain.out_type
     return [
-        *_emit_compute(chain.compute, stage_type.dtype, out_type.dtype),
+        *emit_compute_pixel(chain.compute, stage.dtype, stage.channels.data, out.dtype, out.channels.data),
         "",
-        *_emit_stages(chain.read, chain.geometry, counts),
+        *emit_stages(chain.read, chain.geometry, counts),
         "",
-        *_emit_pixel(
-            len(chain.geometry),
-            stage_type.dtype,
-            stage_type.channels.data,
-            out_type.dtype,
-            out_type.channels.data,
-            write_kind,
-        ),
+        *_emit_pixel(chain, len(chain.geometry)),
     ]
 
 
 def _check_divergent(chains: list[Chain]) -> None:
-    out_types = {
-        (_image(c.write.operands[0].type).dtype, _image(c.write.operands[0].type).channels.data) for c in chains
-    }
+    out_types = {(c.out_type.dtype, c.out_type.channels.data) for c in chains}
     if len(out_types) > 1:
         raise ValueError(f"divergent chains must all produce one output type, got {sorted(out_types)}")
-    if len({type(c.write) for c in chains}) > 1 or any(len(c.read.sources) > 1 for c in chains):
+    if len({c.write_kind for c in chains}) > 1 or any(len(c.read.sources) > 1 for c in chains):
         raise ValueError("divergent chains must share one write layout and read single images")
+
+
+def _is_flat(chains: list[Chain], src_table: int) -> bool:
+    """A single chain of a packed read, no geometry, channel-wise ops and a packed write."""
+    if len(chains) > 1 or src_table:
+        return False
+    (chain,) = chains
+    return (
+        not chain.geometry
+        and chain.read_kind == "packed"
+        and chain.write_kind == "packed"
+        and is_channelwise(chain.compute)
+    )
 
 
 def emit_kernel(kernel: fkl.KernelOp) -> EmittedKernel:
     """The C++ translation unit and host layout of one hoisted, typed `fkl.kernel`."""
     chains = kernel_chains(kernel)
     first = chains[0]
-    in_type = _image(first.read.source_type)
-    out_type = _image(first.write.operands[0].type)
-    write_kind = "planar" if isinstance(first.write, fkl.SplitOp) else "packed"
+    in_type = image_of(first.read.source_type)
+    out_type = first.out_type
     slots = kernel.params.slots
     counts = {name: count for name, _, count in slots}
     src_table = len(first.read.sources) if len(first.read.sources) > 1 else 0
+    dst_table = out_type.channels.data if first.write_kind == "split_write" else 0
     divergent = len(chains) > 1
-    flat = not divergent and not first.geometry and write_kind == "packed" and not src_table
+    flat = _is_flat(chains, src_table)
     mode = "flat" if flat else "pixel"
 
     lines = [
         f"// Generated by fklir (codegen v{CODEGEN_VERSION}) from fkl.kernel @{kernel.sym_name.data}.",
         '#include "fkl/kernel.h"',
         "",
-        *_emit_params(slots, src_table),
+        *_emit_params(slots, src_table, dst_table),
         "",
     ]
     n = 1
@@ -458,7 +348,7 @@ def emit_kernel(kernel: fkl.KernelOp) -> EmittedKernel:
             ]
     elif flat:
         n = _flat_width(in_type.dtype, out_type.dtype, in_type.channels.data)
-        lines += _emit_compute(first.compute, in_type.dtype, out_type.dtype)
+        lines += emit_compute_element(first.compute, in_type.dtype, out_type.dtype)
         lines.append("")
         lines += _emit_flat(in_type.dtype, out_type.dtype, in_type.channels.data)
     else:
@@ -475,7 +365,9 @@ def emit_kernel(kernel: fkl.KernelOp) -> EmittedKernel:
         out_dtype=out_type.dtype,
         out_channels=out_type.channels.data,
         out_planes=out_planes,
-        write=write_kind,
+        write=first.write_kind,
         src_table=src_table,
+        read=first.read_kind,
+        dst_table=dst_table,
     )
     return EmittedKernel("\n".join(lines) + "\n", layout)

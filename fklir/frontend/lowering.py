@@ -12,7 +12,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
 from fklir.dialects import fkl
-from fklir.frontend.ops import Crop, Op, TensorSplit, TensorWrite
+from fklir.frontend.ops import Crop, Op, Read, Write
 from fklir.passes.default_pipeline import DEFAULT_PASSES
 
 
@@ -32,17 +32,18 @@ def _lower_one(
     rect_index: int | None,
 ) -> None:
     """One chain: a typed read, one op per descriptor, a write (to `write_planes` if given)."""
-    read_op = fkl.ReadOp(source, source_type)
-    read_op.location = ops[0].location
-    b.insert(read_op)
-    value: SSAValue = read_op.result
+    read = ops[0]
+    if not isinstance(read, Read):
+        raise ValueError(f"a chain starts with a read (TensorRead, TensorPack, ReadSet), not {read.op_name}")
+    value: SSAValue = read.lower_read(b, source_type, source)
     for op in ops[1:-1]:
         if isinstance(op, Crop) and rect_index is not None:
             value = op.lower_rect(b, value, rect_index)
         else:
             value = op.lower(b, value)
     write = ops[-1]
-    assert isinstance(write, TensorWrite | TensorSplit)
+    if not isinstance(write, Write):
+        raise ValueError(f"a chain ends with a write (TensorWrite, TensorSplit, ...), not {write.op_name}")
     write.lower_write(b, value, write_planes)
 
 

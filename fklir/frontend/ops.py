@@ -65,8 +65,33 @@ class Op:
 # --------------------------------------------------------------------------------------------
 
 
+class Read(Op):
+    """Base of the ops that start a chain (they lower to the read)."""
+
+    def lower_read(self, b: Builder, source_type: fkl.ImageType, source: str | list[str]) -> SSAValue:
+        """The chain's first value: a read of `source` typed `source_type` (what the input is)."""
+        return self._place(b, fkl.ReadOp(source, source_type))
+
+    def lower(self, b: Builder, x: SSAValue) -> SSAValue:
+        raise ValueError(f"{self.op_name} may only start a chain")
+
+
+class Write(Op):
+    """Base of the ops that end a chain."""
+
+    IR_OP: ClassVar[type[fkl.WriteOp | fkl.SplitOp | fkl.TSplitOp | fkl.SplitWriteOp]] = fkl.WriteOp
+
+    def lower_write(self, b: Builder, x: SSAValue, planes: list[int] | None) -> None:
+        op = self.IR_OP(x, "dst", planes)
+        op.location = self.location
+        b.insert(op)
+
+    def lower(self, b: Builder, x: SSAValue) -> SSAValue:
+        raise ValueError(f"{self.op_name} may only end a chain")
+
+
 @dataclass(frozen=True, eq=False)
-class TensorRead(Op):
+class TensorRead(Read):
     """Reads the input: packed (H, W[, C]) or (B, H, W[, C]).
 
     `TensorRead(x)` binds `x` (bound compose, GPU target): the pipeline compiles at compose() and
@@ -76,28 +101,102 @@ class TensorRead(Op):
     binding: object = None
 
 
+@dataclass(frozen=True, eq=False, init=False)
+class TensorPack(Read):
+    """Reads a planar input, (C, H, W) or (B, C, H, W), as packed pixels of `channels` channels
+    (the inverse of TensorSplit). The IR reads a `planar` image type.
+
+    Not yet accepted by compose(): the runtime must read the input shape as planar (see
+    docs/ops.md); the IR, the emitted kernels and the reference interpreter support it.
+    """
+
+    channels: int
+
+    def __init__(self, channels: int):
+        object.__setattr__(self, "channels", _channel_count(type(self).__name__, channels))
+        object.__setattr__(self, "location", _user_location())
+
+    def lower_read(self, b: Builder, source_type: fkl.ImageType, source: str | list[str]) -> SSAValue:
+        if source_type.channels.data != self.channels:
+            raise ValueError(
+                f"TensorPack({self.channels}): the input has {source_type.channels.data} channels per pixel"
+            )
+        planar = fkl.ImageType(source_type.element_type, self.channels, source_type.planes.data, layout="planar")
+        return self._place(b, fkl.ReadOp(source, planar))
+
+
+@dataclass(frozen=True, eq=False, init=False)
+class ReadSet(Read):
+    """A w x h image whose every pixel is `value` (one number, or one per channel), of `dtype`:
+    a generator that reads no memory. Its output size is (w, h) whatever the input.
+
+    Not yet accepted by compose() (a pipeline without an input needs the runtime; see docs/ops.md).
+    """
+
+    values: tuple[float, ...]
+    size: Size
+    dtype: str
+
+    def __init__(self, value: float | Sequence[float], w: int, h: int, dtype: str = "float32"):
+        name = type(self).__name__
+        object.__setattr__(self, "values", _values(name, value))
+        object.__setattr__(self, "size", (_positive_int(name, "width", w), _positive_int(name, "height", h)))
+        object.__setattr__(self, "dtype", _check_dtype(name, dtype))
+        object.__setattr__(self, "location", _user_location())
+
+    @property
+    def channels(self) -> int:
+        return len(self.values)
+
+    def lower_read(self, b: Builder, source_type: fkl.ImageType, source: str | list[str]) -> SSAValue:
+        own_type = fkl.ImageType(self.dtype, self.channels)
+        read = self._place(b, fkl.ReadOp(source if isinstance(source, str) else source[0], own_type))
+        return self._place(b, fkl.ReadSetOp(read, self.values, self.size))
+
+    def out_sizes(self, sizes: list[Size]) -> list[Size]:
+        return [self.size]
+
+
 @dataclass(frozen=True, eq=False)
-class TensorWrite(Op):
+class TensorWrite(Write):
     """Writes packed output: (H, W[, C]) or (B, H, W[, C]). `TensorWrite(out)` binds the output."""
 
     binding: object = None
 
-    IR_OP: ClassVar[type[fkl.WriteOp | fkl.SplitOp]] = fkl.WriteOp
-
-    def lower_write(self, b: Builder, x: SSAValue, planes: list[int] | None) -> None:
-        op = self.IR_OP(x, "dst", planes)
-        op.location = self.location
-        b.insert(op)
+    IR_OP: ClassVar[type[fkl.WriteOp | fkl.SplitOp | fkl.TSplitOp | fkl.SplitWriteOp]] = fkl.WriteOp
 
 
 @dataclass(frozen=True, eq=False)
 class TensorSplit(TensorWrite):
     """Writes planar output: (C, H, W) or (B, C, H, W)."""
 
-    IR_OP: ClassVar[type[fkl.WriteOp | fkl.SplitOp]] = fkl.SplitOp
+    IR_OP: ClassVar[type[fkl.WriteOp | fkl.SplitOp | fkl.TSplitOp | fkl.SplitWriteOp]] = fkl.SplitOp
 
 
+@dataclass(frozen=True, eq=False)
+class TensorTSplit(Write):
+    """Writes channel-major output: (C, B, H, W) (for one plane the same bytes as TensorSplit).
+
+    Not yet accepted by compose() (the output shape needs the runtime; see docs/ops.md).
+    """
+
+    IR_OP: ClassVar[type[fkl.WriteOp | fkl.SplitOp | fkl.TSplitOp | fkl.SplitWriteOp]] = fkl.TSplitOp
+
+
+@dataclass(frozen=True, eq=False)
+class SplitWrite(Write):
+    """Writes each channel to its own (B, H, W) buffer (C outputs).
+
+    Not yet accepted by compose() (several outputs need the runtime; see docs/ops.md).
+    """
+
+    IR_OP: ClassVar[type[fkl.WriteOp | fkl.SplitOp | fkl.TSplitOp | fkl.SplitWriteOp]] = fkl.SplitWriteOp
+
+
+# What compose() runs today; the other reads and writes work in the IR, the kernels and the
+# reference interpreter and wait for runtime support.
 WRITE_DESCRIPTORS = (TensorWrite, TensorSplit)
+READ_DESCRIPTORS = (TensorRead,)
 
 # --------------------------------------------------------------------------------------------
 # Arithmetic
@@ -190,6 +289,243 @@ class SaturateCast(Cast):
         return self._place(b, fkl.SaturateCastOp(x, self.dtype))
 
 
+class _NoValue(Op):
+    """A compute op without values: lowers to `IR_OP(x)`."""
+
+    IR_OP: ClassVar[type[fkl._UnaryOp]]  # pyright: ignore[reportPrivateUsage]
+
+    def lower(self, b: Builder, x: SSAValue) -> SSAValue:
+        return self._place(b, self.IR_OP(x))
+
+
+@dataclass(frozen=True, eq=False, init=False)
+class Saturate(Op):
+    """Clamp each channel to [lo, hi] in the chain type (NaN passes through); lo and hi are one
+    value or one per channel."""
+
+    lo: tuple[float, ...]
+    hi: tuple[float, ...]
+
+    def __init__(self, lo: float | Sequence[float], hi: float | Sequence[float]):
+        name = type(self).__name__
+        low, high = _values(name, lo), _values(name, hi)
+        if len(low) != len(high):
+            if 1 not in (len(low), len(high)):
+                raise ValueError(f"{name}: lo has {len(low)} values and hi {len(high)}; give 1 or one per channel")
+            n = max(len(low), len(high))
+            low, high = (low * n if len(low) == 1 else low), (high * n if len(high) == 1 else high)
+        bad = [(a, b) for a, b in zip(low, high, strict=True) if a > b]
+        if bad:
+            raise ValueError(f"{name}: lower bound above upper bound in {bad}")
+        object.__setattr__(self, "lo", low)
+        object.__setattr__(self, "hi", high)
+        object.__setattr__(self, "location", _user_location())
+
+    def lower(self, b: Builder, x: SSAValue) -> SSAValue:
+        return self._place(b, fkl.SaturateOp(x, (self.lo, self.hi)))
+
+
+@dataclass(frozen=True, eq=False)
+class SaturateFloat(_NoValue):
+    """Clamp a float chain to [0, 1] (NaN passes through)."""
+
+    IR_OP: ClassVar[type[fkl._UnaryOp]] = fkl.SaturateFloatOp  # pyright: ignore[reportPrivateUsage]
+
+
+# --------------------------------------------------------------------------------------------
+# Logic
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class IsEven(_NoValue):
+    """Integer → bool per channel: x mod 2 == 0."""
+
+    IR_OP: ClassVar[type[fkl._UnaryOp]] = fkl.IsEvenOp  # pyright: ignore[reportPrivateUsage]
+
+
+@dataclass(frozen=True, eq=False)
+class VectorAnd(_NoValue):
+    """boolN → bool: the AND of all channels."""
+
+    IR_OP: ClassVar[type[fkl._UnaryOp]] = fkl.VectorAndOp  # pyright: ignore[reportPrivateUsage]
+
+
+# --------------------------------------------------------------------------------------------
+# Vector
+# --------------------------------------------------------------------------------------------
+
+
+def _channel_count(op: str, n: object) -> int:
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 4:
+        raise ValueError(f"{op}: a channel count is an integer from 1 to 4, got {n!r}")
+    return n
+
+
+def _indices(op: str, idx: tuple[object, ...]) -> tuple[int, ...]:
+    if len(idx) == 1 and isinstance(idx[0], Sequence):
+        idx = tuple(idx[0])
+    if not 1 <= len(idx) <= 4:
+        raise ValueError(f"{op}: give 1 to 4 channel indices, got {len(idx)}")
+    for i in idx:
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i <= 3:
+            raise ValueError(f"{op}: channel indices are integers from 0 to 3, got {i!r}")
+    return tuple(int(i) for i in idx)  # pyright: ignore[reportArgumentType]
+
+
+@dataclass(frozen=True, eq=False, init=False)
+class VectorReduce(Op):
+    """Left fold over the channels with "Add", "Mul", "Max" or "Min", each step in the chain type → 1 channel."""
+
+    reduction: str
+
+    def __init__(self, op: str):
+        name = type(self).__name__
+        if not isinstance(op, str) or op.lower() not in fkl.REDUCTIONS:
+            raise ValueError(f"{name}: op must be 'Add', 'Mul', 'Max' or 'Min', got {op!r}")
+        object.__setattr__(self, "reduction", op.lower())
+        object.__setattr__(self, "location", _user_location())
+
+    def lower(self, b: Builder, x: SSAValue) -> SSAValue:
+        return self._place(b, fkl.VectorReduceOp(x, self.reduction))
+
+
+@dataclass(frozen=True, eq=False, init=False)
+class Discard(Op):
+    """Keep the first `keep_n` channels."""
+
+    keep_n: int
+
+    def __init__(self, keep_n: int):
+        object.__setattr__(self, "keep_n", _channel_count(type(self).__name__, keep_n))
+        object.__setattr__(self, "location", _user_location())
+
+    def lower(self, b: Builder, x: SSAValue) -> SSAValue:
+        return self._place(b, fkl.DiscardOp(x, self.keep_n))
+
+
+@dataclass(frozen=True, eq=False, init=False)
+class AddLast(Op):
+    """Append one channel holding `value` (in the chain type)."""
+
+    value: float
+
+    def __init__(self, value: float):
+        (v,) = _values(type(self).__name__, value) if not isinstance(value, Sequence) else (None,)
+        if v is None:
+            raise TypeError(f"{type(self).__name__}: appends one number, got {value!r}")
+        object.__setattr__(self, "value", v)
+        object.__setattr__(self, "location", _user_location())
+
+    def lower(self, b: Builder, x: SSAValue) -> SSAValue:
+        return self._place(b, fkl.AddLastOp(x, self.value))
+
+
+@dataclass(frozen=True, eq=False, init=False)
+class VectorReorder(Op):
+    """Output channel k is input channel i_k: `VectorReorder(2, 1, 0)` (compile-time; repeats allowed)."""
+
+    indices: tuple[int, ...]
+
+    def __init__(self, *idx: int | Sequence[int]):
+        object.__setattr__(self, "indices", _indices(type(self).__name__, idx))
+        object.__setattr__(self, "location", _user_location())
+
+    def lower(self, b: Builder, x: SSAValue) -> SSAValue:
+        return self._place(b, fkl.VectorReorderOp(x, self.indices))
+
+
+class VectorReorderRT(VectorReorder):
+    """Like VectorReorder, but the permutation travels in the parameter block: changing it reuses
+    the compiled kernel (only the number of indices is structural)."""
+
+    def lower(self, b: Builder, x: SSAValue) -> SSAValue:
+        return self._place(b, fkl.VectorReorderRTOp(x, self.indices))
+
+
+# --------------------------------------------------------------------------------------------
+# Algebraic and control
+# --------------------------------------------------------------------------------------------
+
+
+def _matrix(op: str, m: object, shapes: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], tuple[float, ...]]:
+    """(shape, row-major numbers) of a matrix given as nested rows or a numpy array."""
+    import numpy as np
+
+    try:
+        array = np.asarray(m, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{op}: the matrix must hold numbers, got {m!r}") from None
+    if array.ndim == 1 and array.size in (6, 9):  # flat row-major numbers
+        array = array.reshape(-1, 3)
+    shape = (int(array.shape[0]), int(array.shape[1])) if array.ndim == 2 else (-1, -1)
+    if shape not in shapes:
+        wanted = " or ".join(f"{r}x{c}" for r, c in shapes)
+        raise ValueError(f"{op}: the matrix must be {wanted}, got shape {array.shape}")
+    if not bool(np.isfinite(array).all()):
+        raise ValueError(f"{op}: the matrix must be finite, got {array.tolist()}")
+    return shape, tuple(float(v) for v in array.reshape(-1))
+
+
+@dataclass(frozen=True, eq=False, init=False)
+class MxVFloat3(Op):
+    """The row-major 3x3 matrix `m` times the float3 pixel (chain must be exactly float32 x 3)."""
+
+    matrix: tuple[float, ...]
+
+    def __init__(self, m: object):
+        _, values = _matrix(type(self).__name__, m, ((3, 3),))
+        object.__setattr__(self, "matrix", values)
+        object.__setattr__(self, "location", _user_location())
+
+    def lower(self, b: Builder, x: SSAValue) -> SSAValue:
+        return self._place(b, fkl.MxVFloat3Op(x, self.matrix))
+
+
+@dataclass(frozen=True, eq=False, init=False)
+class StaticLoop(Op):
+    """Apply the binary op (Add, Sub, Mul, Div, Max or Min with its value) `n` times; `n` is
+    compile-time and the value is one parameter slot. `StaticLoop(Mul(2.0), 3)` is x * 8."""
+
+    body: _BinaryValue
+    count: int
+
+    def __init__(self, op: _BinaryValue, n: int):
+        name = type(self).__name__
+        if not isinstance(op, _BinaryValue):
+            raise TypeError(f"{name}: the op must be Add, Sub, Mul, Div, Max or Min, got {op!r}")
+        object.__setattr__(self, "body", op)
+        object.__setattr__(self, "count", _positive_int(name, "n", n))
+        object.__setattr__(self, "location", _user_location())
+
+    def lower(self, b: Builder, x: SSAValue) -> SSAValue:
+        body = self.body.IR_OP.name.removeprefix("fkl.")
+        return self._place(b, fkl.StaticLoopOp(x, body, self.body.values, self.count))
+
+
+# --------------------------------------------------------------------------------------------
+# Colour
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False, init=False)
+class ColorConversion(Op):
+    """cv2.cvtColor(code) on each pixel: "RGB2GRAY", "BGR2RGBA", ... (also "COLOR_RGB2GRAY")."""
+
+    code: str
+
+    def __init__(self, code: str):
+        name = type(self).__name__
+        normalised = code.upper().removeprefix("COLOR_") if isinstance(code, str) else ""
+        if normalised not in fkl.COLOR_CODES:
+            raise ValueError(f"{name}: unsupported code {code!r}; expected one of {', '.join(fkl.COLOR_CODES)}")
+        object.__setattr__(self, "code", normalised)
+        object.__setattr__(self, "location", _user_location())
+
+    def lower(self, b: Builder, x: SSAValue) -> SSAValue:
+        return self._place(b, fkl.ColorConversionOp(x, self.code))
+
+
 # --------------------------------------------------------------------------------------------
 # Geometry
 # --------------------------------------------------------------------------------------------
@@ -207,8 +543,6 @@ def _rect(op: str, r: Sequence[int]) -> Rect:
     x, y, w, h = r
     if w <= 0 or h <= 0:
         raise ValueError(f"{op}: rect {tuple(r)} must have a positive width and height")
-    if x < 0 or y < 0:
-        raise ValueError(f"{op}: rect {tuple(r)} starts outside the image")
     return (x, y, w, h)
 
 
@@ -220,9 +554,38 @@ class Geometry(Op):
         raise NotImplementedError
 
 
+class BorderedSizes(list[Size]):
+    """Plane sizes of an image seen through a BorderReader: the next op may sample outside them."""
+
+
+@dataclass(frozen=True, eq=False, init=False)
+class BorderReader(Geometry):
+    """Defines the image at every coordinate, however far outside: "constant" (`value`, one or one
+    per channel), "replicate", "reflect", "reflect101" or "wrap" (numpy.pad's constant, edge,
+    symmetric, reflect, wrap). A Crop after it may leave the image; a Warping after it reads it."""
+
+    mode: str
+    values: tuple[float, ...]
+
+    def __init__(self, mode: str, value: float | Sequence[float] = 0.0):
+        name = type(self).__name__
+        if mode not in fkl.BORDER_MODES:
+            raise ValueError(f"{name}: mode must be one of {', '.join(fkl.BORDER_MODES)}, got {mode!r}")
+        object.__setattr__(self, "mode", mode)
+        object.__setattr__(self, "values", _values(name, value))
+        object.__setattr__(self, "location", _user_location())
+
+    def lower(self, b: Builder, x: SSAValue) -> SSAValue:
+        return self._place(b, fkl.BorderOp(x, self.mode, self.values if self.mode == "constant" else None))
+
+    def out_sizes(self, sizes: list[Size]) -> list[Size]:
+        return BorderedSizes(sizes)
+
+
 @dataclass(frozen=True, eq=False, init=False)
 class Crop(Geometry):
-    """`Crop(x, y, w, h)` (every plane) or `Crop([rects])` (one output plane per rect)."""
+    """`Crop(x, y, w, h)` (every plane) or `Crop([rects])` (one output plane per rect). Right after a
+    BorderReader a rect may leave the image (negative x, y included); otherwise it must fit."""
 
     rects: tuple[Rect, ...]
     batched: bool
@@ -252,14 +615,16 @@ class Crop(Geometry):
         n = len(self.rects)
         if n > 1 and len(sizes) not in (1, n):
             raise ValueError(f"Crop: {n} rects for {len(sizes)} input planes (give 1, or one per plane)")
+        bordered = isinstance(sizes, BorderedSizes)
         planes = max(n, len(sizes))
         out: list[Size] = []
         for z in range(planes):
             rx, ry, rw, rh = self.rects[z if n > 1 else 0]
             sw, sh = sizes[z if len(sizes) > 1 else 0]
-            if rx + rw > sw or ry + rh > sh:
+            if not bordered and (rx < 0 or ry < 0 or rx + rw > sw or ry + rh > sh):
                 raise ValueError(
-                    f"Crop: rect {(rx, ry, rw, rh)} leaves the {sw}x{sh} image (x + w <= {sw}, y + h <= {sh})"
+                    f"Crop: rect {(rx, ry, rw, rh)} leaves the {sw}x{sh} image (0 <= x, 0 <= y, x + w <= {sw}, "
+                    f"y + h <= {sh}); put a BorderReader before the Crop to read outside"
                 )
             out.append((rw, rh))
         return out
@@ -267,26 +632,100 @@ class Crop(Geometry):
 
 @dataclass(frozen=True, eq=False, init=False)
 class Resize(Geometry):
-    """Resize to (w, h); linear (OpenCV INTER_LINEAR, float32 out) or nearest (keeps the type)."""
+    """Resize to (w, h); linear (OpenCV INTER_LINEAR, float32 out) or nearest (keeps the type).
+
+    aspect_ratio "preserve" (centred), "preserve_left" (at x = 0) or "preserve_even" (content sizes
+    rounded down to even) keeps the source's proportions and fills the rest with `background`
+    (required; one value or one per channel, in the output type); "ignore" stretches.
+    """
 
     size: Size
     interp: str
     aspect_ratio: str
+    background: tuple[float, ...] | None
 
-    def __init__(self, w: int, h: int, interp: str = "linear", aspect_ratio: str = "ignore"):
+    def __init__(
+        self,
+        w: int,
+        h: int,
+        interp: str = "linear",
+        aspect_ratio: str = "ignore",
+        background: float | Sequence[float] | None = None,
+    ):
         name = type(self).__name__
         size = (_positive_int(name, "width", w), _positive_int(name, "height", h))
         if interp not in fkl.INTERPOLATIONS:
             raise ValueError(f"{name}: interp must be 'linear' or 'nearest', got {interp!r}")
-        if aspect_ratio != "ignore":
-            raise ValueError(f"{name}: aspect_ratio {aspect_ratio!r} is not supported yet (only 'ignore')")
+        if aspect_ratio not in fkl.ASPECT_RATIOS:
+            raise ValueError(f"{name}: aspect_ratio must be one of {', '.join(fkl.ASPECT_RATIOS)}, got {aspect_ratio!r}")
+        if aspect_ratio != "ignore" and background is None:
+            raise ValueError(f"{name}: aspect_ratio={aspect_ratio!r} needs a background value (background=...)")
+        if aspect_ratio == "ignore" and background is not None:
+            raise ValueError(f"{name}: background is used only with a preserve aspect_ratio, not 'ignore'")
         object.__setattr__(self, "size", size)
         object.__setattr__(self, "interp", interp)
         object.__setattr__(self, "aspect_ratio", aspect_ratio)
+        object.__setattr__(self, "background", None if background is None else _values(name, background))
         object.__setattr__(self, "location", _user_location())
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
-        return self._place(b, fkl.ResizeOp(x, self.size, self.interp))
+        op = fkl.ResizeOp(
+            x, self.size, self.interp, aspect_ratio=self.aspect_ratio, background=self.background
+        )
+        return self._place(b, op)
 
     def out_sizes(self, sizes: list[Size]) -> list[Size]:
         return [self.size for _ in sizes]
+
+
+@dataclass(frozen=True, eq=False, init=False)
+class Warping(Geometry):
+    """Bilinear warp to (w, h) by `M`, 2x3 (cv2.warpAffine) or 3x3 (cv2.warpPerspective), which maps
+    source to destination as in OpenCV; inverse=True gives the destination → source map directly.
+    Taps outside the source read the preceding BorderReader, else constant 0. Output float32."""
+
+    kind: str
+    matrix: tuple[float, ...]
+    size: Size
+    inverse: bool
+
+    def __init__(self, M: object, w: int, h: int, inverse: bool = False):
+        name = type(self).__name__
+        shape, values = _matrix(name, M, ((2, 3), (3, 3)))
+        if not inverse:
+            try:
+                fkl.invert_warp_matrix(values)
+            except ValueError:
+                raise ValueError(f"{name}: the matrix {values} is singular (it cannot be inverted)") from None
+        object.__setattr__(self, "kind", "affine" if shape == (2, 3) else "perspective")
+        object.__setattr__(self, "matrix", values)
+        object.__setattr__(self, "size", (_positive_int(name, "width", w), _positive_int(name, "height", h)))
+        object.__setattr__(self, "inverse", bool(inverse))
+        object.__setattr__(self, "location", _user_location())
+
+    def lower(self, b: Builder, x: SSAValue) -> SSAValue:
+        return self._place(b, fkl.WarpOp(x, self.kind, self.matrix, self.size, self.inverse))
+
+    def out_sizes(self, sizes: list[Size]) -> list[Size]:
+        return [self.size for _ in sizes]
+
+
+@dataclass(frozen=True, eq=False, init=False)
+class Deinterlace(Geometry):
+    """"blend": row y > 0 → (row y + row y−1) / 2; "linear": odd rows → (row above + row below) / 2
+    (the last odd row copies the row above). Output float32, same size."""
+
+    mode: str
+
+    def __init__(self, mode: str = "blend"):
+        name = type(self).__name__
+        if mode not in fkl.DEINTERLACE_MODES:
+            raise ValueError(f"{name}: mode must be 'blend' or 'linear', got {mode!r}")
+        object.__setattr__(self, "mode", mode)
+        object.__setattr__(self, "location", _user_location())
+
+    def lower(self, b: Builder, x: SSAValue) -> SSAValue:
+        return self._place(b, fkl.DeinterlaceOp(x, self.mode))
+
+    def out_sizes(self, sizes: list[Size]) -> list[Size]:
+        return list(sizes)

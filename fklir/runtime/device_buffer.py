@@ -21,12 +21,15 @@ import operator
 import re
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from fklir.runtime import dlpack
 from fklir.runtime.dlpack import DLDeviceType
+
+if TYPE_CHECKING:
+    from typing_extensions import CapsuleType
 
 # Element type name → numpy storage dtype. numpy has no bfloat16: it is stored as its 16 raw bits.
 ELEMENT_TYPES: dict[str, np.dtype[Any]] = {
@@ -95,9 +98,7 @@ def has_channel_dim(shape: tuple[int, ...]) -> bool:
     return len(shape) >= 4 or (len(shape) == 3 and 2 <= shape[-1] <= 4)
 
 
-def resolve_element_type(
-    dtype: object, shape: int | Sequence[int], what: str
-) -> tuple[str, tuple[int, ...]]:
+def resolve_element_type(dtype: object, shape: int | Sequence[int], what: str) -> tuple[str, tuple[int, ...]]:
     """(element type name, full shape) for a dtype that may be a vector spelling such as "uint8x3".
 
     "uint8x3" with shape (H, W) means "uint8" with shape (H, W, 3). Giving both a vector dtype and a
@@ -133,9 +134,7 @@ def _address(ptr: object, what: str) -> int:
         try:
             value = int(ptr)  # pyright: ignore[reportArgumentType]
         except (TypeError, ValueError):
-            raise TypeError(
-                f"{what}: ptr must be an integer address, got {type(ptr).__qualname__}"
-            ) from None
+            raise TypeError(f"{what}: ptr must be an integer address, got {type(ptr).__qualname__}") from None
     if value < 0:
         raise ValueError(f"{what}: ptr must be >= 0, got {value}")
     return value
@@ -285,7 +284,9 @@ class DeviceBuffer:
         dtype_name, extents = resolve_element_type(dtype, shape, what)
         ordinal = _device_ordinal(device, what)
         if address == 0 and math.prod(extents) > 0:
-            raise ValueError(f"{what}: ptr is NULL (0) for shape {extents}; pass the address of device memory")
+            raise ValueError(
+                f"{what}: ptr is NULL (0) for shape {extents}; pass the address of device memory"
+            )
         buffer = cls.__new__(cls)
         buffer._set_fields(extents, dtype_name, ordinal, _advertised_stream(stream, what), bool(readonly))
         buffer.ptr = address
@@ -297,8 +298,9 @@ class DeviceBuffer:
         """A view of any DLPack producer's CUDA array (torch, CuPy, JAX, Numba, ...), without a copy.
 
         The producer is asked to make its data ready on `stream` (the stream the view will be used on; None
-        means the legacy default stream, -1 no synchronisation at all); the view advertises that stream. The producer's tensor stays
-        alive until the view (and anything exported from it) is gone. The array must be C-contiguous.
+        means the legacy default stream, -1 no synchronisation at all); the view advertises that stream.
+        The producer's tensor stays alive until the view (and anything exported from it) is gone. The array
+        must be C-contiguous.
         """
         what = "DeviceBuffer.from_dlpack"
         device_type, _device_id = dlpack.dlpack_device(obj, what)
@@ -396,7 +398,7 @@ class DeviceBuffer:
         return self.copy_to_host()
 
     def copy(self) -> DeviceBuffer:
-        """A new owning buffer on the same device with the same contents (synchronous, like the host copies)."""
+        """A new owning buffer on this device with the same contents (synchronous, like the host copies)."""
         duplicate = DeviceBuffer(self.shape, self.dtype_name, self.device)
         if self.nbytes == 0:
             return duplicate
@@ -435,7 +437,7 @@ class DeviceBuffer:
         max_version: tuple[int, int] | None = None,
         dl_device: tuple[int, int] | None = None,
         copy: bool | None = None,
-    ) -> object:
+    ) -> CapsuleType:
         """Export as a DLPack capsule (versioned when max_version asks for 1.x, else legacy "dltensor").
 
         The consumer gets its own reference to the memory: the data stays valid while it lives, even after
@@ -478,7 +480,7 @@ class DeviceBuffer:
             readonly=self.readonly,
         )
 
-    def _export_host_copy(self, copy: bool | None, versioned: bool) -> object:
+    def _export_host_copy(self, copy: bool | None, versioned: bool) -> CapsuleType:
         if copy is False:
             raise BufferError(
                 f"DeviceBuffer.__dlpack__: the data is on CUDA device {self.device}; exporting it to the CPU "
@@ -496,7 +498,7 @@ class DeviceBuffer:
         )
 
     def _make_ready_on(self, consumer: int | None) -> None:
-        """Order the consumer's stream after this view's producer stream (GPU-side; the host does not wait)."""
+        """Make the consumer's stream wait, on the GPU, for the work queued on this view's producer stream."""
         if consumer is None or self.stream is None or consumer == self.stream:
             return
         from fklir.backend import cuda_driver

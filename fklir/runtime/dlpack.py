@@ -1,13 +1,14 @@
-"""DLPack in ctypes: export memory as a capsule that hands a reference to the consumer, and import any producer.
+"""DLPack in ctypes: export memory in a capsule that gives its consumer a reference; import any producer.
 
 The structs follow dlpack.h (v1.x): the legacy `DLManagedTensor` travels in a capsule named "dltensor", the
 versioned `DLManagedTensorVersioned` (which adds a version and flags such as read-only) in one named
 "dltensor_versioned". A consumer renames the capsule to "used_..." and calls the struct's deleter when it no
-longer needs the memory; a capsule that dies unconsumed calls the deleter from its own destructor.
+longer needs the memory.
 
 Export: `export_capsule` keeps the struct, its shape/stride arrays and one reference to `owner` in a
 module-level table until the deleter runs, so the memory lives exactly as long as the consumer wants it,
-however long the exporting Python object lives.
+however long the exporting Python object lives. A capsule that nobody consumed is released once nobody holds
+it (see collect_abandoned for why that is not done by a capsule destructor).
 
 Import: `import_dlpack` asks the producer for a capsule, validates it (version, device, element type,
 C-contiguity) before consuming it, and returns a view whose `owner` calls the producer's deleter when it is
@@ -24,6 +25,10 @@ import math
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing_extensions import CapsuleType
 
 # ----- the C structs ---------------------------------------------------------------------------------
 
@@ -244,7 +249,7 @@ def export_capsule(
     versioned: bool,
     readonly: bool = False,
     copied: bool = False,
-) -> object:
+) -> CapsuleType:
     """A DLPack capsule over C-contiguous memory at `ptr`, keeping `owner` alive until the consumer is done.
 
     A legacy capsule cannot say "read-only", so exporting read-only memory that way raises BufferError.
@@ -433,7 +438,9 @@ def _describe_tensor(tensor: DLTensor, what: str) -> tuple[int, tuple[int, ...],
     if tensor.strides and math.prod(shape) > 0:
         strides = tuple(int(tensor.strides[i]) for i in range(ndim))
         expected = contiguous_strides(shape)
-        if any(extent != 1 and got != want for extent, got, want in zip(shape, strides, expected, strict=True)):
+        if any(
+            extent != 1 and got != want for extent, got, want in zip(shape, strides, expected, strict=True)
+        ):
             raise ValueError(
                 f"{what}: DLPack tensor of shape {shape} is not C-contiguous (strides {strides} in elements, "
                 f"expected {expected}); make it contiguous first"

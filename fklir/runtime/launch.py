@@ -99,18 +99,33 @@ class CpuLaunch(LaunchPlan):
 
 
 class GpuLaunch(LaunchPlan):
-    """cuLaunchKernel of `fkl_kernel(Params)` with the block passed by value through a prebuilt void*[1]."""
+    """cuLaunchKernel of `fkl_kernel(Params)` with the block passed by value through a prebuilt void*[1].
+
+    The launch callable, the function handle and the device's context handle are looked up once, so
+    a warm launch is one context query and one driver call.
+    """
 
     def __init__(self, kernel: Any, layout: Any, values: dict[str, Sequence[float]]):
+        from cuda.bindings import driver
+
+        from fklir.backend import cuda_driver
+
         super().__init__(layout, values)
         self.kernel = kernel
+        self.device = int(kernel.device)
         self.arg_array = (ctypes.c_void_p * 1)(ctypes.addressof(self.params))
         self.arg_address = ctypes.addressof(self.arg_array)
         self.grid: tuple[int, int, int] = (1, 1, 1)
         self.block: tuple[int, int, int] = PIXEL_BLOCK
+        cuda_driver.ensure_context(self.device)
+        self._context = cuda_driver.current_context_handle()
+        self._get_current = driver.cuCtxGetCurrent
+        self._cu_launch = driver.cuLaunchKernel
+        self._function = kernel.function
+        self._success = driver.CUresult.CUDA_SUCCESS
 
     def set_extent(self, e: Extent) -> None:
-        if e == self.extent:
+        if e is self.extent or e == self.extent:
             return
         super().set_extent(e)
         if self.layout.mode == "flat":
@@ -121,6 +136,13 @@ class GpuLaunch(LaunchPlan):
             bx, by, _ = PIXEL_BLOCK
             self.grid, self.block = (-(-e.dst_w // bx), -(-e.dst_h // by), e.dst_planes), PIXEL_BLOCK
 
+    def make_current(self) -> None:
+        """Make the kernel's device context current when something (another device, a library) changed it."""
+        if int(self._get_current()[1]) != self._context:
+            from fklir.backend import cuda_driver
+
+            cuda_driver.ensure_context(self.device)
+
     def run(self, src: int, dst: int, e: Extent, stream: int) -> None:
         self.set_extent(e)
         self.set_pointers(src, dst)
@@ -128,7 +150,10 @@ class GpuLaunch(LaunchPlan):
 
     def launch(self, stream: int) -> None:
         """Launch with the block as it is (a bound pipeline's warm call does only this)."""
-        from fklir.backend import cuda_driver
-
         LAUNCHES.count += 1
-        cuda_driver.launch(self.kernel, self.grid, self.block, self.arg_address, stream)
+        g, b = self.grid, self.block
+        (result,) = self._cu_launch(self._function, g[0], g[1], g[2], b[0], b[1], b[2], 0, stream, self.arg_address, 0)
+        if result != self._success:
+            from fklir.backend import cuda_driver
+
+            cuda_driver.check((result,), f"cuLaunchKernel(grid={g}, block={b})")

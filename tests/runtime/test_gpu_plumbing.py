@@ -1,4 +1,5 @@
-"""GPU plumbing: DeviceBuffer, cubin loading and struct-by-value launches, torch/CuPy interop.
+"""GPU plumbing: DeviceBuffer, cubin loading and struct-by-value launches, torch/CuPy interop, stream
+ordering, a corrupt cubin in the disk cache.
 
 Skipped without a CUDA device. Needs nvcc for the launch tests.
 """
@@ -6,7 +7,11 @@ Skipped without a CUDA device. Needs nvcc for the launch tests.
 from __future__ import annotations
 
 import ctypes
+import json
+import os
 import re
+import subprocess
+import sys
 import threading
 import zlib
 from pathlib import Path
@@ -16,6 +21,7 @@ import numpy as np
 import pytest
 
 from fklir.backend import cuda_driver
+from fklir.backend.cache import DiskCache
 from fklir.backend.compilers import compile_cubin, nvcc_available
 from fklir.runtime.device_buffer import ELEMENT_TYPES, DeviceBuffer
 from fklir.runtime.interop import describe_gpu_array, empty_like_framework, stream_handle
@@ -477,3 +483,135 @@ def test_second_device() -> None:
     assert cuda_driver.pointer_device(buffer.ptr) == 1
     np.testing.assert_array_equal(buffer.numpy(), host)
     assert describe_gpu_array(CaiOnly(buffer), "src").device == 1
+
+
+# ----- stream ordering without a framework -----------------------------------------------------------
+
+SPIN_SOURCE = r"""
+extern "C" __global__ void fklir_spin_then_fill(float* out, int n, float value, long long spin_cycles) {
+    const long long start = clock64();
+    while (clock64() - start < spin_cycles) {
+    }
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = value;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def spin_kernel(tmp_path_factory: pytest.TempPathFactory) -> cuda_driver.LoadedKernel:
+    if not nvcc_available():
+        pytest.skip("needs nvcc")
+    workdir = tmp_path_factory.mktemp("spin")
+    (workdir / "include").mkdir()
+    cubin = compile_cubin(SPIN_SOURCE, workdir / "include", cuda_driver.device_arch(0), workdir)
+    return cuda_driver.load_kernel(cubin, "fklir_spin_then_fill", 0)
+
+
+def new_stream() -> int:
+    driver = cuda_driver._driver()
+    with cuda_driver.using_device(0):
+        flags = int(driver.CUstream_flags.CU_STREAM_NON_BLOCKING)
+        return int(cuda_driver.check(driver.cuStreamCreate(flags), "cuStreamCreate"))
+
+
+def destroy_stream(stream: int) -> None:
+    with cuda_driver.using_device(0):
+        cuda_driver.check(cuda_driver._driver().cuStreamDestroy(stream), "cuStreamDestroy")
+
+
+def test_stream_wait_accepts_real_and_default_streams() -> None:
+    internal = cuda_driver.internal_stream(0)
+    cuda_driver.stream_wait(internal, 1, 0)  # wait for the legacy default stream
+    cuda_driver.stream_wait(1, internal, 0)
+    cuda_driver.stream_wait(internal, 2, 0)  # the per-thread default stream
+    cuda_driver.synchronize(internal)
+
+
+@needs_nvcc
+def test_stream_wait_orders_a_consumer_after_a_slow_producer(spin_kernel: cuda_driver.LoadedKernel) -> None:
+    count = 4096
+    driver = cuda_driver._driver()
+    producer, consumer = new_stream(), new_stream()
+    try:
+        copies = {}
+        for name, ordered in (("ordered", True), ("unordered control", False)):
+            data = DeviceBuffer.from_host(np.zeros(count, np.float32))
+            copy = DeviceBuffer.from_host(np.full(count, -1.0, np.float32))
+            out_ptr = ctypes.c_uint64(data.ptr)
+            n = ctypes.c_int32(count)
+            value = ctypes.c_float(7.0)
+            spin = ctypes.c_int64(150_000_000)  # about 0.1 s on a ~1.5-2 GHz GPU
+            arguments = (ctypes.c_void_p * 4)(*(ctypes.addressof(a) for a in (out_ptr, n, value, spin)))
+            cuda_driver.ensure_context(0)
+            cuda_driver.launch(
+                spin_kernel, (count // 256, 1, 1), (256, 1, 1), ctypes.addressof(arguments), producer
+            )
+            if ordered:
+                cuda_driver.stream_wait(consumer, producer, 0)
+            cuda_driver.check(
+                driver.cuMemcpyDtoDAsync(copy.ptr, data.ptr, data.nbytes, consumer), "cuMemcpyDtoDAsync"
+            )
+            cuda_driver.synchronize(consumer)
+            copies[name] = copy.numpy()
+            cuda_driver.synchronize(producer)
+        np.testing.assert_array_equal(copies["ordered"], np.full(count, 7.0, np.float32))
+        assert (copies["unordered control"] == 0).all()  # proof that the ordering mattered
+    finally:
+        destroy_stream(producer)
+        destroy_stream(consumer)
+
+
+# ----- a corrupt cubin in the disk cache, end to end -------------------------------------------------
+
+GPU_CHILD_SCRIPT = """
+import json, sys
+import numpy as np
+import fklir as fkl
+from fklir.backend.build import STATS
+
+image = np.arange(33 * 17 * 3, dtype=np.float32).reshape(33, 17, 3) / 7
+ops = [fkl.Mul(1.5), fkl.Add(-2.0), fkl.Add(0.25), fkl.Sub(0.125)]
+pipe = fkl.compose(fkl.TensorRead(), *ops, fkl.TensorWrite())
+np.save(sys.argv[1], pipe(fkl.DeviceBuffer.from_host(image)).numpy())
+print(json.dumps({"compiles": STATS.compiles, "disk_hits": STATS.disk_hits}))
+"""
+
+
+def run_gpu_chain_in_fresh_process(root: Path, output: Path) -> dict[str, int]:
+    completed = subprocess.run(
+        [sys.executable, "-c", GPU_CHILD_SCRIPT, str(output)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "FKLIR_CACHE_DIR": str(root)},
+        cwd=Path(__file__).resolve().parents[2],
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    report: dict[str, int] = json.loads(completed.stdout.strip().splitlines()[-1])
+    return report
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage"])
+def test_a_broken_cubin_is_detected_and_rebuilt_end_to_end(tmp_path: Path, damage: str) -> None:
+    root = tmp_path / "cache"
+    image = np.arange(33 * 17 * 3, dtype=np.float32).reshape(33, 17, 3) / np.float32(7)
+    expected = image
+    for operation, operand in ((np.multiply, 1.5), (np.add, -2.0), (np.add, 0.25), (np.subtract, 0.125)):
+        expected = operation(expected, np.float32(operand)).astype(np.float32)
+
+    assert run_gpu_chain_in_fresh_process(root, tmp_path / "a.npy") == {"compiles": 1, "disk_hits": 0}
+    np.testing.assert_array_equal(np.load(tmp_path / "a.npy"), expected)
+    ((binary, size),) = [entry for entry in DiskCache(root).entries() if entry[0].suffix != ".so"]
+    good = binary.read_bytes()
+    if damage == "truncated":
+        binary.write_bytes(good[: size // 2])
+    else:
+        binary.write_bytes(bytes(byte ^ 0x5A for byte in good))
+
+    assert run_gpu_chain_in_fresh_process(root, tmp_path / "b.npy") == {"compiles": 1, "disk_hits": 0}
+    np.testing.assert_array_equal(np.load(tmp_path / "b.npy"), expected)
+    assert DiskCache(root).load(binary.stem, binary.suffix) is not None  # rebuilt whole and verified
+    assert run_gpu_chain_in_fresh_process(root, tmp_path / "c.npy") == {"compiles": 0, "disk_hits": 1}
+    np.testing.assert_array_equal(np.load(tmp_path / "c.npy"), expected)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import itertools
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
@@ -22,6 +22,9 @@ from fklir.runtime.interop import (
     is_c_contiguous,
     stream_handle,
 )
+
+if TYPE_CHECKING:
+    from typing_extensions import CapsuleType
 
 NUMPY_TYPES = [name for name in ELEMENT_TYPES if name != "bfloat16"]
 
@@ -306,7 +309,7 @@ class HostProducer:
     def __dlpack_device__(self) -> tuple[int, int]:
         return (dlpack.DLDeviceType.CPU, 0)
 
-    def __dlpack__(self, **keywords: Any) -> object:
+    def __dlpack__(self, **keywords: Any) -> CapsuleType:
         self.requests.append(keywords)
         if self.legacy_only and "max_version" in keywords:
             raise TypeError("__dlpack__() got an unexpected keyword argument 'max_version'")
@@ -325,15 +328,23 @@ class HostProducer:
 class FakeCudaProducer:
     """Says CUDA and hands out a capsule over a made-up device address (nothing here reads it)."""
 
-    def __init__(self, ptr: int, shape: tuple[int, ...], dtype_name: str, device: int = 0, **options: Any) -> None:
-        self.ptr, self.shape, self.dtype_name, self.device, self.options = ptr, shape, dtype_name, device, options
+    def __init__(
+        self, ptr: int, shape: tuple[int, ...], dtype_name: str, device: int = 0, **options: Any
+    ) -> None:
+        self.ptr, self.shape, self.dtype_name, self.device, self.options = (
+            ptr,
+            shape,
+            dtype_name,
+            device,
+            options,
+        )
         self.owner = HostMemory(np.zeros(1))  # stands for the producer's tensor
         self.requests: list[dict[str, Any]] = []
 
     def __dlpack_device__(self) -> tuple[int, int]:
         return (dlpack.DLDeviceType.CUDA, self.device)
 
-    def __dlpack__(self, **keywords: Any) -> object:
+    def __dlpack__(self, **keywords: Any) -> CapsuleType:
         self.requests.append(keywords)
         return dlpack.export_capsule(
             self.ptr,
@@ -367,8 +378,10 @@ DLPACK_TYPES = [name for name in ELEMENT_TYPES if name != "bfloat16"]  # numpy h
 @pytest.mark.parametrize("dtype_name", DLPACK_TYPES)
 def test_numpy_consumes_our_capsules_without_copying(dtype_name: str, legacy_only: bool) -> None:
     rng = np.random.default_rng(7)
-    values = rng.integers(0, 2, (33, 17, 3)).astype(dtype_name) if dtype_name == "bool" else (
-        (rng.standard_normal((33, 17, 3)) * 50).astype(dtype_name)
+    values = (
+        rng.integers(0, 2, (33, 17, 3)).astype(dtype_name)
+        if dtype_name == "bool"
+        else ((rng.standard_normal((33, 17, 3)) * 50).astype(dtype_name))
     )
     memory = HostMemory(values)
     alive = weakref.ref(memory)
@@ -393,7 +406,7 @@ def test_read_only_exports() -> None:
     memory = HostMemory(np.arange(12, dtype=np.float32).reshape(3, 4))
     consumer = np.from_dlpack(HostProducer(memory, "float32", readonly=True))
     assert not consumer.flags.writeable  # the versioned flag reached numpy
-    with pytest.raises(BufferError, match="read-only.*legacy.*max_version=\\(1, 0\\)"):
+    with pytest.raises(BufferError, match=r"read-only.*legacy.*max_version=\(1, 0\)"):
         dlpack.export_capsule(memory.ptr, (3, 4), "float32", (1, 0), memory, versioned=False, readonly=True)
 
 
@@ -461,13 +474,23 @@ def test_import_of_read_only_numpy_and_legacy_producers() -> None:
 @pytest.mark.parametrize(
     ("array", "error", "pattern"),
     [
-        (np.zeros((4, 6), np.float32)[:, ::2], ValueError, r"src: DLPack tensor of shape \(4, 3\) is not C-contiguous"),
+        (
+            np.zeros((4, 6), np.float32)[:, ::2],
+            ValueError,
+            r"src: DLPack tensor of shape \(4, 3\) is not C-contiguous",
+        ),
         (np.zeros((4, 6), np.float32).T, ValueError, r"strides \(1, 6\) in elements, expected \(4, 1\)"),
-        (np.zeros(3, np.int64), TypeError, r"src: unsupported DLPack element type \(code 0 \(int\), 64 bits\)"),
+        (
+            np.zeros(3, np.int64),
+            TypeError,
+            r"src: unsupported DLPack element type \(code 0 \(int\), 64 bits\)",
+        ),
         (np.zeros(3, np.complex64), TypeError, "code 5 \\(complex\\)"),
     ],
 )
-def test_import_rejects_what_a_kernel_cannot_read(array: np.ndarray[Any, Any], error: type, pattern: str) -> None:
+def test_import_rejects_what_a_kernel_cannot_read(
+    array: np.ndarray[Any, Any], error: type, pattern: str
+) -> None:
     with pytest.raises(error, match=pattern):
         dlpack.import_dlpack(array, stream=None, what="src")
 
@@ -518,7 +541,12 @@ def test_from_ptr_describes_foreign_memory_without_owning_it() -> None:
     view = DeviceBuffer.from_ptr(FAKE_DEVICE_ADDRESS, (33, 17, 3), "uint8", owner=owner)
     del owner
     assert alive() is not None
-    assert (view.ptr, view.shape, view.dtype_name, view.device) == (FAKE_DEVICE_ADDRESS, (33, 17, 3), "uint8", 0)
+    assert (view.ptr, view.shape, view.dtype_name, view.device) == (
+        FAKE_DEVICE_ADDRESS,
+        (33, 17, 3),
+        "uint8",
+        0,
+    )
     assert not view.owns_memory
     assert view.__cuda_array_interface__ == {
         "version": 3,
@@ -539,7 +567,7 @@ def test_from_ptr_describes_foreign_memory_without_owning_it() -> None:
     assert view.ptr == 0 and alive() is None  # a view only forgets its owner
     with pytest.raises(ValueError, match="src: the DeviceBuffer was freed"):
         describe_gpu_array(view, "src")
-    with pytest.raises(ValueError, match="DeviceBuffer.copy_to_host: the buffer was freed"):
+    with pytest.raises(ValueError, match=r"DeviceBuffer\.copy_to_host: the buffer was freed"):
         view.copy_to_host()
 
 
@@ -547,7 +575,9 @@ def test_from_ptr_describes_foreign_memory_without_owning_it() -> None:
     ("stream", "advertised"),
     [(None, None), (0, 1), (1, 1), (2, 2), (0x7F00DEAD, 0x7F00DEAD), (ProtocolStream(0x5000), 0x5000)],
 )
-def test_from_ptr_advertises_the_producer_stream_as_cai_v3_spells_it(stream: object, advertised: int | None) -> None:
+def test_from_ptr_advertises_the_producer_stream_as_cai_v3_spells_it(
+    stream: object, advertised: int | None
+) -> None:
     view = DeviceBuffer.from_ptr(FAKE_DEVICE_ADDRESS, (4, 4), "float32", stream=stream, device=3)
     assert view.stream == advertised
     assert view.__cuda_array_interface__["stream"] == advertised
@@ -583,7 +613,9 @@ def test_from_ptr_accepts_the_vector_spelling(
 
 
 @pytest.mark.parametrize("shape", [(1080, 1920, 3), (1080, 1920, 4), (2, 1080, 1920, 3)])
-def test_from_ptr_refuses_a_vector_dtype_with_a_channel_dim_and_names_both_spellings(shape: tuple[int, ...]) -> None:
+def test_from_ptr_refuses_a_vector_dtype_with_a_channel_dim_and_names_both_spellings(
+    shape: tuple[int, ...],
+) -> None:
     grid = shape[:-1]
     with pytest.raises(TypeError) as caught:
         DeviceBuffer.from_ptr(FAKE_DEVICE_ADDRESS, shape, "uint8x3")
@@ -619,9 +651,9 @@ def test_from_ptr_guards_device_and_stream() -> None:
         DeviceBuffer.from_ptr(4096, (4,), "uint8", device=-1)
     with pytest.raises(TypeError, match="device must be a device ordinal"):
         DeviceBuffer.from_ptr(4096, (4,), "uint8", device="cuda:0")  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="DeviceBuffer.from_ptr: stream: expected an int handle"):
+    with pytest.raises(TypeError, match=r"DeviceBuffer\.from_ptr: stream: expected an int handle"):
         DeviceBuffer.from_ptr(4096, (4,), "uint8", stream="default")
-    with pytest.raises(ValueError, match="DeviceBuffer.from_ptr: stream: a stream handle must be >= 0"):
+    with pytest.raises(ValueError, match=r"DeviceBuffer\.from_ptr: stream: a stream handle must be >= 0"):
         DeviceBuffer.from_ptr(4096, (4,), "uint8", stream=-1)
 
 
@@ -642,6 +674,19 @@ def test_vector_dtype_in_the_constructor() -> None:
 # ----- DeviceBuffer DLPack export/import with fake device pointers ------------------------------------
 
 
+class CapsuleHolder:
+    """Hands out one capsule that was made beforehand."""
+
+    def __init__(self, capsule: CapsuleType, device: tuple[int, int]) -> None:
+        self.capsule, self.device = capsule, device
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self.device
+
+    def __dlpack__(self, **keywords: Any) -> CapsuleType:
+        return self.capsule
+
+
 @pytest.mark.usefixtures("no_leaked_exports")
 @pytest.mark.parametrize("max_version", [None, (1, 0), (1, 3)])
 def test_views_export_and_reimport_keeping_the_owner_alive(max_version: tuple[int, int] | None) -> None:
@@ -650,20 +695,12 @@ def test_views_export_and_reimport_keeping_the_owner_alive(max_version: tuple[in
     view = DeviceBuffer.from_ptr(FAKE_DEVICE_ADDRESS, (33, 17), "bfloat16", device=2, owner=owner)
     assert view.__dlpack_device__() == (2, 2)
     assert view.__dlpack_device__()[0] is dlpack.DLDeviceType.CUDA
-    capsule = view.__dlpack__(max_version=max_version)
-
-    class CapsuleHolder:
-        def __dlpack_device__(self) -> tuple[int, int]:
-            return view.__dlpack_device__()
-
-        def __dlpack__(self, **keywords: Any) -> object:
-            return capsule
-
-    imported = dlpack.import_dlpack(CapsuleHolder(), stream=None, what="src")
+    holder = CapsuleHolder(view.__dlpack__(max_version=max_version), view.__dlpack_device__())
+    imported = dlpack.import_dlpack(holder, stream=None, what="src")
     assert (imported.ptr, imported.shape, imported.dtype_name) == (FAKE_DEVICE_ADDRESS, (33, 17), "bfloat16")
     assert (imported.device_type, imported.device_id) == (dlpack.DLDeviceType.CUDA, 2)
     assert imported.version == (None if max_version is None else (1, 0))
-    del owner, view, capsule
+    del owner, view, holder
     collected()
     assert alive() is not None  # the consumer still holds it
     imported.owner.release()
@@ -732,7 +769,7 @@ class DLPackOnly:
     def __dlpack_device__(self) -> tuple[int, int]:
         return self.inner.__dlpack_device__()
 
-    def __dlpack__(self, **keywords: Any) -> object:
+    def __dlpack__(self, **keywords: Any) -> CapsuleType:
         return self.inner.__dlpack__(**keywords)
 
 
@@ -769,7 +806,7 @@ def test_describe_a_non_contiguous_or_host_dlpack_array() -> None:
         def __dlpack_device__(self) -> tuple[int, int]:
             return (dlpack.DLDeviceType.CUDA, 0)
 
-        def __dlpack__(self, **keywords: Any) -> object:
+        def __dlpack__(self, **keywords: Any) -> CapsuleType:
             return np.zeros((4, 6), np.float32)[:, ::2].__dlpack__()  # strides of a host array, never read
 
     with pytest.raises(ValueError, match=r"src: DLPack tensor of shape \(4, 3\) is not C-contiguous"):

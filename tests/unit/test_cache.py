@@ -220,6 +220,18 @@ def test_failed_build_stores_nothing_and_the_next_call_retries(cache: DiskCache)
     assert cache.build_or_load("flaky", SUFFIX, lambda: b"fine") == b"fine"
 
 
+def test_discard_deletes_a_verified_entry_so_that_it_is_rebuilt(cache: DiskCache) -> None:
+    cache.store("k", SUFFIX, b"refused by the driver")
+    cache.discard("k", SUFFIX)
+    assert cache.load("k", SUFFIX) is None
+    assert not cache.path_for("k", SUFFIX).exists()
+    calls, build = counting_build(b"fresh")
+    assert cache.build_or_load("k", SUFFIX, build) == b"fresh" and len(calls) == 1
+    cache.discard("absent", SUFFIX)  # nothing there: no error
+    with pytest.raises(ValueError, match="invalid key"):
+        cache.discard("../k", SUFFIX)
+
+
 # ----- listing and clearing --------------------------------------------------------------------------
 
 
@@ -342,8 +354,8 @@ def test_a_builder_that_dies_releases_its_lock(tmp_path: Path) -> None:
 
 
 # ----- end to end through compose (CPU target) -------------------------------------------------------
-# Fresh processes (spawn or a new interpreter), so that no in-process table of loaded kernels can hide what the
-# disk cache does; the cache folder is a new one per test, so every chain is new to it.
+# Fresh processes (spawn or a new interpreter), so that no in-process table of loaded kernels can hide what
+# the disk cache does; the cache folder is a new one per test, so every chain is new to it.
 
 IMAGE_SHAPE = (33, 17, 3)
 
@@ -370,7 +382,7 @@ def fresh_adds(seed: int) -> list[float]:
 
 
 def compose_and_run_worker(cache_root: str, adds: list[float], barrier: Any, results: Any) -> None:
-    """One spawned process: compose the chain, wait for the others, then make the first call (which builds)."""
+    """One spawned process: compose the chain, wait for the others, then make the first call (it builds)."""
     os.environ["FKLIR_CACHE_DIR"] = cache_root
     import fklir as fkl
     from fklir.backend.build import STATS
@@ -393,7 +405,8 @@ def test_four_processes_composing_one_new_chain_compile_it_once(
     barrier = context.Barrier(4)
     results = context.Queue()
     workers = [
-        context.Process(target=compose_and_run_worker, args=(str(root), adds, barrier, results)) for _ in range(4)
+        context.Process(target=compose_and_run_worker, args=(str(root), adds, barrier, results))
+        for _ in range(4)
     ]
     for worker in workers:
         worker.start()
@@ -424,8 +437,8 @@ from fklir.backend.build import STATS
 from tests.unit.test_cache import chain_image
 
 adds = json.loads(sys.argv[1])
-out = fkl.compose(fkl.TensorRead(), *(fkl.Add(v) for v in adds), fkl.TensorWrite(), target="cpu")(chain_image())
-np.save(sys.argv[2], out)
+pipe = fkl.compose(fkl.TensorRead(), *(fkl.Add(v) for v in adds), fkl.TensorWrite(), target="cpu")
+np.save(sys.argv[2], pipe(chain_image()))
 print(json.dumps({"compiles": STATS.compiles, "disk_hits": STATS.disk_hits}))
 """
 
@@ -466,14 +479,14 @@ def test_a_broken_shared_library_is_detected_and_rebuilt_end_to_end(
 
     assert run_chain_in_fresh_process(root, adds, tmp_path / "first.npy") == {"compiles": 1, "disk_hits": 0}
     np.testing.assert_array_equal(np.load(tmp_path / "first.npy"), expected)
-    (library, _size), = [entry for entry in DiskCache(root).entries() if entry[0].suffix == ".so"]
+    ((library, _size),) = [entry for entry in DiskCache(root).entries() if entry[0].suffix == ".so"]
     good = library.read_bytes()
     corrupt(library)
     assert library.read_bytes() != good
 
     assert run_chain_in_fresh_process(root, adds, tmp_path / "rebuilt.npy") == {"compiles": 1, "disk_hits": 0}
     np.testing.assert_array_equal(np.load(tmp_path / "rebuilt.npy"), expected)
-    assert library.stat().st_size == len(good)  # rebuilt in place, whole
+    assert DiskCache(root).load(library.stem, library.suffix) is not None  # rebuilt and verified
 
     assert run_chain_in_fresh_process(root, adds, tmp_path / "loaded.npy") == {"compiles": 0, "disk_hits": 1}
     np.testing.assert_array_equal(np.load(tmp_path / "loaded.npy"), expected)
@@ -487,8 +500,9 @@ def clear_build_caches() -> None:
     from fklir.backend import build
 
     for value in vars(build).values():
-        if callable(value) and getattr(value, "__module__", None) == build.__name__ and hasattr(value, "cache_clear"):
-            value.cache_clear()
+        clear = getattr(value, "cache_clear", None)
+        if callable(clear) and getattr(value, "__module__", None) == build.__name__:
+            clear()
 
 
 def patched_key(monkeypatch: pytest.MonkeyPatch, patches: dict[str, Any], target: str, arch: str) -> str:
@@ -521,7 +535,9 @@ def test_kernel_key_is_deterministic_and_separates_structure_target_and_arch(tar
 
 
 @pytest.mark.parametrize("target", ["cpu", "gpu"])
-def test_kernel_key_changes_with_headers_compiler_and_flags(target: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_kernel_key_changes_with_headers_compiler_and_flags(
+    target: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from fklir.backend import build
 
     if target == "gpu" and not compilers.nvcc_available() and not compilers.nvrtc_available():
@@ -541,7 +557,10 @@ def test_kernel_key_changes_with_headers_compiler_and_flags(target: str, monkeyp
     )
     flags = patched_key(
         monkeypatch,
-        {name: (*getattr(compilers, name), "-DFKLIR_KEY_TEST") for name in ("GXX_FLAGS", "NVCC_FLAGS", "NVRTC_FLAGS")},
+        {
+            name: (*getattr(compilers, name), "-DFKLIR_KEY_TEST")
+            for name in ("GXX_FLAGS", "NVCC_FLAGS", "NVRTC_FLAGS")
+        },
         target,
         arch,
     )

@@ -39,7 +39,11 @@ def filled_cache(tmp_path: Path) -> tuple[Path, dict[str, int]]:
     """A cache with three entries of odd sizes, a lock file, a leftover temp file and a kept failed build."""
     root = tmp_path / "cache"
     cache = DiskCache(root)
-    sizes = {f"{make_key('a')}.so": 12_345, f"{make_key('b')}.cubin": 777, f"{make_key('c')}.cubin": 3_000_017}
+    sizes = {
+        f"{make_key('a')}.so": 12_345,
+        f"{make_key('b')}.cubin": 777,
+        f"{make_key('c')}.cubin": 3_000_017,
+    }
     for seed, (name, size) in enumerate(sizes.items()):
         key, suffix = name.rsplit(".", 1)
         cache.build_or_load(key, f".{suffix}", lambda size=size, seed=seed: payload(size, seed))
@@ -56,7 +60,9 @@ def test_dir_prints_the_configured_folder(tmp_path: Path) -> None:
     assert result.stdout == f"{root}\n"
 
 
-def test_list_shows_every_entry_with_its_size_and_the_total(filled_cache: tuple[Path, dict[str, int]]) -> None:
+def test_list_shows_every_entry_with_its_size_and_the_total(
+    filled_cache: tuple[Path, dict[str, int]],
+) -> None:
     root, sizes = filled_cache
     result = fklir_command(root, "cache", "list")
     assert result.returncode == 0, result.stderr
@@ -107,7 +113,14 @@ def test_usage_errors_exit_with_2(tmp_path: Path, arguments: tuple[str, ...]) ->
 
 @pytest.mark.parametrize(
     ("size", "shown"),
-    [(0, "0 B"), (1023, "1023 B"), (1024, "1.0 KiB"), (1536, "1.5 KiB"), (3_000_017, "2.9 MiB"), (5 << 30, "5.0 GiB")],
+    [
+        (0, "0 B"),
+        (1023, "1023 B"),
+        (1024, "1.0 KiB"),
+        (1536, "1.5 KiB"),
+        (3_000_017, "2.9 MiB"),
+        (5 << 30, "5.0 GiB"),
+    ],
 )
 def test_human_sizes(size: int, shown: str) -> None:
     assert human_size(size) == shown

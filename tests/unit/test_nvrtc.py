@@ -99,7 +99,9 @@ def test_missing_library_means_unavailable_with_an_install_hint(
 
     monkeypatch.setattr(compilers, "_nvrtc", lambda: NoLibrary)
     assert nvrtc_available() is False
-    with pytest.raises(CompileError, match=r"NVRTC is not available.*libnvrtc\.so\.13.*pip install nvidia-cuda-nvrtc"):
+    with pytest.raises(
+        CompileError, match=r"NVRTC is not available.*libnvrtc\.so\.13.*pip install nvidia-cuda-nvrtc"
+    ):
         nvrtc_identity()
     with pytest.raises(CompileError, match="pip install nvidia-cuda-nvrtc"):
         compile_cubin_nvrtc(HALF_SOURCE, INCLUDE_DIR, "sm_90", tmp_path)
@@ -125,7 +127,9 @@ def test_default_gpu_compiler_prefers_nvcc_then_nvrtc(
     assert default_gpu_compiler() == expected
 
 
-def test_default_gpu_compiler_without_any_compiler_says_how_to_get_one(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_default_gpu_compiler_without_any_compiler_says_how_to_get_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setattr(compilers, "nvcc_available", lambda: False)
     monkeypatch.setattr(compilers, "nvrtc_available", lambda: False)
     with pytest.raises(CompileError, match=r"no CUDA compiler found: nvcc is not on PATH.*nvidia-cuda-nvrtc"):
@@ -219,7 +223,9 @@ def test_failed_compile_without_a_workdir_keeps_the_source_in_the_cache(
 def test_no_system_header_is_reachable(tmp_path: Path) -> None:
     # Our headers include nothing under NVRTC; a kernel that includes a system header must fail cleanly.
     with pytest.raises(CompileError, match="cstdio"):
-        compile_cubin_nvrtc('#include <cstdio>\nextern "C" __global__ void k() {}\n', INCLUDE_DIR, "sm_90", tmp_path)
+        compile_cubin_nvrtc(
+            '#include <cstdio>\nextern "C" __global__ void k() {}\n', INCLUDE_DIR, "sm_90", tmp_path
+        )
 
 
 # ----- running (needs a GPU) -------------------------------------------------------------------------
@@ -302,8 +308,10 @@ def test_half_precision_kernel_runs_exactly_like_numpy() -> None:
     bf16_values = bf16_bits_to_f32(bf16)
     np.testing.assert_array_equal(u8_bf16, saturate_u8(bf16_values))
     expected_f16 = np.clip(bf16_values, -65504.0, 65504.0).astype(np.float16)
-    np.testing.assert_array_equal(f16_bf16.view(np.uint16)[~np.isnan(expected_f16)],
-                                  expected_f16.view(np.uint16)[~np.isnan(expected_f16)])
+    np.testing.assert_array_equal(
+        f16_bf16.view(np.uint16)[~np.isnan(expected_f16)],
+        expected_f16.view(np.uint16)[~np.isnan(expected_f16)],
+    )
     assert np.isnan(f16_bf16[np.isnan(expected_f16)]).all()
     bf16_max = float(bf16_bits_to_f32(np.array([0x7F7F], np.uint16))[0])
     expected_bf16 = f32_to_bf16_bits(np.clip(f32, -bf16_max, bf16_max))

@@ -74,12 +74,19 @@ fkl.write %u8, "dst" : !fkl.image<?x?x?xnone>
 // CHECK-NEXT:      fkl::f32 [[MUL:mul[0-9]+]][3];
 // CHECK-NEXT:      fkl::f32 [[SUB:sub[0-9]+]][3];
 // CHECK-NEXT:  };
-// The compute chain starts from the resized f32 pixel.
-// CHECK:       FKL_HD fkl::u8 compute(const Params& p, fkl::f32 v0, int c) {
-// CHECK:           const fkl::f32 v1 = fkl::Mul::exec(v0, p.[[MUL]][c]);
-// CHECK-NEXT:      const fkl::f32 v2 = fkl::Sub::exec(v1, p.[[SUB]][c]);
-// CHECK-NEXT:      const fkl::u8 v3 = fkl::SaturateCast<fkl::u8>::exec(v2);
-// CHECK-NEXT:      return v3;
+// The compute chain starts from the resized f32 pixel: one block per op on small arrays, every
+// loop over the (compile-time) channel count.
+// CHECK:       FKL_HD void compute_pixel(const Params& p, const fkl::f32 v0[3], fkl::u8 out[3]) {
+// CHECK:           // fkl.mul: x * v
+// CHECK-NEXT:      fkl::f32 v1[3];
+// CHECK-NEXT:      for (int c = 0; c < 3; ++c) v1[c] = fkl::Mul::exec(v0[c], p.[[MUL]][c]);
+// CHECK-NEXT:      // fkl.sub: x - v
+// CHECK-NEXT:      fkl::f32 v2[3];
+// CHECK-NEXT:      for (int c = 0; c < 3; ++c) v2[c] = fkl::Sub::exec(v1[c], p.[[SUB]][c]);
+// CHECK-NEXT:      // fkl.saturate_cast to uint8
+// CHECK-NEXT:      fkl::u8 v3[3];
+// CHECK-NEXT:      for (int c = 0; c < 3; ++c) v3[c] = fkl::SaturateCast<fkl::u8>::exec(v2[c]);
+// CHECK-NEXT:      for (int c = 0; c < 3; ++c) out[c] = v3[c];
 // stage0 reads the (single-plane) source.
 // CHECK:       FKL_HD void stage0(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z, fkl::u8 out[3]) {
 // CHECK:       FKL_HD fkl::Size size0(const Params& p, fkl::i32 z) {
@@ -90,7 +97,7 @@ fkl.write %u8, "dst" : !fkl.image<?x?x?xnone>
 // CHECK-NEXT:      stage0(p, x + r.x, y + r.y, 0, out);
 // CHECK:       FKL_HD fkl::Size size1(const Params& p, fkl::i32 z) {
 // CHECK:           return {r.w, r.h};
-// stage2 resizes the crop: four taps of stage1, bilinear in f32.
+// stage2 resizes the crop: four taps of stage1, blended in f64 (y first, as the reference does).
 // CHECK:       FKL_HD void stage2(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z, fkl::f32 out[3]) {
 // CHECK-NEXT:      const fkl::Size src = size1(p, z);
 // CHECK-NEXT:      const fkl::LinearTap tx = fkl::linear_tap(x, src.w, p.[[SIZE]][0]);
@@ -100,16 +107,17 @@ fkl.write %u8, "dst" : !fkl.image<?x?x?xnone>
 // CHECK-NEXT:      stage1(p, tx.i1, ty.i0, z, b);
 // CHECK-NEXT:      stage1(p, tx.i0, ty.i1, z, c);
 // CHECK-NEXT:      stage1(p, tx.i1, ty.i1, z, d);
-// CHECK:           fkl::bilinear({{.*}}tx.w1, ty.w1);
+// CHECK:           fkl::linear_blend({{.*}}tx.w1, ty.w1);
 // CHECK:       FKL_HD fkl::Size size2(const Params& p, fkl::i32 z) {
 // CHECK:           return {p.[[SIZE]][0], p.[[SIZE]][1]};
 // The pixel samples through the last stage and writes packed pixels of output plane z.
 // CHECK:       FKL_HD void pixel(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z) {
 // CHECK-NEXT:      fkl::f32 in[3];
 // CHECK-NEXT:      stage2(p, x, y, z, in);
-// CHECK-NEXT:      fkl::u8* out = (fkl::u8*)p.h.dst + z * p.h.dst_plane_stride;
-// CHECK-NEXT:      fkl::u8* px = out + y * p.h.dst_pitch + (fkl::i64)x * 3;
-// CHECK-NEXT:      for (int c = 0; c < 3; ++c) px[c] = compute(p, in[c], c);
+// CHECK-NEXT:      fkl::u8 out[3];
+// CHECK-NEXT:      compute_pixel(p, in, out);
+// CHECK-NEXT:      fkl::u8* px = (fkl::u8*)p.h.dst + z * p.h.dst_plane_stride + y * p.h.dst_pitch + (fkl::i64)x * 3;
+// CHECK-NEXT:      for (int c = 0; c < 3; ++c) px[c] = out[c];
 // CHECK-NEXT:  }
 // CHECK-NOT:   stage3
 // CHECK-NOT:   flat(
@@ -140,8 +148,9 @@ fkl.split %2, "dst" : !fkl.image<?x?x?xnone>
 // CHECK-NEXT:      fkl::i32 [[SIZE:resize[0-9]+]][2];
 // CHECK-NEXT:  };
 // No compute ops: the pixel passes through.
-// CHECK:       FKL_HD fkl::f16 compute(const Params& p, fkl::f16 v0, int c) {
-// CHECK:           return v0;
+// CHECK:       FKL_HD void compute_pixel(const Params& p, const fkl::f16 v0[1], fkl::f16 out[1]) {
+// CHECK-NEXT:      (void)p;
+// CHECK-NEXT:      for (int c = 0; c < 1; ++c) out[c] = v0[c];
 // One rect for every plane: rect 0, and the plane index z reaches the source.
 // CHECK:       FKL_HD void stage1(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z, fkl::f16 out[1]) {
 // CHECK-NEXT:      const fkl::Rect r = p.[[CROP]][0];
@@ -155,15 +164,17 @@ fkl.split %2, "dst" : !fkl.image<?x?x?xnone>
 // CHECK:       FKL_HD void pixel(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z) {
 // CHECK-NEXT:      fkl::f16 in[1];
 // CHECK-NEXT:      stage2(p, x, y, z, in);
-// CHECK-NEXT:      fkl::f16* out = (fkl::f16*)p.h.dst + z * p.h.dst_plane_stride;
+// CHECK-NEXT:      fkl::f16 out[1];
+// CHECK-NEXT:      compute_pixel(p, in, out);
 // CHECK-NEXT:      const fkl::i64 plane = (fkl::i64)p.h.dst_h * p.h.dst_w;
 // CHECK-NEXT:      const fkl::i64 at = (fkl::i64)y * p.h.dst_w + x;
-// CHECK-NEXT:      for (int c = 0; c < 1; ++c) out[c * plane + at] = compute(p, in[c], c);
+// CHECK-NEXT:      fkl::f16* base = (fkl::f16*)p.h.dst + z * p.h.dst_plane_stride;
+// CHECK-NEXT:      for (int c = 0; c < 1; ++c) base[c * plane + at] = out[c];
 // CHECK-NEXT:  }
 // CHECK:       {{//}} -----
 
 // CPP-LABEL:   // ---- fkl.kernel @k0 (target cpp) ----
-// CPP:         out[c * plane + at] = compute(p, in[c], c);
+// CPP:         base[c * plane + at] = out[c];
 // CPP:         {{//}} -----
 
 // -----
@@ -206,7 +217,7 @@ fkl.write %1, "dst" : !fkl.image<?x?x3xui8, planes 2>
 // CHECK-NEXT:      const void* src_table[2];
 // CHECK-NEXT:      fkl::u8 [[ADD:add[0-9]+]][3];
 // CHECK-NEXT:  };
-// CHECK:       const fkl::u8 v1 = fkl::Add::exec(v0, p.[[ADD]][c]);
+// CHECK:       for (int c = 0; c < 3; ++c) v1[c] = fkl::Add::exec(v0[c], p.[[ADD]][c]);
 // CHECK:       FKL_HD void stage0(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z, fkl::u8 out[3]) {
 // CHECK-NEXT:      const fkl::u8* px = (const fkl::u8*)p.src_table[z] + y * p.h.src_pitch + (fkl::i64)x * 3;
 // CHECK-NOT:   flat(
@@ -236,11 +247,11 @@ fkl.write %b1, "dst" planes [1] : !fkl.image<?x?x1xf32>
 // CHECK-NEXT:      fkl::f32 [[MUL:mul[0-9]+]][1];
 // CHECK-NEXT:  };
 // CHECK:       namespace c0 {
-// CHECK:           const fkl::f32 v1 = fkl::Add::exec(v0, p.[[ADD]][c]);
+// CHECK:           for (int c = 0; c < 1; ++c) v1[c] = fkl::Add::exec(v0[c], p.[[ADD]][c]);
 // CHECK:       FKL_HD void pixel(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z) {
 // CHECK:       }  // namespace c0
 // CHECK:       namespace c1 {
-// CHECK:           const fkl::f32 v1 = fkl::Mul::exec(v0, p.[[MUL]][c]);
+// CHECK:           for (int c = 0; c < 1; ++c) v1[c] = fkl::Mul::exec(v0[c], p.[[MUL]][c]);
 // CHECK:       FKL_HD void pixel(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z) {
 // CHECK:       }  // namespace c1
 // CHECK-NOT:   namespace c2

@@ -1,4 +1,4 @@
-// fkl/arith.h — binary arithmetic on one element: Add, Sub, Mul, Div, Max, Min; and IsEven.
+// fkl/arith.h — binary arithmetic on one element: Add, Sub, Mul, Div, Max, Min; IsEven; StaticLoop.
 //
 // Call as fkl::Add::exec(a, b) with both operands of the chain's element type.
 //
@@ -94,6 +94,18 @@ struct IsEven {
     static FKL_HD bool exec(T a) {
         static_assert(T(1) / T(2) == T(0), "IsEven is defined for integer types only");
         return ((u32)a & 1u) == 0u;
+    }
+};
+
+// static_loop(x, v) = Op(...Op(Op(x, v), v)..., v), the binary Op applied N times (N compile-time)
+template <typename Op, int N>
+struct StaticLoop {
+    template <typename T>
+    static FKL_HD T exec(T x, T v) {
+        for (int i = 0; i < N; ++i) {
+            x = Op::exec(x, v);
+        }
+        return x;
     }
 };
 

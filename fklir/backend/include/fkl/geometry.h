@@ -1,6 +1,7 @@
-// fkl/geometry.h — sampling helpers: resize taps (OpenCV conventions) and border indices.
+// fkl/geometry.h — sampling helpers: resize taps (OpenCV conventions), the preserve-aspect-ratio
+// content box, border indices (BorderReader), warp coordinates (Warping) and Deinterlace.
 //
-// All helpers work on one axis; a 2-D sample calls them once for x and once for y.
+// The index helpers work on one axis; a 2-D sample calls them once for x and once for y.
 #pragma once
 
 #include "core.h"
@@ -54,6 +55,16 @@ FKL_HD LinearTap linear_tap(i32 d, i32 src_len, i32 dst_len) {
     }
     tap.i1 = tap.i0 + 1;
     return tap;
+}
+
+// The INTER_LINEAR blend of four taps (a b on the upper row, c d on the lower; wx, wy the weights
+// of b/d and c/d): first along y, r0 = a (1 - wy) + c wy and r1 = b (1 - wy) + d wy, then along x,
+// r0 (1 - wx) + r1 wx; in f64, rounded once to f32 (so every compiler gives the same bits).
+FKL_HD f32 linear_blend(f64 a, f64 b, f64 c, f64 d, f32 wx, f32 wy) {
+    const f64 x1 = wx, y1 = wy;
+    const f64 left = a * (1.0 - y1) + c * y1;
+    const f64 right = b * (1.0 - y1) + d * y1;
+    return (f32)(left * (1.0 - x1) + right * x1);
 }
 
 // INTER_NEAREST: i = min(floor(d * (1.0 / (dst_len / src_len))), src_len - 1), in double,
@@ -111,5 +122,165 @@ FKL_HD i32 border_reflect101(i32 i, i32 n) {
 FKL_HD i32 border_wrap(i32 i, i32 n) {
     return positive_mod(i, n);
 }
+
+// The five BorderReader modes.
+enum class BorderMode { Constant, Replicate, Reflect, Reflect101, Wrap };
+
+// border_reader<M>::index(i, n): the source index of coordinate i (ANY distance outside) along an
+// axis of n pixels; -1 in Constant mode means "outside: read the constant".
+template <BorderMode M>
+struct BorderReader;
+
+template <>
+struct BorderReader<BorderMode::Constant> {
+    static FKL_HD i32 index(i32 i, i32 n) { return border_constant(i, n); }
+};
+template <>
+struct BorderReader<BorderMode::Replicate> {
+    static FKL_HD i32 index(i32 i, i32 n) { return border_replicate(i, n); }
+};
+template <>
+struct BorderReader<BorderMode::Reflect> {
+    static FKL_HD i32 index(i32 i, i32 n) { return border_reflect(i, n); }
+};
+template <>
+struct BorderReader<BorderMode::Reflect101> {
+    static FKL_HD i32 index(i32 i, i32 n) { return border_reflect101(i, n); }
+};
+template <>
+struct BorderReader<BorderMode::Wrap> {
+    static FKL_HD i32 index(i32 i, i32 n) { return border_wrap(i, n); }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Resize with a preserved aspect ratio
+// ---------------------------------------------------------------------------------------------
+
+enum class AspectRatio { Ignore, Preserve, PreserveLeft, PreserveEven };
+
+// Where the scaled source lands in a (dst_w, dst_h) output: the content is the source scaled by
+// min(dst_w / src_w, dst_h / src_h) (double), its sizes rounded half away from zero (then down to
+// even for PreserveEven), centred with integer division (odd leftover right/bottom), or at
+// x = 0 for PreserveLeft. Ignore fills the whole output. The rest of the output is background.
+FKL_HD Rect resize_content_box(i32 src_w, i32 src_h, i32 dst_w, i32 dst_h, AspectRatio mode) {
+    Rect box = {0, 0, dst_w, dst_h};
+    if (mode == AspectRatio::Ignore) {
+        return box;
+    }
+    const f64 sx = (f64)dst_w / (f64)src_w;
+    const f64 sy = (f64)dst_h / (f64)src_h;
+    const f64 scale = sx < sy ? sx : sy;
+    const i32 w = (i32)floor((f64)src_w * scale + 0.5);  // sizes are positive: half away = half up
+    const i32 h = (i32)floor((f64)src_h * scale + 0.5);
+    box.w = w < dst_w ? w : dst_w;
+    box.h = h < dst_h ? h : dst_h;
+    if (mode == AspectRatio::PreserveEven) {
+        box.w -= box.w % 2;
+        box.h -= box.h % 2;
+    }
+    box.x = mode == AspectRatio::PreserveLeft ? 0 : (dst_w - box.w) / 2;
+    box.y = (dst_h - box.h) / 2;
+    return box;
+}
+
+FKL_HD bool box_contains(const Rect& box, i32 x, i32 y) {
+    return x >= box.x && y >= box.y && x < box.x + box.w && y < box.y + box.h;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Warping: cv2.warpAffine / cv2.warpPerspective (OpenCV 4.11+ / 5.x coordinate arithmetic)
+// ---------------------------------------------------------------------------------------------
+
+// Where a destination pixel samples the source: the top-left tap (ix, iy) and the weights of the
+// right / lower taps; finite is false when the perspective divide leaves the reals.
+struct WarpSample {
+    i32 ix;
+    i32 iy;
+    f64 fx;  // in f64: sx - floor(sx) is not always an f32 (sx = -0.4 gives 0.6 with a finer ulp)
+    f64 fy;
+    bool finite;
+};
+
+struct Warping {
+    // Coordinates beyond this are far outside any image; clamping keeps floor() inside i32.
+    static FKL_HD f32 clamp_coordinate(f32 v) {
+        const f32 limit = 1073741824.0f;  // 2^30
+        return v < -limit ? -limit : (v > limit ? limit : v);
+    }
+
+    static FKL_HD bool is_finite(f32 v) { return (bits_of(v) & 0x7f800000u) != 0x7f800000u; }
+
+    static FKL_HD WarpSample sample_at(f32 sx, f32 sy, bool finite) {
+        WarpSample s;
+        s.finite = finite && is_finite(sx) && is_finite(sy);
+        if (!s.finite) {
+            sx = 0.0f;
+            sy = 0.0f;
+        }
+        sx = clamp_coordinate(sx);
+        sy = clamp_coordinate(sy);
+        s.ix = floor_to_i32(sx);
+        s.iy = floor_to_i32(sy);
+        s.fx = (f64)sx - (f64)s.ix;  // exact in f64
+        s.fy = (f64)sy - (f64)s.iy;
+        return s;
+    }
+
+    // One row of the dst -> src map m (f32, row-major) at (x, y), as cv2 computes it: the row term
+    // fl(fl(y * m1) + m2) once per destination row, then fl(fma(m0, x, row_term)).
+    static FKL_HD f32 along_row(const f32* m, i32 x, i32 y) {
+        const f32 ym = (f32)y * m[1];
+        const f32 row_term = ym + m[2];
+        return fmaf(m[0], (f32)x, row_term);
+    }
+
+    // warp_affine: m is the 2x3 destination -> source map.
+    static FKL_HD WarpSample affine(const f32 m[6], i32 x, i32 y) {
+        return sample_at(along_row(m, x, y), along_row(m + 3, x, y), true);
+    }
+
+    // warp_perspective: m is the 3x3 destination -> source map; (X / W, Y / W) in f32.
+    static FKL_HD WarpSample perspective(const f32 m[9], i32 x, i32 y) {
+        const f32 w = along_row(m + 6, x, y);
+        return sample_at(along_row(m, x, y) / w, along_row(m + 3, x, y) / w, true);
+    }
+
+    // The bilinear blend of the four taps (p00 p01 on the upper row), in f64, rounded once to f32:
+    // top = p00 + fx (p01 - p00), bottom = p10 + fx (p11 - p10), top + fy (bottom - top).
+    static FKL_HD f32 blend(f64 p00, f64 p01, f64 p10, f64 p11, f64 fx, f64 fy) {
+        const f64 top = p00 + fx * (p01 - p00);
+        const f64 bottom = p10 + fx * (p11 - p10);
+        return (f32)(top + fy * (bottom - top));
+    }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Deinterlace
+// ---------------------------------------------------------------------------------------------
+
+// blend: row y > 0 -> (row y + row y-1) / 2, row 0 copied. linear: odd rows -> (row above + row
+// below) / 2 (the last odd row copies the row above), even rows copied. Output f32; the mean is
+// taken in f64 and rounded once.
+enum class DeinterlaceMode { Blend, Linear };
+
+struct Deinterlace {
+    // The rows that output row y averages (equal when it copies one row).
+    static FKL_HD void rows(DeinterlaceMode mode, i32 y, i32 height, i32& first, i32& second) {
+        first = y;
+        second = y;
+        if (mode == DeinterlaceMode::Blend) {
+            if (y > 0) {
+                second = y - 1;
+            }
+            return;
+        }
+        if (y % 2 == 1) {
+            first = y - 1;
+            second = y + 1 < height ? y + 1 : y - 1;
+        }
+    }
+
+    static FKL_HD f32 mean(f64 a, f64 b) { return (f32)((a + b) / 2.0); }
+};
 
 }  // namespace fkl

@@ -78,6 +78,16 @@ struct PlanarOutput {
     }
 };
 
+// ReadSet: the generator that replaces a read; every pixel is the constant `value`.
+struct ReadSet {
+    template <int C, typename T>
+    static FKL_HD void exec(const T value[C], T out[C]) {
+        for (int c = 0; c < C; ++c) {
+            out[c] = value[c];
+        }
+    }
+};
+
 // ---------------------------------------------------------------------------------------------
 // 16-byte vectors for the flat fast path
 // ---------------------------------------------------------------------------------------------

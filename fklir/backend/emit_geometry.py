@@ -1,0 +1,299 @@
+"""C++ for the read and the geometry folded into it: one `stageK` function per op.
+
+`stage0` reads source pixel (x, y) of plane z; `stageK(p, x, y, z, out)` produces pixel (x, y) of
+plane z of geometry op K's result by calling `stage{K-1}` at the coordinates it needs, and
+`sizeK(p, z)` says how large that result is. So a thread loads exactly the source pixels its
+output pixel depends on and no intermediate image exists.
+
+Coordinates reaching a stage are inside its `size`, except right after an fkl.border, which
+defines every coordinate; that is why only a crop or warp directly after a border may reach
+outside (a warp without one reads constant 0 there, as cv2's BORDER_CONSTANT does).
+"""
+
+from __future__ import annotations
+
+from xdsl.ir import Operation
+
+from fklir.backend.cpp_types import CPP_TYPE, image_of, slot_of
+from fklir.dialects import fkl
+
+BORDER_MODE = {
+    "constant": "Constant",
+    "replicate": "Replicate",
+    "reflect": "Reflect",
+    "reflect101": "Reflect101",
+    "wrap": "Wrap",
+}
+ASPECT_RATIO = {
+    "ignore": "Ignore",
+    "preserve": "Preserve",
+    "preserve_left": "PreserveLeft",
+    "preserve_even": "PreserveEven",
+}
+
+STAGE_ARGS = "const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z"
+
+
+def _plane_expr(t: fkl.ImageType) -> str:
+    """The plane index a stage passes on: its own z, or 0 into a one-plane input."""
+    return "0" if t.planes.data == 1 else "z"
+
+
+def _signature(k: int, dtype: str, channels: int) -> str:
+    return f"FKL_HD void stage{k}({STAGE_ARGS}, {CPP_TYPE[dtype]} out[{channels}]) {{"
+
+
+def _size_fn(k: int, body: list[str]) -> list[str]:
+    return [f"FKL_HD fkl::Size size{k}(const Params& p, fkl::i32 z) {{", "    (void)p;", "    (void)z;", *body, "}"]
+
+
+def emit_stages(read: fkl.ReadOp, geometry: list[Operation], counts: dict[str, int]) -> list[str]:
+    """stage0 (the read) and one stage per geometry op."""
+    lines = _emit_read(read)
+    for k, op in enumerate(geometry, start=1):
+        previous = geometry[k - 2] if k >= 2 else read
+        lines += _emit_stage(k, op, previous, counts)
+    return lines
+
+
+def _emit_read(read: fkl.ReadOp) -> list[str]:
+    rtype = image_of(read.source_type)
+    t, channels = CPP_TYPE[rtype.dtype], rtype.channels.data
+    planar = rtype.layout.data == "planar"
+    if len(read.sources) > 1:
+        base = f"(const {t}*)p.src_table[z]"
+        where = "image z of the pointer table"
+    else:
+        base = f"(const {t}*)p.h.src + {_plane_expr(rtype)} * p.h.src_plane_stride"
+        where = "source plane z"
+    if planar:
+        body = [
+            f"    const {t}* plane = {base};",
+            "    const fkl::i64 channel_stride = (fkl::i64)p.h.src_h * p.h.src_w;",
+            "    const fkl::i64 at = (fkl::i64)y * p.h.src_w + x;",
+            f"    for (int c = 0; c < {channels}; ++c) out[c] = plane[c * channel_stride + at];",
+        ]
+        comment = f"// stage0: fkl.read (planar, TensorPack) — pixel (x, y) of {where}, channel c from plane c."
+    else:
+        body = [
+            f"    const {t}* px = {base} + y * p.h.src_pitch + (fkl::i64)x * {channels};",
+            f"    for (int c = 0; c < {channels}; ++c) out[c] = px[c];",
+        ]
+        comment = f"// stage0: fkl.read — pixel (x, y) of {where}."
+    return [
+        comment,
+        _signature(0, rtype.dtype, channels),
+        *body,
+        "}",
+        *_size_fn(0, ["    return {p.h.src_w, p.h.src_h};"]),
+    ]
+
+
+def _emit_stage(k: int, op: Operation, previous: Operation, counts: dict[str, int]) -> list[str]:
+    in_type, out_type = image_of(op.operands[0].type), image_of(op.results[0].type)
+    emitters = {
+        fkl.ReadSetOp: _read_set,
+        fkl.BorderOp: _border,
+        fkl.CropOp: _crop,
+        fkl.ResizeOp: _resize,
+        fkl.WarpOp: _warp,
+        fkl.DeinterlaceOp: _deinterlace,
+    }
+    emit = emitters.get(type(op))
+    if emit is None:
+        raise ValueError(f"no C++ stage for geometry op '{op.name}'")
+    return emit(k, op, previous, in_type, out_type, counts)
+
+
+def _read_set(
+    k: int, op: Operation, previous: Operation, in_type: fkl.ImageType, out_type: fkl.ImageType, counts: dict[str, int]
+) -> list[str]:
+    channels = out_type.channels.data
+    size = slot_of(op, "size")
+    return [
+        f"// stage{k}: fkl.read_set — every pixel is the constant; the source is never read.",
+        _signature(k, out_type.dtype, channels),
+        "    (void)x;",
+        "    (void)y;",
+        "    (void)z;",
+        f"    fkl::ReadSet::exec<{channels}>(p.{slot_of(op)}, out);",
+        "}",
+        *_size_fn(k, [f"    return {{p.{size}[0], p.{size}[1]}};"]),
+    ]
+
+
+def _border(
+    k: int, op: Operation, previous: Operation, in_type: fkl.ImageType, out_type: fkl.ImageType, counts: dict[str, int]
+) -> list[str]:
+    assert isinstance(op, fkl.BorderOp)
+    prev, zin, channels = k - 1, _plane_expr(in_type), out_type.channels.data
+    mode = BORDER_MODE[op.mode.data]
+    reader = f"fkl::BorderReader<fkl::BorderMode::{mode}>"
+    body = [
+        f"    const fkl::Size s = size{prev}(p, {zin});",
+        f"    const fkl::i32 sx = {reader}::index(x, s.w);",
+        f"    const fkl::i32 sy = {reader}::index(y, s.h);",
+    ]
+    if op.mode.data == "constant":
+        body += [
+            "    if (sx < 0 || sy < 0) {",
+            f"        for (int c = 0; c < {channels}; ++c) out[c] = p.{slot_of(op)}[c];",
+            "        return;",
+            "    }",
+        ]
+    body.append(f"    stage{prev}(p, sx, sy, {zin}, out);")
+    return [
+        f"// stage{k}: fkl.border {op.mode.data} — any (x, y), however far outside, maps into the image.",
+        _signature(k, out_type.dtype, channels),
+        *body,
+        "}",
+        *_size_fn(k, [f"    return size{prev}(p, {zin});"]),
+    ]
+
+
+def _crop(
+    k: int, op: Operation, previous: Operation, in_type: fkl.ImageType, out_type: fkl.ImageType, counts: dict[str, int]
+) -> list[str]:
+    slot, prev, zin = slot_of(op), k - 1, _plane_expr(in_type)
+    rect = f"p.{slot}[{'z' if counts[slot] > 1 else '0'}]"
+    return [
+        f"// stage{k}: fkl.crop — the rect's pixel (x, y) is source pixel (x + r.x, y + r.y).",
+        _signature(k, out_type.dtype, out_type.channels.data),
+        f"    const fkl::Rect r = {rect};",
+        f"    stage{prev}(p, x + r.x, y + r.y, {zin}, out);",
+        "}",
+        *_size_fn(k, [f"    const fkl::Rect r = {rect};", "    return {r.w, r.h};"]),
+    ]
+
+
+def _resize(
+    k: int, op: Operation, previous: Operation, in_type: fkl.ImageType, out_type: fkl.ImageType, counts: dict[str, int]
+) -> list[str]:
+    assert isinstance(op, fkl.ResizeOp)
+    slot, prev, zin, channels = slot_of(op), k - 1, _plane_expr(in_type), out_type.channels.data
+    t_in = CPP_TYPE[in_type.dtype]
+    head = [f"    const fkl::Size src = size{prev}(p, {zin});"]
+    dst_w, dst_h = f"p.{slot}[0]", f"p.{slot}[1]"
+    if op.mode != "ignore":
+        head += [
+            f"    const fkl::Rect box = fkl::resize_content_box(src.w, src.h, p.{slot}[0], p.{slot}[1], "
+            f"fkl::AspectRatio::{ASPECT_RATIO[op.mode]});",
+            "    if (!fkl::box_contains(box, x, y)) {",
+            f"        for (int c = 0; c < {channels}; ++c) out[c] = p.{slot_of(op, 'background')}[c];",
+            "        return;",
+            "    }",
+            "    x -= box.x;",
+            "    y -= box.y;",
+        ]
+        dst_w, dst_h = "box.w", "box.h"
+    if op.interp.data == "nearest":
+        comment = f"// stage{k}: fkl.resize nearest — OpenCV INTER_NEAREST source index per axis."
+        body = [
+            f"    const fkl::i32 sx = fkl::nearest_index(x, src.w, {dst_w});",
+            f"    const fkl::i32 sy = fkl::nearest_index(y, src.h, {dst_h});",
+            f"    stage{prev}(p, sx, sy, {zin}, out);",
+        ]
+    else:
+        comment = f"// stage{k}: fkl.resize linear — OpenCV INTER_LINEAR: half-pixel centres, taps clamped, f64 blend."
+        body = [
+            f"    const fkl::LinearTap tx = fkl::linear_tap(x, src.w, {dst_w});",
+            f"    const fkl::LinearTap ty = fkl::linear_tap(y, src.h, {dst_h});",
+            f"    {t_in} a[{channels}], b[{channels}], c[{channels}], d[{channels}];",
+            f"    stage{prev}(p, tx.i0, ty.i0, {zin}, a);",
+            f"    stage{prev}(p, tx.i1, ty.i0, {zin}, b);",
+            f"    stage{prev}(p, tx.i0, ty.i1, {zin}, c);",
+            f"    stage{prev}(p, tx.i1, ty.i1, {zin}, d);",
+            f"    for (int k = 0; k < {channels}; ++k) {{",
+            "        const fkl::f64 fa = fkl::Cast<fkl::f64>::exec(a[k]), fb = fkl::Cast<fkl::f64>::exec(b[k]);",
+            "        const fkl::f64 fc = fkl::Cast<fkl::f64>::exec(c[k]), fd = fkl::Cast<fkl::f64>::exec(d[k]);",
+            "        out[k] = fkl::linear_blend(fa, fb, fc, fd, tx.w1, ty.w1);",
+            "    }",
+        ]
+    if op.mode != "ignore":
+        comment += f" Aspect ratio {op.mode}: the content box, background around it."
+    return [
+        comment,
+        _signature(k, out_type.dtype, channels),
+        *head,
+        *body,
+        "}",
+        *_size_fn(k, [f"    return {{p.{slot}[0], p.{slot}[1]}};"]),
+    ]
+
+
+def _warp(
+    k: int, op: Operation, previous: Operation, in_type: fkl.ImageType, out_type: fkl.ImageType, counts: dict[str, int]
+) -> list[str]:
+    assert isinstance(op, fkl.WarpOp)
+    prev, zin, channels = k - 1, _plane_expr(in_type), out_type.channels.data
+    t_in = CPP_TYPE[in_type.dtype]
+    matrix, size = slot_of(op), slot_of(op, "size")
+    bordered = isinstance(previous, fkl.BorderOp)
+    if bordered and previous.mode.data == "constant":
+        fill = f"fkl::Cast<fkl::f32>::exec(p.{slot_of(previous)}[c])"
+    else:
+        fill = "0.0f"
+    if bordered:
+        tap = [f"    stage{prev}(p, x, y, z, out);"]
+        tap_comment = "the preceding fkl.border defines every coordinate"
+    else:
+        tap = [
+            f"    const fkl::Size src = size{prev}(p, z);",
+            "    if (!fkl::is_inside(x, src.w) || !fkl::is_inside(y, src.h)) {",
+            f"        for (int c = 0; c < {channels}; ++c) out[c] = {t_in}{{}};",
+            "        return;",
+            "    }",
+            f"    stage{prev}(p, x, y, z, out);",
+        ]
+        tap_comment = "outside the source it is constant 0 (cv2's BORDER_CONSTANT)"
+    kind = "affine" if op.kind.data == "affine" else "perspective"
+    return [
+        f"// A source tap of stage{k}: {tap_comment}.",
+        f"FKL_HD void tap{k}({STAGE_ARGS}, {t_in} out[{channels}]) {{",
+        *tap,
+        "}",
+        f"// stage{k}: fkl.warp {kind} — cv2.warp{'Affine' if kind == 'affine' else 'Perspective'} "
+        "bilinear, the slot holds the destination -> source map.",
+        _signature(k, out_type.dtype, channels),
+        f"    const fkl::WarpSample s = fkl::Warping::{kind}(p.{matrix}, x, y);",
+        "    if (!s.finite) {",
+        f"        for (int c = 0; c < {channels}; ++c) out[c] = {fill};",
+        "        return;",
+        "    }",
+        f"    {t_in} a[{channels}], b[{channels}], c[{channels}], d[{channels}];",
+        f"    tap{k}(p, s.ix, s.iy, {zin}, a);",
+        f"    tap{k}(p, s.ix + 1, s.iy, {zin}, b);",
+        f"    tap{k}(p, s.ix, s.iy + 1, {zin}, c);",
+        f"    tap{k}(p, s.ix + 1, s.iy + 1, {zin}, d);",
+        f"    for (int k = 0; k < {channels}; ++k) {{",
+        "        const fkl::f64 fa = fkl::Cast<fkl::f64>::exec(a[k]), fb = fkl::Cast<fkl::f64>::exec(b[k]);",
+        "        const fkl::f64 fc = fkl::Cast<fkl::f64>::exec(c[k]), fd = fkl::Cast<fkl::f64>::exec(d[k]);",
+        "        out[k] = fkl::Warping::blend(fa, fb, fc, fd, s.fx, s.fy);",
+        "    }",
+        "}",
+        *_size_fn(k, [f"    return {{p.{size}[0], p.{size}[1]}};"]),
+    ]
+
+
+def _deinterlace(
+    k: int, op: Operation, previous: Operation, in_type: fkl.ImageType, out_type: fkl.ImageType, counts: dict[str, int]
+) -> list[str]:
+    assert isinstance(op, fkl.DeinterlaceOp)
+    prev, zin, channels = k - 1, _plane_expr(in_type), out_type.channels.data
+    t_in = CPP_TYPE[in_type.dtype]
+    mode = "Blend" if op.word.data == "blend" else "Linear"
+    return [
+        f"// stage{k}: fkl.deinterlace {op.word.data} — the mean of two rows of the source (or one row copied).",
+        _signature(k, out_type.dtype, channels),
+        f"    const fkl::Size src = size{prev}(p, {zin});",
+        "    fkl::i32 first, second;",
+        f"    fkl::Deinterlace::rows(fkl::DeinterlaceMode::{mode}, y, src.h, first, second);",
+        f"    {t_in} a[{channels}], b[{channels}];",
+        f"    stage{prev}(p, x, first, {zin}, a);",
+        f"    stage{prev}(p, x, second, {zin}, b);",
+        f"    for (int c = 0; c < {channels}; ++c) {{",
+        "        out[c] = fkl::Deinterlace::mean(fkl::Cast<fkl::f64>::exec(a[c]), fkl::Cast<fkl::f64>::exec(b[c]));",
+        "    }",
+        "}",
+        *_size_fn(k, [f"    return size{prev}(p, {zin});"]),
+    ]
