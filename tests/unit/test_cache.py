@@ -508,7 +508,11 @@ def clear_build_caches() -> None:
 def patched_key(monkeypatch: pytest.MonkeyPatch, patches: dict[str, Any], target: str, arch: str) -> str:
     from fklir.backend import build
 
-    with monkeypatch.context() as patch:
+    import tempfile
+
+    with monkeypatch.context() as patch, tempfile.TemporaryDirectory() as fresh_cache:
+        # build remembers compiler identities in the disk cache: give the patched run an empty one
+        patch.setenv("FKLIR_CACHE_DIR", fresh_cache)
         for name, value in patches.items():
             patch.setattr(compilers, name, value)
         clear_build_caches()
