@@ -628,9 +628,12 @@ def mxv_float3(img: Image, m3x3: Sequence[float] | Sequence[Sequence[float]] | n
     matrix = np.asarray(m3x3, dtype=np.float64).reshape(-1)
     if matrix.size != 9:
         raise ValueError(f"MxVFloat3: matrix has {matrix.size} entries, expected 9 (3x3)")
-    # The matrix travels as float32 in the parameter block.
-    matrix32 = matrix.astype(np.float32).astype(np.float64).reshape(3, 3)
-    return _float_image(_to_float64(img) @ matrix32.T, "float32")
+    # The matrix travels as float32 in the parameter block. Each row is summed left to right in
+    # float64 (products of two float32 are exact) and rounded once: no BLAS, so no reordering or FMA.
+    m = matrix.astype(np.float32).astype(np.float64).reshape(3, 3)
+    x = _to_float64(img)
+    rows = [(m[r, 0] * x[..., 0] + m[r, 1] * x[..., 1]) + m[r, 2] * x[..., 2] for r in range(3)]
+    return _float_image(np.stack(rows, axis=-1), "float32")
 
 
 # --------------------------------------------------------------------------------------------

@@ -442,7 +442,7 @@ def warp(
 
     Each of the four taps that falls outside the source reads the border (the BorderReader's
     mode and value, else constant 0).  A non-finite source coordinate (perspective w = 0) gives
-    the constant border value (0 for other modes).
+    the constant border value in the chain type (0 for other modes).
     """
     if dst_w < 1 or dst_h < 1:
         raise ValueError(f"Warping: output size {dst_w}x{dst_h} must be at least 1x1")
@@ -466,8 +466,9 @@ def warp(
     bottom = p10 + fx * (p11 - p10)
     blended = top + fy * (bottom - top)
     if not bool(finite.all()):
+        # the constant as it travels in the parameter block: in the chain type
         fill_value = value if mode == "constant" else 0.0
-        fill = np.array(per_channel_values(fill_value, img.channels, "Warping"), dtype=np.float64)
+        fill = _fill_pixel(img, fill_value, "Warping").astype(np.float64)
         blended = np.where(finite[None, ..., None], blended, fill)
     return Image(round_to_dtype(blended, "float32"), "float32")
 
