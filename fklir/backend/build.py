@@ -165,8 +165,7 @@ def _compile_gpu(emitted: EmittedKernel, key: str, arch: str) -> bytes:
     STATS.compiles += 1
     workdir = _build_dir(key)
     if get_backend() == "nvrtc":
-        (workdir / "kernel.cu").write_text(emitted.source)
-        cubin = compilers.compile_cubin_nvrtc(emitted.source, INCLUDE_DIR, arch)  # pyright: ignore[reportAttributeAccessIssue]
+        cubin = compilers.compile_cubin_nvrtc(emitted.source, INCLUDE_DIR, arch, workdir)
     else:
         cubin = compilers.compile_cubin(emitted.source, INCLUDE_DIR, arch, workdir)
     shutil.rmtree(workdir, ignore_errors=True)
@@ -227,6 +226,18 @@ def load_plan(description_key_: str, target: str, device: int) -> BuiltKernel | 
     return BuiltKernel(entry["kernel"], layout, entry_point, values)
 
 
+def _build_or_load(
+    disk: cache.DiskCache, emitted: EmittedKernel, key: str, target: str, arch: str, device: int
+) -> object:
+    if target == "cpu":
+        path = disk.build_or_load_path(key, ".so", lambda: _compile_cpu(emitted, key))
+        return getattr(ctypes.CDLL(str(path)), CPU_ENTRY)
+    from fklir.backend import cuda_driver
+
+    cubin = disk.build_or_load(key, ".cubin", lambda: _compile_gpu(emitted, key, arch))
+    return cuda_driver.load_kernel(cubin, GPU_ENTRY, device)
+
+
 def build_kernel(kernel: fkl.KernelOp, target: str, device: int = 0) -> BuiltKernel:
     """Compile (or find) `kernel` for `target` ("cpu" | "gpu") on `device`."""
     arch = target_arch(target, device)
@@ -238,14 +249,14 @@ def build_kernel(kernel: fkl.KernelOp, target: str, device: int = 0) -> BuiltKer
     emitted = emit_kernel(kernel)
     disk = cache.DiskCache()
     compiles_before = STATS.compiles
-    if target == "cpu":
-        path = disk.build_or_load_path(key, ".so", lambda: _compile_cpu(emitted, key))
-        entry: object = getattr(ctypes.CDLL(str(path)), CPU_ENTRY)
-    else:
-        from fklir.backend import cuda_driver
-
-        cubin = disk.build_or_load(key, ".cubin", lambda: _compile_gpu(emitted, key, arch))
-        entry = cuda_driver.load_kernel(cubin, GPU_ENTRY, device)
+    try:
+        entry = _build_or_load(disk, emitted, key, target, arch, device)
+    except compilers.CompileError:
+        raise
+    except (OSError, RuntimeError):
+        # an entry that passed its checksum but that dlopen or the driver refuses: rebuild it once
+        disk.discard(key, ".so" if target == "cpu" else ".cubin")
+        entry = _build_or_load(disk, emitted, key, target, arch, device)
     if STATS.compiles == compiles_before:
         STATS.disk_hits += 1
     _LOADED[(key, target, device)] = (emitted.layout, entry)

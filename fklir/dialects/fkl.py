@@ -43,7 +43,9 @@ from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     Float64Type,
+    I64,
     IntAttr,
+    IntegerAttr,
     IntegerType,
     NoneType,
     Signedness,
@@ -1000,7 +1002,15 @@ class SaturateOp(IRDLOperation):
         result_type: Attribute | None = None,
         slot: str | None = None,
     ):
-        values = None if bounds is None else _float_array([*bounds[0], *bounds[1]])
+        values = None
+        if bounds is not None:
+            lo, hi = list(bounds[0]), list(bounds[1])
+            if len(lo) != len(hi) and 1 in (len(lo), len(hi)):  # one side broadcasts to the other
+                n = max(len(lo), len(hi))
+                lo, hi = (lo * n if len(lo) == 1 else lo), (hi * n if len(hi) == 1 else hi)
+            if len(lo) != len(hi):
+                raise VerifyException(f"'fkl.saturate' needs lower and upper bounds of one length, got {lo} and {hi}")
+            values = _float_array([*lo, *hi])
         super().__init__(
             operands=[input],
             properties=_field_properties("value", values, slot),
@@ -1021,9 +1031,17 @@ class SaturateOp(IRDLOperation):
         slot = _parse_slot(parser)
         bounds = None
         if slot is None:
+            pos = parser.pos
             lo = _parse_number_list(parser)
             parser.parse_punctuation(",")
-            bounds = (lo, _parse_number_list(parser))
+            hi = _parse_number_list(parser)
+            if len(lo) != len(hi) and 1 not in (len(lo), len(hi)):
+                parser.raise_error(
+                    f"'fkl.saturate' needs lower and upper bounds of one length (or one value), got {lo} and {hi}",
+                    pos,
+                    parser.pos,
+                )
+            bounds = (lo, hi)
         in_type, out_type = _parse_types(parser)
         return SaturateOp(parser.resolve_operand(operand, in_type), bounds, out_type, slot.data if slot else None)
 
@@ -1048,10 +1066,12 @@ class SaturateOp(IRDLOperation):
         if self.value is None:
             return
         lo, hi = self.bounds
-        if not lo or len(lo) != len(hi):
-            raise VerifyException(f"'{self.name}' needs lower and upper bounds of one length, got {lo} and {hi}")
+        if not lo or len(self.value.get_values()) % 2:
+            raise VerifyException(
+                f"'{self.name}' needs lower and upper bounds of one length, got {list(lo)} and {list(hi)}"
+            )
         if any(a > b for a, b in zip(lo, hi, strict=True)):
-            raise VerifyException(f"'{self.name}' lower bound {lo} is above the upper bound {hi}")
+            raise VerifyException(f"'{self.name}' lower bound {list(lo)} is above the upper bound {list(hi)}")
         if in_type is not None:
             check_values_fit_chain(self.name, lo, in_type.channels.data, in_type.dtype)
             check_values_fit_chain(self.name, hi, in_type.channels.data, in_type.dtype)
@@ -1125,13 +1145,20 @@ class DiscardOp(IRDLOperation):
 
     name = "fkl.discard"
     input = operand_def(ImageType)
-    keep = prop_def(IntAttr)
+    keep_attr = prop_def(IntegerAttr[I64], prop_name="keep")
     result = result_def(ImageType)
 
     def __init__(self, input: SSAValue, keep: int, result_type: Attribute | None = None):
         super().__init__(
-            operands=[input], properties={"keep": IntAttr(keep)}, result_types=[result_type or ImageType.unknown()]
+            operands=[input],
+            properties={"keep": IntegerAttr(keep, 64)},
+            result_types=[result_type or ImageType.unknown()],
         )
+
+    @property
+    def keep(self) -> IntAttr:
+        """The number of channels kept (as `.data`)."""
+        return self.keep_attr.value
 
     @classmethod
     def parse(cls, parser: Parser) -> DiscardOp:
@@ -1434,7 +1461,7 @@ class StaticLoopOp(IRDLOperation):
     VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("value",)
     input = operand_def(ImageType)
     body = prop_def(StringAttr)
-    count = prop_def(IntAttr)
+    count_attr = prop_def(IntegerAttr[I64], prop_name="count")
     value = opt_prop_def(DenseArrayBase[Float64Type])
     slot = opt_prop_def(StringAttr)
     result = result_def(ImageType)
@@ -1449,8 +1476,13 @@ class StaticLoopOp(IRDLOperation):
         slot: str | None = None,
     ):
         properties = _field_properties("value", None if values is None else _float_array(values), slot)
-        properties |= {"body": StringAttr(body), "count": IntAttr(count)}
+        properties |= {"body": StringAttr(body), "count": IntegerAttr(count, 64)}
         super().__init__(operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()])
+
+    @property
+    def count(self) -> IntAttr:
+        """How many times the body op is applied (as `.data`)."""
+        return self.count_attr.value
 
     @classmethod
     def parse(cls, parser: Parser) -> StaticLoopOp:

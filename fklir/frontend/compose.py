@@ -386,6 +386,8 @@ class _Prepared:
 
 
 def _check_out(dst: Any, prep: _Prepared) -> int:
+    if dst.readonly:
+        raise ValueError("out: the array is read-only; pass a writable output")
     if dst.shape != prep.out_shape or dst.dtype_name != prep.out_dtype or dst.device != prep.device:
         raise ValueError(
             f"out: expected a {prep.out_dtype} array of shape {prep.out_shape} on device {prep.device}, "

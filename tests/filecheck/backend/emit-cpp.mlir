@@ -268,3 +268,183 @@ fkl.write %b1, "dst" planes [1] : !fkl.image<?x?x1xf32>
 // CPP-LABEL:   // ---- fkl.kernel @k0 (target cpp) ----
 // CPP:         switch (p.planemap[z]) {
 // CPP-NOT:     fkl.kernel @k1
+
+// -----
+
+// ---- Channel-wise catalogue ops stay flat: clamp, a static loop, is_even (i16 in, bool out). -----
+
+%0 = fkl.read "src" : !fkl.image<?x?x3xi16>
+%1 = fkl.saturate %0, -100, [10, 20, 30] : !fkl.image<?x?x3xi16> -> !fkl.image<?x?x?xnone>
+%2 = fkl.static_loop %1, mul 3, 2 : !fkl.image<?x?x?xnone>
+%3 = fkl.is_even %2 : !fkl.image<?x?x?xnone>
+fkl.write %3, "dst" : !fkl.image<?x?x?xnone>
+
+// CHECK-LABEL: // ---- fkl.kernel @k0 (target cuda) ----
+// The saturate slot holds the 3 lower bounds, then the 3 upper ones.
+// CHECK:           fkl::i16 [[SAT:saturate[0-9]+]][6];
+// CHECK-NEXT:      fkl::i16 [[LOOP:static_loop[0-9]+]][3];
+// CHECK:       FKL_HD bool compute(const Params& p, fkl::i16 v0, int c) {
+// CHECK:           const fkl::i16 v1 = fkl::Saturate::exec(v0, p.[[SAT]][c], p.[[SAT]][3 + c]);
+// CHECK-NEXT:      const fkl::i16 v2 = fkl::StaticLoop<fkl::Mul, 2>::exec(v1, p.[[LOOP]][c]);
+// CHECK-NEXT:      const bool v3 = fkl::IsEven::exec(v2);
+// CHECK:       FKL_HD void flat(const Params& p, fkl::i64 i) {
+// CHECK:           v.v[j] = compute(p, in[e], e % 3);
+// CHECK-NOT:   compute_pixel
+// CHECK:       {{//}} -----
+
+// CPP-LABEL:   // ---- fkl.kernel @k0 (target cpp) ----
+// CPP:         fkl::StaticLoop<fkl::Mul, 2>
+// CPP:         {{//}} -----
+
+// -----
+
+// ---- Ops that mix or change channels compute per pixel: one block per op on small arrays. ------
+
+%0 = fkl.read "src" : !fkl.image<?x?x4xui8>
+%1 = fkl.color_conversion %0, BGRA2GRAY : !fkl.image<?x?x4xui8> -> !fkl.image<?x?x?xnone>
+%2 = fkl.color_conversion %1, GRAY2RGB : !fkl.image<?x?x?xnone>
+%3 = fkl.add_last %2, 255 : !fkl.image<?x?x?xnone>
+%4 = fkl.vector_reorder_rt %3, [3, 2, 1] : !fkl.image<?x?x?xnone>
+%5 = fkl.cast %4 to f32 : !fkl.image<?x?x?xnone>
+%6 = fkl.mxv_float3 %5, [[1, 0, 0], [0, 1, 0], [0, 0, 1]] : !fkl.image<?x?x?xnone>
+%7 = fkl.vector_reduce %6, max : !fkl.image<?x?x?xnone>
+fkl.write %7, "dst" : !fkl.image<?x?x?xnone>
+
+// CHECK-LABEL: // ---- fkl.kernel @k0 (target cuda) ----
+// CHECK:           fkl::u8 [[ALPHA:add_last[0-9]+]][1];
+// CHECK-NEXT:      fkl::i32 [[PERM:vector_reorder_rt[0-9]+]][3];
+// CHECK-NEXT:      fkl::f32 [[M:mxv_float3[0-9]+]][9];
+// CHECK:       FKL_HD void compute_pixel(const Params& p, const fkl::u8 v0[4], fkl::f32 out[1]) {
+// CHECK:           // fkl.color_conversion BGRA2GRAY
+// CHECK-NEXT:      fkl::u8 v1[1];
+// CHECK-NEXT:      fkl::ColorConversion::gray<2>(v0, v1);
+// CHECK-NEXT:      // fkl.color_conversion GRAY2RGB
+// CHECK-NEXT:      fkl::u8 v2[3];
+// CHECK-NEXT:      fkl::ColorConversion::reorder<false, 0, 0, 0>(v1, v2);
+// CHECK-NEXT:      // fkl.add_last
+// CHECK-NEXT:      fkl::u8 v3[4];
+// CHECK-NEXT:      fkl::AddLast::exec<3>(v2, p.[[ALPHA]][0], v3);
+// The runtime permutation is read from the parameter block (same binary for every permutation).
+// CHECK-NEXT:      // fkl.vector_reorder_rt
+// CHECK-NEXT:      fkl::u8 v4[3];
+// CHECK-NEXT:      fkl::VectorReorderRT::exec<4, 3>(v3, p.[[PERM]], v4);
+// CHECK-NEXT:      // fkl.cast to float32
+// CHECK-NEXT:      fkl::f32 v5[3];
+// CHECK-NEXT:      for (int c = 0; c < 3; ++c) v5[c] = fkl::Cast<fkl::f32>::exec(v4[c]);
+// CHECK-NEXT:      // fkl.mxv_float3
+// CHECK-NEXT:      fkl::f32 v6[3];
+// CHECK-NEXT:      fkl::MxVFloat3::exec(p.[[M]], v5, v6);
+// CHECK-NEXT:      // fkl.vector_reduce max
+// CHECK-NEXT:      fkl::f32 v7[1];
+// CHECK-NEXT:      v7[0] = fkl::VectorReduce<fkl::Max>::exec<3>(v6);
+// CHECK-NEXT:      for (int c = 0; c < 1; ++c) out[c] = v7[c];
+// No geometry, but not flat: one thread per pixel.
+// CHECK-NOT:   flat(
+// CHECK:       FKL_HD void pixel(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z) {
+// CHECK-NEXT:      fkl::u8 in[4];
+// CHECK-NEXT:      stage0(p, x, y, z, in);
+// CHECK-NEXT:      fkl::f32 out[1];
+// CHECK-NEXT:      compute_pixel(p, in, out);
+// CHECK:       {{//}} -----
+
+// CPP-LABEL:   // ---- fkl.kernel @k0 (target cpp) ----
+// CPP:         fkl::ColorConversion::gray<2>(v0, v1);
+// CPP:         {{//}} -----
+
+// -----
+
+// ---- A planar read through borders, a crop leaving the image, a warp, a letterbox resize and a
+// deinterlace, written channel-major [C][B][H][W]. ------------------------------------------------
+
+%0 = fkl.read "src" : !fkl.image<?x?x3xui8, planes 2, planar>
+%1 = fkl.border %0, constant [1, 2, 3] : !fkl.image<?x?x3xui8, planes 2, planar> -> !fkl.image<?x?x?xnone>
+%2 = fkl.crop %1, rects [[-5, -5, 30, 20]] : !fkl.image<?x?x?xnone>
+%3 = fkl.border %2, reflect101 : !fkl.image<?x?x?xnone>
+%4 = fkl.warp %3, affine [[1, 0.5, 2], [0, 1, 0]], size [16, 8] : !fkl.image<?x?x?xnone>
+%5 = fkl.resize %4, size [12, 12], linear, preserve, background 0.5 : !fkl.image<?x?x?xnone>
+%6 = fkl.deinterlace %5, linear : !fkl.image<?x?x?xnone>
+fkl.tsplit %6, "dst" : !fkl.image<?x?x?xnone>
+
+// CHECK-LABEL: // ---- fkl.kernel @k0 (target cuda) ----
+// CHECK:           fkl::u8 [[BORDER:border[0-9]+]][3];
+// CHECK-NEXT:      fkl::Rect [[CROP:crop[0-9]+]][1];
+// CHECK-NEXT:      fkl::f32 [[WARP:warp[0-9]+]][6];
+// CHECK-NEXT:      fkl::i32 [[WSIZE:warp[0-9]+_size]][2];
+// CHECK-NEXT:      fkl::i32 [[SIZE:resize[0-9]+]][2];
+// CHECK-NEXT:      fkl::f32 [[BG:resize[0-9]+_background]][3];
+// The planar read: channel c of pixel (x, y) of plane z from channel plane c.
+// CHECK:       FKL_HD void stage0(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z, fkl::u8 out[3]) {
+// CHECK-NEXT:      const fkl::u8* plane = (const fkl::u8*)p.h.src + z * p.h.src_plane_stride;
+// CHECK-NEXT:      const fkl::i64 channel_stride = (fkl::i64)p.h.src_h * p.h.src_w;
+// CHECK-NEXT:      const fkl::i64 at = (fkl::i64)y * p.h.src_w + x;
+// CHECK-NEXT:      for (int c = 0; c < 3; ++c) out[c] = plane[c * channel_stride + at];
+// A constant border reads its slot outside the image, anything else maps into it.
+// CHECK:       FKL_HD void stage1(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z, fkl::u8 out[3]) {
+// CHECK-NEXT:      const fkl::Size s = size0(p, z);
+// CHECK-NEXT:      const fkl::i32 sx = fkl::BorderReader<fkl::BorderMode::Constant>::index(x, s.w);
+// CHECK-NEXT:      const fkl::i32 sy = fkl::BorderReader<fkl::BorderMode::Constant>::index(y, s.h);
+// CHECK-NEXT:      if (sx < 0 || sy < 0) {
+// CHECK-NEXT:          for (int c = 0; c < 3; ++c) out[c] = p.[[BORDER]][c];
+// CHECK:           stage0(p, sx, sy, z, out);
+// CHECK:       FKL_HD void stage2(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z, fkl::u8 out[3]) {
+// CHECK-NEXT:      const fkl::Rect r = p.[[CROP]][0];
+// CHECK-NEXT:      stage1(p, x + r.x, y + r.y, z, out);
+// CHECK:       FKL_HD void stage3(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z, fkl::u8 out[3]) {
+// CHECK:           fkl::BorderReader<fkl::BorderMode::Reflect101>::index(x, s.w);
+// CHECK:           stage2(p, sx, sy, z, out);
+// After a border every warp tap goes through it.
+// CHECK:       FKL_HD void tap4(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z, fkl::u8 out[3]) {
+// CHECK-NEXT:      stage3(p, x, y, z, out);
+// CHECK:       FKL_HD void stage4(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z, fkl::f32 out[3]) {
+// CHECK-NEXT:      const fkl::WarpSample s = fkl::Warping::affine(p.[[WARP]], x, y);
+// CHECK:           tap4(p, s.ix + 1, s.iy + 1, z, d);
+// CHECK:           out[k] = fkl::Warping::blend(fa, fb, fc, fd, s.fx, s.fy);
+// CHECK:           return {p.[[WSIZE]][0], p.[[WSIZE]][1]};
+// The letterbox: background outside the content box, the resize inside it.
+// CHECK:       FKL_HD void stage5(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z, fkl::f32 out[3]) {
+// CHECK-NEXT:      const fkl::Size src = size4(p, z);
+// CHECK-NEXT:      const fkl::Rect box = fkl::resize_content_box(src.w, src.h, p.[[SIZE]][0], p.[[SIZE]][1], fkl::AspectRatio::Preserve);
+// CHECK-NEXT:      if (!fkl::box_contains(box, x, y)) {
+// CHECK-NEXT:          for (int c = 0; c < 3; ++c) out[c] = p.[[BG]][c];
+// CHECK:           const fkl::LinearTap tx = fkl::linear_tap(x, src.w, box.w);
+// CHECK:       FKL_HD void stage6(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z, fkl::f32 out[3]) {
+// CHECK:           fkl::Deinterlace::rows(fkl::DeinterlaceMode::Linear, y, src.h, first, second);
+// Channel-major: channel c of plane z at (c * B + z) * H * W + y * W + x.
+// CHECK:       FKL_HD void pixel(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z) {
+// CHECK:           base[((fkl::i64)c * p.h.dst_planes + z) * plane + at] = out[c];
+// CHECK:       {{//}} -----
+
+// CPP-LABEL:   // ---- fkl.kernel @k0 (target cpp) ----
+// CPP:         fkl::Warping::affine
+// CPP:         {{//}} -----
+
+// -----
+
+// ---- A generator (no memory read), a perspective warp without a border (outside taps are 0), one
+// output buffer per channel. -----------------------------------------------------------------------
+
+%0 = fkl.read "src" : !fkl.image<?x?x2xf16>
+%1 = fkl.read_set %0, [1.5, 2.5], size [64, 32] : !fkl.image<?x?x2xf16> -> !fkl.image<?x?x?xnone>
+%2 = fkl.warp %1, perspective [[1, 0, 0], [0, 1, 0], [0.001, 0, 1]], size [8, 8] : !fkl.image<?x?x?xnone>
+fkl.split_write %2, "dst" : !fkl.image<?x?x?xnone>
+
+// CHECK-LABEL: // ---- fkl.kernel @k0 (target cuda) ----
+// CHECK:       struct Params {
+// CHECK-NEXT:      fkl::KernelHeader h;
+// CHECK-NEXT:      void* dst_table[2];
+// CHECK-NEXT:      fkl::f16 [[VALUE:read_set[0-9]+]][2];
+// CHECK-NEXT:      fkl::i32 [[SETSIZE:read_set[0-9]+_size]][2];
+// CHECK-NEXT:      fkl::f32 [[WARP:warp[0-9]+]][9];
+// CHECK:       FKL_HD void stage1(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z, fkl::f16 out[2]) {
+// CHECK:           fkl::ReadSet::exec<2>(p.[[VALUE]], out);
+// CHECK:           return {p.[[SETSIZE]][0], p.[[SETSIZE]][1]};
+// CHECK:       FKL_HD void tap2(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z, fkl::f16 out[2]) {
+// CHECK-NEXT:      const fkl::Size src = size1(p, z);
+// CHECK-NEXT:      if (!fkl::is_inside(x, src.w) || !fkl::is_inside(y, src.h)) {
+// CHECK-NEXT:          for (int c = 0; c < 2; ++c) out[c] = fkl::f16{};
+// CHECK:       fkl::Warping::perspective(p.[[WARP]], x, y);
+// CHECK:       FKL_HD void pixel(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z) {
+// CHECK:           for (int c = 0; c < 2; ++c) ((fkl::f32*)p.dst_table[c])[z * plane + at] = out[c];
+
+// CPP-LABEL:   // ---- fkl.kernel @k0 (target cpp) ----
+// CPP:         p.dst_table[c]

@@ -389,3 +389,289 @@ fkl.kernel @k1 params !fkl.params<mul1: f32 x 3> values {mul1 = array<f64: 1.0, 
 fkl.kernel @k3 params i32 {
 }
 // CHECK: 'fkl.kernel' expects an !fkl.params type, got i32
+
+// ---- The catalogue: one chunk per verifier rule of each op -------------------------------------
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+%1 = fkl.saturate %0, [0, 0], [9, 9, 9] : !fkl.image<?x?x3xui8>
+// CHECK:      invalid.mlir:[[# @LINE - 1]]:23
+// CHECK:      'fkl.saturate' needs lower and upper bounds of one length (or one value), got [0.0, 0.0] and [9.0, 9.0, 9.0]
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xf32>
+%1 = fkl.saturate %0, 2.0, 1.0 : !fkl.image<?x?x3xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.saturate' lower bound [2.0] is above the upper bound [1.0]
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+%1 = fkl.saturate %0, 0.5, 9 : !fkl.image<?x?x3xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.saturate' value 0.5 is not representable in the chain's element type uint8; Cast to float first
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x1xi1>
+%1 = fkl.saturate %0, 0, 1 : !fkl.image<?x?x1xi1>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.saturate' clamps on a bool chain; Cast to an integer or float type first
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xi16>
+%1 = fkl.saturate_float %0 : !fkl.image<?x?x3xi16>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.saturate_float' needs a float chain, got int16
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xf32>
+%1 = fkl.is_even %0 : !fkl.image<?x?x3xf32> -> !fkl.image<?x?x3xi1>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.is_even' needs an integer chain, got float32
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xi32>
+%1 = fkl.is_even %0 : !fkl.image<?x?x3xi32> -> !fkl.image<?x?x3xi32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.is_even' result type must be !fkl.image<?x?x3xi1>, got !fkl.image<?x?x3xi32>
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+%1 = fkl.vector_and %0 : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x1xi1>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.vector_and' needs a bool chain, got uint8
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+%1 = fkl.vector_reduce %0, sum : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x1xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.vector_reduce' reduction must be one of add, mul, max, min, got sum
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xi1>
+%1 = fkl.vector_reduce %0, max : !fkl.image<?x?x3xi1> -> !fkl.image<?x?x1xi1>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.vector_reduce' reduces on a bool chain; Cast to an integer or float type first
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x2xf32>
+%1 = fkl.discard %0, 3 : !fkl.image<?x?x2xf32> -> !fkl.image<?x?x3xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.discard' keeps 3 channels of a chain of 2 (1 to 2)
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x4xui8>
+%1 = fkl.add_last %0, 1 : !fkl.image<?x?x4xui8> -> !fkl.image<?x?x?xnone>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.add_last' cannot append a channel to a chain of 4 (at most 4)
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x2xui8>
+%1 = fkl.add_last %0, 256 : !fkl.image<?x?x2xui8> -> !fkl.image<?x?x3xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.add_last' value 256.0 is not representable in the chain's element type uint8; Cast to float first
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+%1 = fkl.vector_reorder %0, [0, 3] : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x2xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.vector_reorder' indices [3] are out of range for a chain of 3 channels
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+%1 = fkl.vector_reorder %0, [0, 1, 2, 0, 1] : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x?xnone>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.vector_reorder' gives 5 indices; a pixel has 1 to 4 channels
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+%1 = fkl.vector_reorder_rt %0, [2, -1] : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x2xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.vector_reorder_rt' indices [-1] are out of range for a chain of 3 channels
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+%1 = fkl.mxv_float3 %0, [[1, 0, 0], [0, 1, 0], [0, 0, 1]] : !fkl.image<?x?x3xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.mxv_float3' needs a chain of exactly float32 x 3, got uint8 x 3
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x4xf32>
+%1 = fkl.mxv_float3 %0, [[1, 0, 0], [0, 1, 0], [0, 0, 1]] : !fkl.image<?x?x4xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.mxv_float3' needs a chain of exactly float32 x 3, got float32 x 4
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xf32>
+%1 = fkl.mxv_float3 %0, [[1, 0], [0, 1]] : !fkl.image<?x?x3xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.mxv_float3' needs a 3x3 matrix (9 numbers), got 4
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xf32>
+%1 = fkl.static_loop %0, pow 2.0, 3 : !fkl.image<?x?x3xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.static_loop' body must be one of add, sub, mul, div, max, min (a binary op), got pow
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xf32>
+%1 = fkl.static_loop %0, mul 2.0, 0 : !fkl.image<?x?x3xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.static_loop' applies its op n >= 1 times, got 0
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xi16>
+%1 = fkl.static_loop %0, div [1, 0, 2], 2 : !fkl.image<?x?x3xi16>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.static_loop' divides an integer chain (int16) by zero
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+%1 = fkl.static_loop %0, mul 0.5, 2 : !fkl.image<?x?x3xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.static_loop' value 0.5 is not representable in the chain's element type uint8; Cast to float first
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x4xui8>
+%1 = fkl.color_conversion %0, RGB2GRAY : !fkl.image<?x?x4xui8> -> !fkl.image<?x?x1xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.color_conversion' RGB2GRAY needs 3 channels, the chain has 4
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+%1 = fkl.color_conversion %0, RGB2HSV : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.color_conversion' code must be one of RGB2BGR, BGR2RGB, RGB2RGBA, BGR2BGRA, RGBA2RGB, BGRA2BGR, RGB2BGRA, BGR2RGBA, RGBA2BGR, BGRA2RGB, RGBA2BGRA, BGRA2RGBA, RGB2GRAY, BGR2GRAY, RGBA2GRAY, BGRA2GRAY, GRAY2RGB, GRAY2BGR, got RGB2HSV
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xi1>
+%1 = fkl.color_conversion %0, BGR2GRAY : !fkl.image<?x?x3xi1> -> !fkl.image<?x?x1xi1>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.color_conversion' computes gray on a bool chain; Cast to an integer or float type first
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+%1 = fkl.border %0, mirror : !fkl.image<?x?x3xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.border' mode must be one of constant, replicate, reflect, reflect101, wrap, got mirror
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+%1 = "fkl.border"(%0) <{mode = "wrap", value = array<f64: 1.0>}> : (!fkl.image<?x?x3xui8>) -> !fkl.image<?x?x3xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.border' takes a value only in constant mode, not wrap
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+%1 = "fkl.border"(%0) <{mode = "constant"}> : (!fkl.image<?x?x3xui8>) -> !fkl.image<?x?x3xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.border' needs exactly one of an inline value or a parameter slot
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+%1 = fkl.border %0, constant [1, 2] : !fkl.image<?x?x3xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.border' has 2 values but the chain has 3 channels (give one value or one per channel)
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+%1 = fkl.resize %0, size [8, 8], linear, stretch, background 0 : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.resize' aspect ratio must be one of ignore, preserve, preserve_left, preserve_even, got stretch
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+%1 = "fkl.resize"(%0) <{interp = "linear", value = array<i64: 8, 8>, aspect_ratio = "preserve"}> : (!fkl.image<?x?x3xui8>) -> !fkl.image<?x?x3xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.resize' needs exactly one of an inline background or a parameter slot
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+%1 = "fkl.resize"(%0) <{interp = "linear", value = array<i64: 8, 8>, background = array<f64: 0.0>}> : (!fkl.image<?x?x3xui8>) -> !fkl.image<?x?x3xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.resize' takes a background only with a preserve aspect-ratio mode
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+%1 = fkl.resize %0, size [8, 8], nearest, preserve, background [0, 0] : !fkl.image<?x?x3xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.resize' has 2 values but the chain has 3 channels (give one value or one per channel)
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x1xi1>
+%1 = fkl.resize %0, size [8, 8], linear : !fkl.image<?x?x1xi1> -> !fkl.image<?x?x1xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.resize' interpolates linearly on a bool chain; Cast to an integer or float type first
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xf32>
+%1 = fkl.warp %0, affine [[1, 0, 0], [0, 1, 0], [0, 0, 1]], size [8, 8] : !fkl.image<?x?x3xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.warp' affine needs a 2x3 matrix, got 9 numbers
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xf32>
+%1 = fkl.warp %0, shear [[1, 0, 0], [0, 1, 0]], size [8, 8] : !fkl.image<?x?x3xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.warp' kind must be affine or perspective, got shear
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xf32>
+%1 = fkl.warp %0, affine [[1, 0, 0], [0, 1, 0]], size [8, 0] : !fkl.image<?x?x3xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.warp' size must be [w, h] with positive values, got [8, 0]
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xf32>
+%1 = fkl.warp %0, affine [[1, 0, inf], [0, 1, 0]], size [8, 8] : !fkl.image<?x?x3xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.warp' matrix must be finite, got [1.0, 0.0, inf, 0.0, 1.0, 0.0]
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+%1 = fkl.warp %0, affine [[1, 0, 0], [0, 1, 0]], size [8, 8] : !fkl.image<?x?x3xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.warp' result type must be !fkl.image<?x?x3xf32>, got !fkl.image<?x?x3xui8>
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+%1 = fkl.deinterlace %0, bob : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.deinterlace' mode must be one of blend, linear, got bob
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+%1 = fkl.deinterlace %0, blend : !fkl.image<?x?x3xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.deinterlace' result type must be !fkl.image<?x?x3xf32>, got !fkl.image<?x?x3xui8>
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xf32>
+%1 = fkl.read_set %0, [1.0, 2.0], size [4, 4] : !fkl.image<?x?x3xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.read_set' has 2 values but the chain has 3 channels (give one value or one per channel)
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xf32>
+%1 = fkl.mul %0, 2.0 : !fkl.image<?x?x3xf32>
+%2 = fkl.read_set %1, 1.0, size [4, 4] : !fkl.image<?x?x3xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.read_set' must directly follow fkl.read (it replaces what is read)
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xf32>
+%1 = "fkl.read_set"(%0) <{value = array<f64: 1.0>}> : (!fkl.image<?x?x3xf32>) -> !fkl.image<?x?x3xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.read_set' needs exactly one of an inline size or a parameter slot
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x1xi1>
+%1 = fkl.add %0, 1 : !fkl.image<?x?x1xi1>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.add' computes arithmetic on a bool chain; Cast to an integer or float type first
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+%1 = fkl.crop %0, rects [[-1, 0, 4, 4]] : !fkl.image<?x?x3xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.crop' rect [-1, 0, 4, 4] starts outside the image; only a crop right after fkl.border may leave it

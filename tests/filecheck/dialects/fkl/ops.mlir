@@ -145,6 +145,83 @@ fkl.split %px, "dst2" planes [5, 1, 3] : !fkl.image<?x?x3xf32, planes 3>
 // CHECK-NEXT:   fkl.write %table, "dst" planes [0, 2] : !fkl.image<?x?x3xf32, planes 2>
 // CHECK-NEXT:   fkl.split %px, "dst2" planes [5, 1, 3] : !fkl.image<?x?x3xf32, planes 3>
 
+// ---- The catalogue beyond arithmetic: clamps, logic, vector ops, algebra, control, colour. -------
+%q = fkl.read "q" : !fkl.image<?x?x3xui8>
+%g = fkl.read "g" : !fkl.image<?x?x3xf32>
+%sat = fkl.saturate %q, 10, 200 : !fkl.image<?x?x3xui8>
+%sat3 = fkl.saturate %g, [0, -1.5, 2], [1, 1.5, 1.0e+3] : !fkl.image<?x?x3xf32>
+%sat_slot = fkl.saturate %q, param "saturate1" : !fkl.image<?x?x3xui8>
+%satf = fkl.saturate_float %g : !fkl.image<?x?x3xf32>
+%even = fkl.is_even %q : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xi1>
+%all = fkl.vector_and %even : !fkl.image<?x?x3xi1> -> !fkl.image<?x?x1xi1>
+%sum = fkl.vector_reduce %q, add : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x1xui8>
+%big = fkl.vector_reduce %g, max : !fkl.image<?x?x3xf32> -> !fkl.image<?x?x?xnone>
+%two = fkl.discard %g, 2 : !fkl.image<?x?x3xf32> -> !fkl.image<?x?x2xf32>
+%four = fkl.add_last %q, 255 : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x4xui8>
+%four_slot = fkl.add_last %g, param "add_last1" : !fkl.image<?x?x3xf32> -> !fkl.image<?x?x4xf32>
+%rev = fkl.vector_reorder %q, [2, 1, 0, 0] : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x4xui8>
+%rt = fkl.vector_reorder_rt %q, [1, 2] : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x2xui8>
+%rt_slot = fkl.vector_reorder_rt %g, param "vector_reorder_rt1" : !fkl.image<?x?x3xf32> -> !fkl.image<?x?x3xf32>
+%mxv = fkl.mxv_float3 %g, [[1, 0, 0], [0.5, 0.25, -2], [0, 0, 1]] : !fkl.image<?x?x3xf32>
+%loop = fkl.static_loop %g, mul 1.5, 3 : !fkl.image<?x?x3xf32>
+%loop_slot = fkl.static_loop %q, div param "static_loop1", 2 : !fkl.image<?x?x3xui8>
+%gray = fkl.color_conversion %q, RGB2GRAY : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x1xui8>
+%bgra = fkl.color_conversion %q, RGB2BGRA : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x?xnone>
+// CHECK-NEXT:   %q = fkl.read "q" : !fkl.image<?x?x3xui8>
+// CHECK-NEXT:   %g = fkl.read "g" : !fkl.image<?x?x3xf32>
+// CHECK-NEXT:   %sat = fkl.saturate %q, 10.0, 200.0 : !fkl.image<?x?x3xui8>
+// CHECK-NEXT:   %sat3 = fkl.saturate %g, [0.0, -1.5, 2.0], [1.0, 1.5, 1000.0] : !fkl.image<?x?x3xf32>
+// CHECK-NEXT:   %sat_slot = fkl.saturate %q, param "saturate1" : !fkl.image<?x?x3xui8>
+// CHECK-NEXT:   %satf = fkl.saturate_float %g : !fkl.image<?x?x3xf32>
+// CHECK-NEXT:   %even = fkl.is_even %q : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xi1>
+// CHECK-NEXT:   %all = fkl.vector_and %even : !fkl.image<?x?x3xi1> -> !fkl.image<?x?x1xi1>
+// CHECK-NEXT:   %sum = fkl.vector_reduce %q, add : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x1xui8>
+// CHECK-NEXT:   %big = fkl.vector_reduce %g, max : !fkl.image<?x?x3xf32> -> !fkl.image<?x?x?xnone>
+// CHECK-NEXT:   %two = fkl.discard %g, 2 : !fkl.image<?x?x3xf32> -> !fkl.image<?x?x2xf32>
+// CHECK-NEXT:   %four = fkl.add_last %q, 255.0 : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x4xui8>
+// CHECK-NEXT:   %four_slot = fkl.add_last %g, param "add_last1" : !fkl.image<?x?x3xf32> -> !fkl.image<?x?x4xf32>
+// CHECK-NEXT:   %rev = fkl.vector_reorder %q, [2, 1, 0, 0] : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x4xui8>
+// CHECK-NEXT:   %rt = fkl.vector_reorder_rt %q, [1, 2] : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x2xui8>
+// CHECK-NEXT:   %rt_slot = fkl.vector_reorder_rt %g, param "vector_reorder_rt1" : !fkl.image<?x?x3xf32>
+// CHECK-NEXT:   %mxv = fkl.mxv_float3 %g, {{\[}}[1.0, 0.0, 0.0], [0.5, 0.25, -2.0], [0.0, 0.0, 1.0]] : !fkl.image<?x?x3xf32>
+// CHECK-NEXT:   %loop = fkl.static_loop %g, mul 1.5, 3 : !fkl.image<?x?x3xf32>
+// CHECK-NEXT:   %loop_slot = fkl.static_loop %q, div param "static_loop1", 2 : !fkl.image<?x?x3xui8>
+// CHECK-NEXT:   %gray = fkl.color_conversion %q, RGB2GRAY : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x1xui8>
+// CHECK-NEXT:   %bgra = fkl.color_conversion %q, RGB2BGRA : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x?xnone>
+
+// ---- More geometry: border modes, a crop leaving the image after a border, resize with an aspect
+// ratio and background, warps (affine, perspective, inverse, slots), deinterlace, read_set. --------
+%bc = fkl.border %q, constant [0, 0, 255] : !fkl.image<?x?x3xui8>
+%bc_crop = fkl.crop %bc, rects [[-10, -20, 300, 400]] : !fkl.image<?x?x3xui8>
+%br = fkl.border %g, reflect101 : !fkl.image<?x?x3xf32>
+%bw_slot = fkl.border %g, constant param "border1" : !fkl.image<?x?x3xf32>
+%pres = fkl.resize %q, size [224, 224], linear, preserve, background [114.0, 114.0, 114.0] : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xf32>
+%pres_slot = fkl.resize %q, param "resize1", nearest, preserve_even, background param "resize1_background" : !fkl.image<?x?x3xui8>
+%wa = fkl.warp %g, affine [[1, 0.5, 3], [0, 1, -2]], size [64, 48] : !fkl.image<?x?x3xf32>
+%wp = fkl.warp %q, perspective [[1, 0, 0], [0, 1, 0], [0.001, 0, 1]], inverse, size [8, 8] : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xf32>
+%w_slot = fkl.warp %br, affine param "warp1", inverse, size param "warp1_size" : !fkl.image<?x?x3xf32>
+%dl = fkl.deinterlace %q, linear : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xf32>
+%set = fkl.read_set %g, [1, 2, 3], size [16, 9] : !fkl.image<?x?x3xf32>
+%set_slot = fkl.read_set %q, param "read_set1", size param "read_set1_size" : !fkl.image<?x?x3xui8>
+// CHECK-NEXT:   %bc = fkl.border %q, constant [0.0, 0.0, 255.0] : !fkl.image<?x?x3xui8>
+// CHECK-NEXT:   %bc_crop = fkl.crop %bc, rects {{\[}}[-10, -20, 300, 400]] : !fkl.image<?x?x3xui8>
+// CHECK-NEXT:   %br = fkl.border %g, reflect101 : !fkl.image<?x?x3xf32>
+// CHECK-NEXT:   %bw_slot = fkl.border %g, constant param "border1" : !fkl.image<?x?x3xf32>
+// CHECK-NEXT:   %pres = fkl.resize %q, size [224, 224], linear, preserve, background [114.0, 114.0, 114.0] : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xf32>
+// CHECK-NEXT:   %pres_slot = fkl.resize %q, param "resize1", nearest, preserve_even, background param "resize1_background" : !fkl.image<?x?x3xui8>
+// CHECK-NEXT:   %wa = fkl.warp %g, affine {{\[}}[1.0, 0.5, 3.0], [0.0, 1.0, -2.0]], size [64, 48] : !fkl.image<?x?x3xf32>
+// CHECK-NEXT:   %wp = fkl.warp %q, perspective {{\[}}[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.001, 0.0, 1.0]], inverse, size [8, 8] : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xf32>
+// CHECK-NEXT:   %w_slot = fkl.warp %br, affine param "warp1", inverse, size param "warp1_size" : !fkl.image<?x?x3xf32>
+// CHECK-NEXT:   %dl = fkl.deinterlace %q, linear : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xf32>
+// CHECK-NEXT:   %set = fkl.read_set %g, [1.0, 2.0, 3.0], size [16, 9] : !fkl.image<?x?x3xf32>
+// CHECK-NEXT:   %set_slot = fkl.read_set %q, param "read_set1", size param "read_set1_size" : !fkl.image<?x?x3xui8>
+
+// ---- The other writes: channel-major [C][B][H][W] and one buffer per channel. --------------------
+fkl.tsplit %sat3, "t_out" : !fkl.image<?x?x3xf32>
+fkl.split_write %sat, "channels_out" : !fkl.image<?x?x3xui8>
+// CHECK-NEXT:   fkl.tsplit %sat3, "t_out" : !fkl.image<?x?x3xf32>
+// CHECK-NEXT:   fkl.split_write %sat, "channels_out" : !fkl.image<?x?x3xui8>
+
 // Kernels: no slots; every slot kind, with and without values.
 fkl.kernel @empty params !fkl.params<> {
   %0 = fkl.read "src" : !fkl.image<?x?x3xui8>
@@ -201,5 +278,21 @@ fkl.kernel @inline_values params !fkl.params<> {
 // GENERIC:        "fkl.yield"(%sr) : (!fkl.image<?x?x3xf32, planes 3>) -> ()
 // GENERIC-NEXT: }) : () -> !fkl.image<?x?x3xf32, planes 3>
 // GENERIC:      "fkl.write"(%table) <{dest = "dst", planes = array<i64: 0, 2>}>
+// GENERIC:      "fkl.saturate"(%q) <{value = array<f64: 1.000000e+01, 2.000000e+02>}>
+// GENERIC:      "fkl.is_even"(%q) : (!fkl.image<?x?x3xui8>) -> !fkl.image<?x?x3xi1>
+// GENERIC:      "fkl.vector_reduce"(%q) <{word = "add"}>
+// GENERIC:      "fkl.discard"(%g) <{keep = 2 : i64}>
+// GENERIC:      "fkl.vector_reorder"(%q) <{order = array<i64: 2, 1, 0, 0>}>
+// GENERIC:      "fkl.vector_reorder_rt"(%q) <{value = array<i64: 1, 2>}>
+// GENERIC:      "fkl.static_loop"(%g) <{value = array<f64: 1.500000e+00>, body = "mul", count = 3 : i64}>
+// GENERIC:      "fkl.color_conversion"(%q) <{word = "RGB2GRAY"}>
+// GENERIC:      "fkl.border"(%q) <{value = array<f64: 0.000000e+00, 0.000000e+00, 2.550000e+02>, mode = "constant"}>
+// GENERIC:      "fkl.resize"(%q) <{interp = "linear", value = array<i64: 224, 224>, aspect_ratio = "preserve", background = array<f64: 1.140000e+02, 1.140000e+02, 1.140000e+02>}>
+// GENERIC:      "fkl.warp"(%g) <{value = array<f64: {{.*}}>, size = array<i64: 64, 48>, kind = "affine"}>
+// GENERIC:      "fkl.warp"(%q) <{value = array<f64: {{.*}}>, size = array<i64: 8, 8>, kind = "perspective", inverse}>
+// GENERIC:      "fkl.warp"(%br) <{slot = "warp1", size_slot = "warp1_size", kind = "affine", inverse}>
+// GENERIC:      "fkl.read_set"(%g) <{value = array<f64: 1.000000e+00, 2.000000e+00, 3.000000e+00>, size = array<i64: 16, 9>}>
+// GENERIC:      "fkl.tsplit"(%sat3) <{dest = "t_out"}>
+// GENERIC:      "fkl.split_write"(%sat) <{dest = "channels_out"}>
 // GENERIC:      "fkl.kernel"() <{sym_name = "empty", params = !fkl.params<>}> ({
 // GENERIC:      "fkl.kernel"() <{sym_name = "k0", params = !fkl.params<crop1: rect x 2, {{.*}}>, values = {crop1 = array<i64: 0, 0, 4, 4, 1, 1, 4, 4>, {{.*}}}}> ({
