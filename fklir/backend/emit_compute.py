@@ -40,21 +40,24 @@ def _element_expr(op: Operation, src: str, c: str) -> tuple[str, str]:
     out_t = CPP_TYPE[image_of(op.results[0].type).dtype]
     if isinstance(op, fkl.BinaryValueOp):
         struct = BINARY_STRUCT[type(op)]
-        return f"fkl::{struct}::exec({src}, p.{slot_of(op)}[{c}])", f"{op.name}: {op.FORMULA}"
+        return f"fkl::{struct}::exec({src}, fkl::pick(p.{slot_of(op)}, {c}))", f"{op.name}: {op.FORMULA}"
     if isinstance(op, fkl.SaturateCastOp):
         return f"fkl::SaturateCast<{out_t}>::exec({src})", op.name
     if isinstance(op, fkl.CastOp):
         return f"fkl::Cast<{out_t}>::exec({src})", op.name
     if isinstance(op, fkl.SaturateOp):
         slot, channels = slot_of(op), _channels(op)
-        return f"fkl::Saturate::exec({src}, p.{slot}[{c}], p.{slot}[{channels} + {c}])", f"{op.name}: clamp to [lo, hi]"
+        return (
+            f"fkl::Saturate::exec({src}, fkl::pick(p.{slot}, {c}), fkl::pick(p.{slot}, {channels} + {c}))",
+            f"{op.name}: clamp to [lo, hi]",
+        )
     if isinstance(op, fkl.SaturateFloatOp):
         return f"fkl::SaturateFloat::exec({src})", f"{op.name}: clamp to [0, 1]"
     if isinstance(op, fkl.IsEvenOp):
         return f"fkl::IsEven::exec({src})", f"{op.name}: x mod 2 == 0"
     if isinstance(op, fkl.StaticLoopOp):
         struct = f"fkl::StaticLoop<fkl::{BODY_STRUCT[op.body.data]}, {op.count.data}>"
-        return f"{struct}::exec({src}, p.{slot_of(op)}[{c}])", f"{op.name}: {op.body.data} applied {op.count.data} times"
+        return f"{struct}::exec({src}, fkl::pick(p.{slot_of(op)}, {c}))", f"{op.name}: {op.body.data} applied {op.count.data} times"
     raise ValueError(f"no element-wise C++ emission for '{op.name}'")
 
 

@@ -187,44 +187,53 @@ def _emit_pixel(chain: Chain, last_stage: int) -> list[str]:
 
 
 def _flat_width(in_dtype: str, out_dtype: str, channels: int) -> int:
-    """Elements per thread: whole 16-byte vectors on both sides, and a multiple of the channel
-    count so that every element's channel is a compile-time constant (a per-thread channel
-    would make the warp read the parameter block at divergent addresses)."""
-    return math.lcm(16 // min(ELEMENT_SIZE[in_dtype], ELEMENT_SIZE[out_dtype]), channels)
+    """Elements per thread: one 16-byte vector of the input, so that a warp's loads (and, for
+    outputs at least as wide, its stores) are one contiguous run. The channel count does not
+    enter: each element's channel is computed and its parameters picked with selects."""
+    del out_dtype, channels
+    return 16 // ELEMENT_SIZE[in_dtype]
 
 
 def _emit_flat(in_dtype: str, out_dtype: str, channels: int) -> list[str]:
     t_in, t_out = CPP_TYPE[in_dtype], CPP_TYPE[out_dtype]
     n = _flat_width(in_dtype, out_dtype, channels)
-    per_load, per_store = 16 // ELEMENT_SIZE[in_dtype], 16 // ELEMENT_SIZE[out_dtype]
+    out_bytes = n * ELEMENT_SIZE[out_dtype]
+    per_store = 16 // ELEMENT_SIZE[out_dtype]
+    if out_bytes >= 16:
+        store = [
+            "#pragma unroll",
+            f"        for (int k = 0; k < {out_bytes // 16}; ++k) {{",
+            f"            fkl::Vec16<{t_out}> v;",
+            "#pragma unroll",
+            f"            for (int j = 0; j < {per_store}; ++j) v.v[j] = out[k * {per_store} + j];",
+            f"            fkl::store16(dst + k * {per_store}, v);",
+            "        }",
+        ]
+    else:  # a narrowing chain: the warp's stores are still one contiguous run
+        store = ["#pragma unroll", f"        for (int j = 0; j < {n}; ++j) dst[j] = out[j];"]
     return [
-        f"// Elements [i*{n}, i*{n}+{n}) of the packed image, {n} a multiple of the {channels} channels:",
-        "// 16-byte loads and stores when aligned, element j has channel j % C.",
+        f"// Elements [i*{n}, i*{n}+{n}) of the packed image: thread i loads one 16-byte vector (a warp reads one",
+        "// contiguous run); element e has channel e % C, its parameters picked without divergent reads.",
         "FKL_HD void flat(const Params& p, fkl::i64 i) {",
         f"    const {t_in}* src = (const {t_in}*)p.h.src + i * {n};",
         f"    {t_out}* dst = ({t_out}*)p.h.dst + i * {n};",
         f"    const fkl::i64 left = p.h.n - i * {n};",
+        f"    int c = (int)((i * {n}) % {channels});",
         f"    if (p.h.aligned && left >= {n}) {{",
-        f"        {t_in} in[{n}];",
+        f"        const fkl::Vec16<{t_in}> in = fkl::load16(src);",
+        f"        {t_out} out[{n}];",
         "#pragma unroll",
-        f"        for (int k = 0; k < {n // per_load}; ++k) {{",
-        f"            const fkl::Vec16<{t_in}> v = fkl::load16(src + k * {per_load});",
-        "#pragma unroll",
-        f"            for (int j = 0; j < {per_load}; ++j) in[k * {per_load} + j] = v.v[j];",
+        f"        for (int j = 0; j < {n}; ++j) {{",
+        "            out[j] = compute(p, in.v[j], c);",
+        f"            c = (c + 1 == {channels}) ? 0 : c + 1;",
         "        }",
-        "#pragma unroll",
-        f"        for (int k = 0; k < {n // per_store}; ++k) {{",
-        f"            fkl::Vec16<{t_out}> v;",
-        "#pragma unroll",
-        f"            for (int j = 0; j < {per_store}; ++j) {{",
-        f"                const int e = k * {per_store} + j;",
-        f"                v.v[j] = compute(p, in[e], e % {channels});",
-        "            }",
-        f"            fkl::store16(dst + k * {per_store}, v);",
-        "        }",
+        *store,
         "        return;",
         "    }",
-        f"    for (int e = 0; e < {n} && e < left; ++e) dst[e] = compute(p, src[e], e % {channels});",
+        f"    for (int j = 0; j < {n} && j < left; ++j) {{",
+        "        dst[j] = compute(p, src[j], c);",
+        f"        c = (c + 1 == {channels}) ? 0 : c + 1;",
+        "    }",
         "}",
     ]
 

@@ -127,8 +127,9 @@ class TensorPack(Read):
 
 @dataclass(frozen=True, eq=False, init=False)
 class ReadSet(Read):
-    """A w x h image whose every pixel is `value` (one number, or one per channel), of `dtype`:
-    a generator that reads no memory. Its output size is (w, h) whatever the input.
+    """A w x h image whose every pixel is `value` (one number per channel, or one number for
+    `channels` channels, default 1), of `dtype`: a generator that reads no memory. Its output
+    size is (w, h) whatever the input.
 
     Not yet accepted by compose() (a pipeline without an input needs the runtime; see docs/ops.md).
     """
@@ -137,9 +138,17 @@ class ReadSet(Read):
     size: Size
     dtype: str
 
-    def __init__(self, value: float | Sequence[float], w: int, h: int, dtype: str = "float32"):
+    def __init__(
+        self, value: float | Sequence[float], w: int, h: int, dtype: str = "float32", channels: int | None = None
+    ):
         name = type(self).__name__
-        object.__setattr__(self, "values", _values(name, value))
+        values = _values(name, value)
+        if channels is not None:
+            n = _channel_count(name, channels)
+            if len(values) not in (1, n):
+                raise ValueError(f"{name}: {len(values)} values for {n} channels (give 1, or one per channel)")
+            values = values * n if len(values) == 1 else values
+        object.__setattr__(self, "values", values)
         object.__setattr__(self, "size", (_positive_int(name, "width", w), _positive_int(name, "height", h)))
         object.__setattr__(self, "dtype", _check_dtype(name, dtype))
         object.__setattr__(self, "location", _user_location())

@@ -510,9 +510,12 @@ def saturate_cast(img: Image, to: str) -> Image:
     """SaturateCast(dtype): clamp to the target range, then round half to even; NaN -> 0.
 
     Float targets clamp to their finite range (an infinity becomes the largest finite value) and
-    keep NaN.  A bool target clamps to [0, 1] and rounds, so 0.5 -> False and 0.7 -> True.
+    keep NaN.  A bool target is ``x != 0``, as the op library's SaturateCast<bool> (NaN -> True);
+    SPEC's "clamp to [0, 1], round half to even" would give 0.5 -> False: an open question.
     """
     target = dtype_info(to, "SaturateCast")
+    if to == "bool":
+        return Image(img.data != 0, to)
     if target.is_float:
         clamped = np.clip(_to_float64(img), target.lo, target.hi)
         return _float_image(clamped, to)

@@ -250,8 +250,11 @@ def _linear_taps(src_n: int, dst_n: int) -> tuple[NDArray[np.int64], NDArray[np.
     scale = 1.0 / (dst_n / src_n)
     centres = _to_float32((np.arange(dst_n, dtype=np.float64) + 0.5) * scale - 0.5)
     first = np.floor(centres)
-    frac = centres - first
     first_i = first.astype(np.int64)
+    # Where the taps are clamped to one pixel its weight is irrelevant; it is 0, as in the op
+    # library, so that an infinite pixel gives inf (not inf * 0 = NaN) the same way on both.
+    clamped = (first_i < 0) | (first_i >= src_n - 1)
+    frac = np.where(clamped, 0.0, centres - first)
     return np.clip(first_i, 0, src_n - 1), np.clip(first_i + 1, 0, src_n - 1), frac
 
 

@@ -40,4 +40,15 @@ FKL_HD f32 bilinear(f32 a, f32 b, f32 c, f32 d, f32 wx, f32 wy) {
     return top * (1.0f - wy) + bottom * wy;
 }
 
+// v[i] of a small parameter array, chosen with selects: every v[k] is read at a warp-uniform
+// address (a runtime i would make a warp read the parameter block at divergent addresses).
+// With a compile-time i it folds to v[i].
+template <typename T, int N>
+FKL_HD T pick(const T (&v)[N], int i) {
+    T r = v[0];
+#pragma unroll
+    for (int k = 1; k < N; ++k) r = (i == k) ? v[k] : r;
+    return r;
+}
+
 }  // namespace fkl
