@@ -21,15 +21,16 @@ fkl.write %3, "dst" : !fkl.image<?x?x?xnone>
 // CHECK-NEXT:  };
 // CHECK:       FKL_HD fkl::u8 compute(const Params& p, fkl::u8 v0, int c) {
 // CHECK:           const fkl::f32 v1 = fkl::Cast<fkl::f32>::exec(v0);
-// CHECK-NEXT:      const fkl::f32 v2 = fkl::Mul::exec(v1, p.mul2[c]);
+// CHECK-NEXT:      const fkl::f32 v2 = fkl::Mul::exec(v1, fkl::pick(p.mul2, c));
 // CHECK-NEXT:      const fkl::u8 v3 = fkl::SaturateCast<fkl::u8>::exec(v2);
 // CHECK-NEXT:      return v3;
 // CHECK-NEXT:  }
-// Each thread takes N consecutive elements: 16-byte loads, the chain per element (channel = element
-// index mod 3), 16-byte stores; a scalar tail.
+// Each thread takes one 16-byte vector (a warp reads one contiguous run); element e has channel
+// e mod 3, found once per thread and then counted up; a scalar tail.
 // CHECK:       FKL_HD void flat(const Params& p, fkl::i64 i) {
+// CHECK:           int c = (int)((i * [[V:[0-9]+]]) % 3);
 // CHECK:           fkl::load16(
-// CHECK:           compute(p, {{.*}} % 3)
+// CHECK:           out[j] = compute(p, in.v[j], c);
 // CHECK:           fkl::store16(
 // CHECK-NOT:   stage0
 // CHECK:       #if defined(__CUDACC__)
