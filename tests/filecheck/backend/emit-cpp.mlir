@@ -80,10 +80,10 @@ fkl.write %u8, "dst" : !fkl.image<?x?x?xnone>
 // CHECK:       FKL_HD void compute_pixel(const Params& p, const fkl::f32 v0[3], fkl::u8 out[3]) {
 // CHECK:           // fkl.mul: x * v
 // CHECK-NEXT:      fkl::f32 v1[3];
-// CHECK-NEXT:      for (int c = 0; c < 3; ++c) v1[c] = fkl::Mul::exec(v0[c], p.[[MUL]][c]);
+// CHECK-NEXT:      for (int c = 0; c < 3; ++c) v1[c] = fkl::Mul::exec(v0[c], fkl::pick(p.[[MUL]], c));
 // CHECK-NEXT:      // fkl.sub: x - v
 // CHECK-NEXT:      fkl::f32 v2[3];
-// CHECK-NEXT:      for (int c = 0; c < 3; ++c) v2[c] = fkl::Sub::exec(v1[c], p.[[SUB]][c]);
+// CHECK-NEXT:      for (int c = 0; c < 3; ++c) v2[c] = fkl::Sub::exec(v1[c], fkl::pick(p.[[SUB]], c));
 // CHECK-NEXT:      // fkl.saturate_cast to uint8
 // CHECK-NEXT:      fkl::u8 v3[3];
 // CHECK-NEXT:      for (int c = 0; c < 3; ++c) v3[c] = fkl::SaturateCast<fkl::u8>::exec(v2[c]);
@@ -218,7 +218,7 @@ fkl.write %1, "dst" : !fkl.image<?x?x3xui8, planes 2>
 // CHECK-NEXT:      const void* src_table[2];
 // CHECK-NEXT:      fkl::u8 [[ADD:add[0-9]+]][3];
 // CHECK-NEXT:  };
-// CHECK:       for (int c = 0; c < 3; ++c) v1[c] = fkl::Add::exec(v0[c], p.[[ADD]][c]);
+// CHECK:       for (int c = 0; c < 3; ++c) v1[c] = fkl::Add::exec(v0[c], fkl::pick(p.[[ADD]], c));
 // CHECK:       FKL_HD void stage0(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z, fkl::u8 out[3]) {
 // CHECK-NEXT:      const fkl::u8* px = (const fkl::u8*)p.src_table[z] + y * p.h.src_pitch + (fkl::i64)x * 3;
 // CHECK-NOT:   flat(
@@ -248,11 +248,11 @@ fkl.write %b1, "dst" planes [1] : !fkl.image<?x?x1xf32>
 // CHECK-NEXT:      fkl::f32 [[MUL:mul[0-9]+]][1];
 // CHECK-NEXT:  };
 // CHECK:       namespace c0 {
-// CHECK:           for (int c = 0; c < 1; ++c) v1[c] = fkl::Add::exec(v0[c], p.[[ADD]][c]);
+// CHECK:           for (int c = 0; c < 1; ++c) v1[c] = fkl::Add::exec(v0[c], fkl::pick(p.[[ADD]], c));
 // CHECK:       FKL_HD void pixel(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z) {
 // CHECK:       }  // namespace c0
 // CHECK:       namespace c1 {
-// CHECK:           for (int c = 0; c < 1; ++c) v1[c] = fkl::Mul::exec(v0[c], p.[[MUL]][c]);
+// CHECK:           for (int c = 0; c < 1; ++c) v1[c] = fkl::Mul::exec(v0[c], fkl::pick(p.[[MUL]], c));
 // CHECK:       FKL_HD void pixel(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z) {
 // CHECK:       }  // namespace c1
 // CHECK-NOT:   namespace c2
@@ -286,7 +286,7 @@ fkl.write %3, "dst" : !fkl.image<?x?x?xnone>
 // CHECK-NEXT:      fkl::i16 [[LOOP:static_loop[0-9]+]][3];
 // CHECK:       FKL_HD bool compute(const Params& p, fkl::i16 v0, int c) {
 // CHECK:           const fkl::i16 v1 = fkl::Saturate::exec(v0, p.[[SAT]][c], p.[[SAT]][3 + c]);
-// CHECK-NEXT:      const fkl::i16 v2 = fkl::StaticLoop<fkl::Mul, 2>::exec(v1, p.[[LOOP]][c]);
+// CHECK-NEXT:      const fkl::i16 v2 = fkl::StaticLoop<fkl::Mul, 2>::exec(v1, fkl::pick(p.[[LOOP]], c));
 // CHECK-NEXT:      const bool v3 = fkl::IsEven::exec(v2);
 // CHECK:       FKL_HD void flat(const Params& p, fkl::i64 i) {
 // CHECK:           v.v[j] = compute(p, in[e], e % 3);
