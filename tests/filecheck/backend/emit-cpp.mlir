@@ -189,7 +189,7 @@ fkl.write %2, "dst" : !fkl.image<?x?x?xnone>
 
 // CHECK-LABEL: // ---- fkl.kernel @k0 (target cuda) ----
 // CHECK:       FKL_HD fkl::f32 compute(const Params& p, fkl::u8 v0, int c) {
-// CHECK:           const fkl::f32 v2 = fkl::Div::exec(v1, p.{{div[0-9]+}}[c]);
+// CHECK:           const fkl::f32 v2 = fkl::Div::exec(v1, fkl::pick(p.{{div[0-9]+}}, c));
 // CHECK:       FKL_HD void flat(const Params& p, fkl::i64 i) {
 // CHECK:           fkl::f32* dst = (fkl::f32*)p.h.dst
 // CHECK:           const fkl::Vec16<fkl::u8> v = fkl::load16(
