@@ -192,9 +192,9 @@ fkl.write %2, "dst" : !fkl.image<?x?x?xnone>
 // CHECK:           const fkl::f32 v2 = fkl::Div::exec(v1, fkl::pick(p.{{div[0-9]+}}, c));
 // CHECK:       FKL_HD void flat(const Params& p, fkl::i64 i) {
 // CHECK:           fkl::f32* dst = (fkl::f32*)p.h.dst
-// CHECK:           const fkl::Vec16<fkl::u8> v = fkl::load16(
+// CHECK:           const fkl::Vec16<fkl::u8> in = fkl::load16(src);
+// CHECK:           for (int k = 0; k < 4; ++k) {
 // CHECK:           fkl::Vec16<fkl::f32> v;
-// CHECK:           for (int j = 0; j < 4; ++j) {
 // CHECK:           fkl::store16(
 // CHECK:           flat(p, i);
 // CHECK:       {{//}} -----
