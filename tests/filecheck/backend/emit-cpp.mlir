@@ -285,7 +285,7 @@ fkl.write %3, "dst" : !fkl.image<?x?x?xnone>
 // CHECK:           fkl::i16 [[SAT:saturate[0-9]+]][6];
 // CHECK-NEXT:      fkl::i16 [[LOOP:static_loop[0-9]+]][3];
 // CHECK:       FKL_HD bool compute(const Params& p, fkl::i16 v0, int c) {
-// CHECK:           const fkl::i16 v1 = fkl::Saturate::exec(v0, p.[[SAT]][c], p.[[SAT]][3 + c]);
+// CHECK:           const fkl::i16 v1 = fkl::Saturate::exec(v0, fkl::pick(p.[[SAT]], c), fkl::pick(p.[[SAT]], 3 + c));
 // CHECK-NEXT:      const fkl::i16 v2 = fkl::StaticLoop<fkl::Mul, 2>::exec(v1, fkl::pick(p.[[LOOP]], c));
 // CHECK-NEXT:      const bool v3 = fkl::IsEven::exec(v2);
 // CHECK:       FKL_HD void flat(const Params& p, fkl::i64 i) {
