@@ -289,7 +289,7 @@ fkl.write %3, "dst" : !fkl.image<?x?x?xnone>
 // CHECK-NEXT:      const fkl::i16 v2 = fkl::StaticLoop<fkl::Mul, 2>::exec(v1, fkl::pick(p.[[LOOP]], c));
 // CHECK-NEXT:      const bool v3 = fkl::IsEven::exec(v2);
 // CHECK:       FKL_HD void flat(const Params& p, fkl::i64 i) {
-// CHECK:           v.v[j] = compute(p, in[e], e % 3);
+// CHECK:           out[j] = compute(p, in.v[j], c);
 // CHECK-NOT:   compute_pixel
 // CHECK:       {{//}} -----
 
