@@ -95,6 +95,7 @@ __all__ = [
     "set_backend",
 ]
 
+
 def get_backend() -> str:
     """The GPU compiler in use: "nvcc" or "nvrtc" (automatic: nvcc when on PATH, else NVRTC)."""
     from fklir.backend.build import get_backend as current

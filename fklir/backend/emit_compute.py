@@ -40,7 +40,11 @@ def _element_expr(op: Operation, src: str, c: str) -> tuple[str, str]:
     out_t = CPP_TYPE[image_of(op.results[0].type).dtype]
     if isinstance(op, fkl.BinaryValueOp):
         struct = BINARY_STRUCT[type(op)]
-        return f"fkl::{struct}::exec({src}, fkl::pick(p.{slot_of(op)}, {c}))", f"{op.name}: {op.FORMULA}"
+        slot = slot_of(op)
+        if isinstance(op, fkl.DivOp) and image_of(op.results[0].type).dtype == "float32":
+            reciprocal = f"fkl::pick(p.{slot}_rcp, {c})"
+            return f"fkl::Div::exec({src}, fkl::pick(p.{slot}, {c}), {reciprocal})", f"{op.name}: {op.FORMULA}"
+        return f"fkl::{struct}::exec({src}, fkl::pick(p.{slot}, {c}))", f"{op.name}: {op.FORMULA}"
     if isinstance(op, fkl.SaturateCastOp):
         return f"fkl::SaturateCast<{out_t}>::exec({src})", op.name
     if isinstance(op, fkl.CastOp):
@@ -57,7 +61,10 @@ def _element_expr(op: Operation, src: str, c: str) -> tuple[str, str]:
         return f"fkl::IsEven::exec({src})", f"{op.name}: x mod 2 == 0"
     if isinstance(op, fkl.StaticLoopOp):
         struct = f"fkl::StaticLoop<fkl::{BODY_STRUCT[op.body.data]}, {op.count.data}>"
-        return f"{struct}::exec({src}, fkl::pick(p.{slot_of(op)}, {c}))", f"{op.name}: {op.body.data} applied {op.count.data} times"
+        return (
+            f"{struct}::exec({src}, fkl::pick(p.{slot_of(op)}, {c}))",
+            f"{op.name}: {op.body.data} applied {op.count.data} times",
+        )
     raise ValueError(f"no element-wise C++ emission for '{op.name}'")
 
 

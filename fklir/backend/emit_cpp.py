@@ -19,17 +19,16 @@ kernel's `!fkl.params`; `KernelLayout` describes it for the host side (fklir.run
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from xdsl.ir import Operation
 
-from fklir.backend.cpp_types import CPP_TYPE, ELEMENT_SIZE, SLOT_CPP_TYPE, image_of
+from fklir.backend.cpp_types import CPP_TYPE, ELEMENT_SIZE, SLOT_CPP_TYPE, image_of, slot_of
 from fklir.backend.emit_compute import emit_compute_element, emit_compute_pixel, is_channelwise
 from fklir.backend.emit_geometry import emit_stages
 from fklir.dialects import fkl
 
-CODEGEN_VERSION = "2"
+CODEGEN_VERSION = "3"
 
 GPU_ENTRY = "fkl_kernel"
 CPU_ENTRY = "fkl_run"
@@ -52,6 +51,7 @@ class KernelLayout:
     src_table: int = 0  # > 0: the read takes one pointer per plane from Params::src_table
     read: str = "packed"  # "packed" | "planar" (TensorPack: [B][C][H][W]) | "none" (ReadSet)
     dst_table: int = 0  # > 0 (split_write): one output buffer per channel in Params::dst_table
+    reciprocals: tuple[str, ...] = ()  # slots whose float32 reciprocals follow the slots (`<slot>_rcp`)
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,9 @@ def kernel_chains(kernel: fkl.KernelOp) -> list[Chain]:
     while ops:
         read = ops.pop(0)
         if not isinstance(read, fkl.ReadOp):
-            raise ValueError(f"kernel @{kernel.sym_name.data}: a chain must start with fkl.read, not '{read.name}'")
+            raise ValueError(
+                f"kernel @{kernel.sym_name.data}: a chain must start with fkl.read, not '{read.name}'"
+            )
         middle: list[Operation] = []
         while ops and not isinstance(ops[0], fkl.WRITE_OPS):
             middle.append(ops.pop(0))
@@ -119,7 +121,20 @@ def kernel_chains(kernel: fkl.KernelOp) -> list[Chain]:
     return chains
 
 
-def _emit_params(slots: list[tuple[str, str, int]], src_table: int, dst_table: int) -> list[str]:
+def float_divisor_slots(chains: list[Chain]) -> tuple[str, ...]:
+    """Slots that divide a float32 chain: the host also packs their reciprocals (`<slot>_rcp`), so
+    a GPU division is a product and one FMA correction (fkl::Div), never a per-element reciprocal."""
+    return tuple(
+        slot_of(op)
+        for chain in chains
+        for op in chain.compute
+        if isinstance(op, fkl.DivOp) and image_of(op.results[0].type).dtype == "float32"
+    )
+
+
+def _emit_params(
+    slots: list[tuple[str, str, int]], src_table: int, dst_table: int, reciprocals: tuple[str, ...] = ()
+) -> list[str]:
     lines = [
         "// The parameter block: the fixed head, then one array per slot of !fkl.params.",
         "struct Params {",
@@ -131,6 +146,9 @@ def _emit_params(slots: list[tuple[str, str, int]], src_table: int, dst_table: i
         lines.append(f"    void* dst_table[{dst_table}];  // one output buffer per channel")
     for name, kind, count in slots:
         lines.append(f"    {SLOT_CPP_TYPE[kind]} {name}[{count}];")
+    counts = {name: count for name, _, count in slots}
+    for name in reciprocals:
+        lines.append(f"    fkl::f32 {name}_rcp[{counts[name]}];  // 1 / {name}, packed by the host")
     lines.append("};")
     return lines
 
@@ -139,7 +157,8 @@ def _emit_write(write_kind: str, t_out: str, channels: int) -> list[str]:
     """Statements that store the pixel `out` at (x, y) of plane z."""
     if write_kind == "packed":
         return [
-            f"    {t_out}* px = ({t_out}*)p.h.dst + z * p.h.dst_plane_stride + y * p.h.dst_pitch + (fkl::i64)x * {channels};",
+            f"    {t_out}* px = ({t_out}*)p.h.dst + z * p.h.dst_plane_stride + y * p.h.dst_pitch"
+            f" + (fkl::i64)x * {channels};",
             f"    for (int c = 0; c < {channels}; ++c) px[c] = out[c];",
         ]
     lines = [
@@ -154,7 +173,8 @@ def _emit_write(write_kind: str, t_out: str, channels: int) -> list[str]:
     elif write_kind == "tsplit":  # [C][B][H][W]
         lines += [
             f"    {t_out}* base = ({t_out}*)p.h.dst;",
-            f"    for (int c = 0; c < {channels}; ++c) base[((fkl::i64)c * p.h.dst_planes + z) * plane + at] = out[c];",
+            f"    for (int c = 0; c < {channels}; ++c)"
+            " base[((fkl::i64)c * p.h.dst_planes + z) * plane + at] = out[c];",
         ]
     else:  # split_write: channel c to buffer c, each [B][H][W]
         lines.append(
@@ -175,7 +195,8 @@ def _emit_pixel(chain: Chain, last_stage: int) -> list[str]:
     stage, out = chain.stage_type, chain.out_type
     t_in, t_out = CPP_TYPE[stage.dtype], CPP_TYPE[out.dtype]
     return [
-        f"// One output pixel: sample through the geometry stages, compute, write {_WRITE_COMMENT[chain.write_kind]}.",
+        "// One output pixel: sample through the geometry stages, compute, write "
+        f"{_WRITE_COMMENT[chain.write_kind]}.",
         "FKL_HD void pixel(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z) {",
         f"    {t_in} in[{stage.channels.data}];",
         f"    stage{last_stage}(p, x, y, z, in);",
@@ -186,53 +207,70 @@ def _emit_pixel(chain: Chain, last_stage: int) -> list[str]:
     ]
 
 
+FLAT_BLOCK = 256  # threads per block of a flat kernel (fklir.runtime.launch.FLAT_BLOCK)
+FLAT_ELEMENTS = 32  # elements per thread: enough to amortise reading the per-channel parameters
+
+
+def _flat_vectors(in_dtype: str) -> tuple[int, int]:
+    """(elements per 16-byte vector, vectors per thread)."""
+    per_vector = 16 // ELEMENT_SIZE[in_dtype]
+    return per_vector, max(1, FLAT_ELEMENTS // per_vector)
+
+
 def _flat_width(in_dtype: str, out_dtype: str, channels: int) -> int:
-    """Elements per thread: one 16-byte vector of the input, so that a warp's loads (and, for
-    outputs at least as wide, its stores) are one contiguous run. The channel count does not
-    enter: each element's channel is computed and its parameters picked with selects."""
+    """Elements per thread (the launch grid divides the element count by it)."""
     del out_dtype, channels
-    return 16 // ELEMENT_SIZE[in_dtype]
+    per_vector, vectors = _flat_vectors(in_dtype)
+    return per_vector * vectors
 
 
 def _emit_flat(in_dtype: str, out_dtype: str, channels: int) -> list[str]:
     t_in, t_out = CPP_TYPE[in_dtype], CPP_TYPE[out_dtype]
-    n = _flat_width(in_dtype, out_dtype, channels)
+    n, k_count = _flat_vectors(in_dtype)
     out_bytes = n * ELEMENT_SIZE[out_dtype]
     per_store = 16 // ELEMENT_SIZE[out_dtype]
     if out_bytes >= 16:
         store = [
             "#pragma unroll",
-            f"        for (int k = 0; k < {out_bytes // 16}; ++k) {{",
-            f"            fkl::Vec16<{t_out}> v;",
+            f"            for (int s = 0; s < {out_bytes // 16}; ++s) {{",
+            f"                fkl::Vec16<{t_out}> v;",
             "#pragma unroll",
-            f"            for (int j = 0; j < {per_store}; ++j) v.v[j] = out[k * {per_store} + j];",
-            f"            fkl::store16(dst + k * {per_store}, v);",
-            "        }",
+            f"                for (int j = 0; j < {per_store}; ++j) v.v[j] = out[s * {per_store} + j];",
+            f"                fkl::store16(dst + s * {per_store}, v);",
+            "            }",
         ]
     else:  # a narrowing chain: the warp's stores are still one contiguous run
-        store = ["#pragma unroll", f"        for (int j = 0; j < {n}; ++j) dst[j] = out[j];"]
+        store = ["#pragma unroll", f"            for (int j = 0; j < {n}; ++j) dst[j] = out[j];"]
     return [
-        f"// Elements [i*{n}, i*{n}+{n}) of the packed image: thread i loads one 16-byte vector (a warp reads one",
-        "// contiguous run); element e has channel e % C, its parameters picked without divergent reads.",
+        f"// Thread i (lane i % {FLAT_BLOCK} of block i / {FLAT_BLOCK}) takes {k_count} vectors of {n} elements,",
+        f"// {FLAT_BLOCK} vectors apart, so each warp load or store is one contiguous run and the per-channel",
+        "// parameters are read once per thread. Element e has channel e % C; parameters are picked without",
+        "// divergent reads.",
         "FKL_HD void flat(const Params& p, fkl::i64 i) {",
-        f"    const {t_in}* src = (const {t_in}*)p.h.src + i * {n};",
-        f"    {t_out}* dst = ({t_out}*)p.h.dst + i * {n};",
-        f"    const fkl::i64 left = p.h.n - i * {n};",
-        f"    int c = (int)((i * {n}) % {channels});",
-        f"    if (p.h.aligned && left >= {n}) {{",
-        f"        const fkl::Vec16<{t_in}> in = fkl::load16(src);",
-        f"        {t_out} out[{n}];",
+        f"    const fkl::i64 first_vector = (i / {FLAT_BLOCK}) * {FLAT_BLOCK * k_count} + i % {FLAT_BLOCK};",
         "#pragma unroll",
-        f"        for (int j = 0; j < {n}; ++j) {{",
-        "            out[j] = compute(p, in.v[j], c);",
+        f"    for (int k = 0; k < {k_count}; ++k) {{",
+        f"        const fkl::i64 first = (first_vector + (fkl::i64)k * {FLAT_BLOCK}) * {n};",
+        "        if (first >= p.h.n) return;",
+        f"        const {t_in}* src = (const {t_in}*)p.h.src + first;",
+        f"        {t_out}* dst = ({t_out}*)p.h.dst + first;",
+        "        const fkl::i64 left = p.h.n - first;",
+        f"        int c = (int)(first % {channels});",
+        f"        if (p.h.aligned && left >= {n}) {{",
+        f"            const fkl::Vec16<{t_in}> in = fkl::load16(src);",
+        f"            {t_out} out[{n}];",
+        "#pragma unroll",
+        f"            for (int j = 0; j < {n}; ++j) {{",
+        "                out[j] = compute(p, in.v[j], c);",
+        f"                c = (c + 1 == {channels}) ? 0 : c + 1;",
+        "            }",
+        *store,
+        "            continue;",
+        "        }",
+        f"        for (int j = 0; j < {n} && j < left; ++j) {{",
+        "            dst[j] = compute(p, src[j], c);",
         f"            c = (c + 1 == {channels}) ? 0 : c + 1;",
         "        }",
-        *store,
-        "        return;",
-        "    }",
-        f"    for (int j = 0; j < {n} && j < left; ++j) {{",
-        "        dst[j] = compute(p, src[j], c);",
-        f"        c = (c + 1 == {channels}) ? 0 : c + 1;",
         "    }",
         "}",
     ]
@@ -242,12 +280,13 @@ def _emit_entries(mode: str, n: int, chains: int) -> list[str]:
     entry_fn = "dispatch" if chains > 1 else "pixel"
     pixel_call = f"{entry_fn}(p, x, y, blockIdx.z)"
     if mode == "flat":
+        per_block = n * FLAT_BLOCK
         gpu_body = [
-            "    const fkl::i64 i = (fkl::i64)blockIdx.x * blockDim.x + threadIdx.x;",
-            f"    if (i * {n} < p.h.n) flat(p, i);",
+            "    flat(p, (fkl::i64)blockIdx.x * blockDim.x + threadIdx.x);",
         ]
         cpu_body = [
-            f"    const fkl::i64 count = (p->h.n + {n - 1}) / {n};",
+            f"    // whole blocks of {FLAT_BLOCK} threads, as on the GPU (thread i's vectors depend on the block)",
+            f"    const fkl::i64 count = (p->h.n + {per_block - 1}) / {per_block} * {FLAT_BLOCK};",
             "#pragma omp parallel for schedule(static)",
             "    for (fkl::i64 i = 0; i < count; ++i) flat(*p, i);",
         ]
@@ -338,7 +377,7 @@ def emit_kernel(kernel: fkl.KernelOp) -> EmittedKernel:
         f"// Generated by fklir (codegen v{CODEGEN_VERSION}) from fkl.kernel @{kernel.sym_name.data}.",
         '#include "fkl/kernel.h"',
         "",
-        *_emit_params(slots, src_table, dst_table),
+        *_emit_params(slots, src_table, dst_table, float_divisor_slots(chains)),
         "",
     ]
     n = 1
@@ -378,5 +417,6 @@ def emit_kernel(kernel: fkl.KernelOp) -> EmittedKernel:
         src_table=src_table,
         read=first.read_kind,
         dst_table=dst_table,
+        reciprocals=float_divisor_slots(chains),
     )
     return EmittedKernel("\n".join(lines) + "\n", layout)

@@ -33,6 +33,12 @@ ASPECT_RATIO = {
 
 STAGE_ARGS = "const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z"
 
+# Channel k of the four taps a b c d as f64 (inside a `for k` loop).
+_TAPS_TO_F64 = (
+    "        const fkl::f64 fa = fkl::Cast<fkl::f64>::exec(a[k]), fb = fkl::Cast<fkl::f64>::exec(b[k]);",
+    "        const fkl::f64 fc = fkl::Cast<fkl::f64>::exec(c[k]), fd = fkl::Cast<fkl::f64>::exec(d[k]);",
+)
+
 
 def _plane_expr(t: fkl.ImageType) -> str:
     """The plane index a stage passes on: its own z, or 0 into a one-plane input."""
@@ -44,7 +50,13 @@ def _signature(k: int, dtype: str, channels: int) -> str:
 
 
 def _size_fn(k: int, body: list[str]) -> list[str]:
-    return [f"FKL_HD fkl::Size size{k}(const Params& p, fkl::i32 z) {{", "    (void)p;", "    (void)z;", *body, "}"]
+    return [
+        f"FKL_HD fkl::Size size{k}(const Params& p, fkl::i32 z) {{",
+        "    (void)p;",
+        "    (void)z;",
+        *body,
+        "}",
+    ]
 
 
 def emit_stages(read: fkl.ReadOp, geometry: list[Operation], counts: dict[str, int]) -> list[str]:
@@ -73,7 +85,9 @@ def _emit_read(read: fkl.ReadOp) -> list[str]:
             "    const fkl::i64 at = (fkl::i64)y * p.h.src_w + x;",
             f"    for (int c = 0; c < {channels}; ++c) out[c] = plane[c * channel_stride + at];",
         ]
-        comment = f"// stage0: fkl.read (planar, TensorPack) — pixel (x, y) of {where}, channel c from plane c."
+        comment = (
+            f"// stage0: fkl.read (planar, TensorPack) — pixel (x, y) of {where}, channel c from plane c."
+        )
     else:
         body = [
             f"    const {t}* px = {base} + y * p.h.src_pitch + (fkl::i64)x * {channels};",
@@ -106,7 +120,12 @@ def _emit_stage(k: int, op: Operation, previous: Operation, counts: dict[str, in
 
 
 def _read_set(
-    k: int, op: Operation, previous: Operation, in_type: fkl.ImageType, out_type: fkl.ImageType, counts: dict[str, int]
+    k: int,
+    op: Operation,
+    previous: Operation,
+    in_type: fkl.ImageType,
+    out_type: fkl.ImageType,
+    counts: dict[str, int],
 ) -> list[str]:
     channels = out_type.channels.data
     size = slot_of(op, "size")
@@ -123,7 +142,12 @@ def _read_set(
 
 
 def _border(
-    k: int, op: Operation, previous: Operation, in_type: fkl.ImageType, out_type: fkl.ImageType, counts: dict[str, int]
+    k: int,
+    op: Operation,
+    previous: Operation,
+    in_type: fkl.ImageType,
+    out_type: fkl.ImageType,
+    counts: dict[str, int],
 ) -> list[str]:
     assert isinstance(op, fkl.BorderOp)
     prev, zin, channels = k - 1, _plane_expr(in_type), out_type.channels.data
@@ -152,7 +176,12 @@ def _border(
 
 
 def _crop(
-    k: int, op: Operation, previous: Operation, in_type: fkl.ImageType, out_type: fkl.ImageType, counts: dict[str, int]
+    k: int,
+    op: Operation,
+    previous: Operation,
+    in_type: fkl.ImageType,
+    out_type: fkl.ImageType,
+    counts: dict[str, int],
 ) -> list[str]:
     slot, prev, zin = slot_of(op), k - 1, _plane_expr(in_type)
     rect = f"p.{slot}[{'z' if counts[slot] > 1 else '0'}]"
@@ -167,7 +196,12 @@ def _crop(
 
 
 def _resize(
-    k: int, op: Operation, previous: Operation, in_type: fkl.ImageType, out_type: fkl.ImageType, counts: dict[str, int]
+    k: int,
+    op: Operation,
+    previous: Operation,
+    in_type: fkl.ImageType,
+    out_type: fkl.ImageType,
+    counts: dict[str, int],
 ) -> list[str]:
     assert isinstance(op, fkl.ResizeOp)
     slot, prev, zin, channels = slot_of(op), k - 1, _plane_expr(in_type), out_type.channels.data
@@ -194,7 +228,10 @@ def _resize(
             f"    stage{prev}(p, sx, sy, {zin}, out);",
         ]
     else:
-        comment = f"// stage{k}: fkl.resize linear — OpenCV INTER_LINEAR: half-pixel centres, taps clamped, f64 blend."
+        comment = (
+            f"// stage{k}: fkl.resize linear — OpenCV INTER_LINEAR: half-pixel centres, taps clamped,"
+            " f64 blend."
+        )
         body = [
             f"    const fkl::LinearTap tx = fkl::linear_tap(x, src.w, {dst_w});",
             f"    const fkl::LinearTap ty = fkl::linear_tap(y, src.h, {dst_h});",
@@ -204,8 +241,7 @@ def _resize(
             f"    stage{prev}(p, tx.i0, ty.i1, {zin}, c);",
             f"    stage{prev}(p, tx.i1, ty.i1, {zin}, d);",
             f"    for (int k = 0; k < {channels}; ++k) {{",
-            "        const fkl::f64 fa = fkl::Cast<fkl::f64>::exec(a[k]), fb = fkl::Cast<fkl::f64>::exec(b[k]);",
-            "        const fkl::f64 fc = fkl::Cast<fkl::f64>::exec(c[k]), fd = fkl::Cast<fkl::f64>::exec(d[k]);",
+            *_TAPS_TO_F64,
             "        out[k] = fkl::linear_blend(fa, fb, fc, fd, tx.w1, ty.w1);",
             "    }",
         ]
@@ -222,7 +258,12 @@ def _resize(
 
 
 def _warp(
-    k: int, op: Operation, previous: Operation, in_type: fkl.ImageType, out_type: fkl.ImageType, counts: dict[str, int]
+    k: int,
+    op: Operation,
+    previous: Operation,
+    in_type: fkl.ImageType,
+    out_type: fkl.ImageType,
+    counts: dict[str, int],
 ) -> list[str]:
     assert isinstance(op, fkl.WarpOp)
     prev, zin, channels = k - 1, _plane_expr(in_type), out_type.channels.data
@@ -266,8 +307,7 @@ def _warp(
         f"    tap{k}(p, s.ix, s.iy + 1, {zin}, c);",
         f"    tap{k}(p, s.ix + 1, s.iy + 1, {zin}, d);",
         f"    for (int k = 0; k < {channels}; ++k) {{",
-        "        const fkl::f64 fa = fkl::Cast<fkl::f64>::exec(a[k]), fb = fkl::Cast<fkl::f64>::exec(b[k]);",
-        "        const fkl::f64 fc = fkl::Cast<fkl::f64>::exec(c[k]), fd = fkl::Cast<fkl::f64>::exec(d[k]);",
+        *_TAPS_TO_F64,
         "        out[k] = fkl::Warping::blend(fa, fb, fc, fd, s.fx, s.fy);",
         "    }",
         "}",
@@ -276,14 +316,19 @@ def _warp(
 
 
 def _deinterlace(
-    k: int, op: Operation, previous: Operation, in_type: fkl.ImageType, out_type: fkl.ImageType, counts: dict[str, int]
+    k: int,
+    op: Operation,
+    previous: Operation,
+    in_type: fkl.ImageType,
+    out_type: fkl.ImageType,
+    counts: dict[str, int],
 ) -> list[str]:
     assert isinstance(op, fkl.DeinterlaceOp)
     prev, zin, channels = k - 1, _plane_expr(in_type), out_type.channels.data
     t_in = CPP_TYPE[in_type.dtype]
     mode = "Blend" if op.word.data == "blend" else "Linear"
     return [
-        f"// stage{k}: fkl.deinterlace {op.word.data} — the mean of two rows of the source (or one row copied).",
+        f"// stage{k}: fkl.deinterlace {op.word.data} — the mean of two source rows (or one row copied).",
         _signature(k, out_type.dtype, channels),
         f"    const fkl::Size src = size{prev}(p, {zin});",
         "    fkl::i32 first, second;",
@@ -292,7 +337,9 @@ def _deinterlace(
         f"    stage{prev}(p, x, first, {zin}, a);",
         f"    stage{prev}(p, x, second, {zin}, b);",
         f"    for (int c = 0; c < {channels}; ++c) {{",
-        "        out[c] = fkl::Deinterlace::mean(fkl::Cast<fkl::f64>::exec(a[c]), fkl::Cast<fkl::f64>::exec(b[c]));",
+        "        const fkl::f64 upper = fkl::Cast<fkl::f64>::exec(a[c]);",
+        "        const fkl::f64 lower = fkl::Cast<fkl::f64>::exec(b[c]);",
+        "        out[c] = fkl::Deinterlace::mean(upper, lower);",
         "    }",
         "}",
         *_size_fn(k, [f"    return size{prev}(p, {zin});"]),

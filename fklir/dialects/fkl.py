@@ -6,7 +6,8 @@ A chain as the frontend emits it (result types start unknown; `fkl-infer-types` 
 %img = fkl.read "src" : !fkl.image<?x?x3xui8>
 %roi = fkl.crop %img, rects [[30, 12, 60, 40], [40, 12, 60, 40]]
     : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xui8, planes 2>
-%rs  = fkl.resize %roi, size [16, 16], linear : !fkl.image<?x?x3xui8, planes 2> -> !fkl.image<?x?x3xf32, planes 2>
+%rs  = fkl.resize %roi, size [16, 16], linear
+    : !fkl.image<?x?x3xui8, planes 2> -> !fkl.image<?x?x3xf32, planes 2>
 %m   = fkl.mul %rs, 2.0 : !fkl.image<?x?x3xf32, planes 2>
 %u8  = fkl.saturate_cast %m to ui8 : !fkl.image<?x?x3xf32, planes 2> -> !fkl.image<?x?x3xui8, planes 2>
 fkl.write %u8, "dst" : !fkl.image<?x?x3xui8, planes 2>
@@ -36,6 +37,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
+    I64,
     ArrayAttr,
     BFloat16Type,
     DenseArrayBase,
@@ -43,7 +45,6 @@ from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     Float64Type,
-    I64,
     IntAttr,
     IntegerAttr,
     IntegerType,
@@ -55,7 +56,16 @@ from xdsl.dialects.builtin import (
     f64,
     i64,
 )
-from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue, TypeAttribute
+from xdsl.ir import (
+    Attribute,
+    Block,
+    Dialect,
+    Operation,
+    ParametrizedAttribute,
+    Region,
+    SSAValue,
+    TypeAttribute,
+)
 from xdsl.irdl import (
     IRDLOperation,
     irdl_attr_definition,
@@ -154,7 +164,9 @@ class ImageType(ParametrizedAttribute, TypeAttribute):
         layout: str = "packed",
     ):
         elt = element_type(element) if isinstance(element, str) else element
-        super().__init__(IntAttr(height), IntAttr(width), IntAttr(channels), elt, IntAttr(planes), StringAttr(layout))
+        super().__init__(
+            IntAttr(height), IntAttr(width), IntAttr(channels), elt, IntAttr(planes), StringAttr(layout)
+        )
 
     @staticmethod
     def unknown() -> ImageType:
@@ -246,7 +258,8 @@ class ParamsType(ParametrizedAttribute, TypeAttribute):
     @property
     def slots(self) -> list[tuple[str, str, int]]:
         return [
-            (n.data, k.data, c.data) for n, k, c in zip(self.names.data, self.kinds.data, self.counts.data, strict=True)
+            (n.data, k.data, c.data)
+            for n, k, c in zip(self.names.data, self.kinds.data, self.counts.data, strict=True)
         ]
 
     def verify(self) -> None:
@@ -390,8 +403,14 @@ def _check_result(op: IRDLOperation, expected: ImageType | None, out_type: Attri
 
 def reshaped(t: ImageType, channels: int | None = None, element: Attribute | str | None = None) -> ImageType:
     """`t` with another channel count and/or element type (planes and layout kept)."""
-    elt = t.element_type if element is None else (element_type(element) if isinstance(element, str) else element)
-    return ImageType(elt, t.channels.data if channels is None else channels, t.planes.data, layout=t.layout.data)
+    elt = (
+        t.element_type
+        if element is None
+        else (element_type(element) if isinstance(element, str) else element)
+    )
+    return ImageType(
+        elt, t.channels.data if channels is None else channels, t.planes.data, layout=t.layout.data
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -456,7 +475,9 @@ def _field_properties(field: str, values: DenseArrayBase | None, slot: str | Non
 def _check_size_field(op: IRDLOperation, field: str) -> None:
     sizes = field_values(op, field)
     if sizes is not None and (len(sizes) != 2 or min(sizes) <= 0):
-        raise VerifyException(f"'{op.name}' size must be [w, h] with positive values, got {[int(v) for v in sizes]}")
+        raise VerifyException(
+            f"'{op.name}' size must be [w, h] with positive values, got {[int(v) for v in sizes]}"
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -480,7 +501,8 @@ class ReadOp(IRDLOperation):
     %px = fkl.read "src" : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xf32, planes 3> sample {
     ^bb0(%s : !fkl.image<?x?x3xui8>):
       %c = fkl.crop %s, param "crop1" : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xui8, planes 3>
-      %r = fkl.resize %c, param "resize2", linear : !fkl.image<?x?x3xui8, planes 3> -> !fkl.image<?x?x3xf32, planes 3>
+      %r = fkl.resize %c, param "resize2", linear
+          : !fkl.image<?x?x3xui8, planes 3> -> !fkl.image<?x?x3xf32, planes 3>
       fkl.yield %r : !fkl.image<?x?x3xf32, planes 3>
     }
     ```
@@ -556,7 +578,10 @@ class ReadOp(IRDLOperation):
             raise VerifyException("'fkl.read' needs non-empty source names")
         if not isinstance(self.result.type, ImageType) or not self.result.type.is_known:
             raise VerifyException("'fkl.read' result type must give the element type and channel count")
-        if isinstance(self.source, ArrayAttr) and self.result.type.planes.data not in (DYNAMIC, len(self.sources)):
+        if isinstance(self.source, ArrayAttr) and self.result.type.planes.data not in (
+            DYNAMIC,
+            len(self.sources),
+        ):
             raise VerifyException(
                 f"'fkl.read' reads {len(self.sources)} sources into {self.result.type.planes.data} planes"
             )
@@ -569,7 +594,9 @@ class ReadOp(IRDLOperation):
         if not isinstance(last, YieldOp):
             raise VerifyException("'fkl.read' sample region must end with fkl.yield")
         if last.input.type != self.result.type:
-            raise VerifyException(f"'fkl.read' yields {last.input.type} but its result type is {self.result.type}")
+            raise VerifyException(
+                f"'fkl.read' yields {last.input.type} but its result type is {self.result.type}"
+            )
         for op in self.geometry:
             if not isinstance(op, GEOMETRY_OPS):
                 raise VerifyException(f"'fkl.read' sample region holds only geometry ops, not '{op.name}'")
@@ -694,7 +721,7 @@ class SplitWriteOp(_WriteLikeOp):
 
 
 class BinaryValueOp(IRDLOperation):
-    """`fkl.<op> %x, 2.0 : T`, `fkl.<op> %x, [1.0, 2.0, 3.0] : T` or, after hoisting, `fkl.<op> %x, param "s" : T`."""
+    """`fkl.<op> %x, 2.0 : T` or `fkl.<op> %x, [1.0, 2.0, 3.0] : T`; hoisted `fkl.<op> %x, param "s" : T`."""
 
     FORMULA: ClassVar[str]
     VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("value",)
@@ -716,7 +743,9 @@ class BinaryValueOp(IRDLOperation):
             properties["value"] = DenseArrayBase.from_list(f64, [float(v) for v in value])
         if slot is not None:
             properties["slot"] = StringAttr(slot)
-        super().__init__(operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()])
+        super().__init__(
+            operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()]
+        )
 
     @property
     def values(self) -> tuple[float, ...]:
@@ -787,7 +816,8 @@ def check_values_representable(op_name: str, values: Sequence[float], dtype: str
     for v in values:
         if not (math.isfinite(v) and v == int(v) and lo <= v <= hi):
             raise VerifyException(
-                f"'{op_name}' value {v} is not representable in the chain's element type {dtype}; Cast to float first"
+                f"'{op_name}' value {v} is not representable in the chain's element type {dtype}; "
+                "Cast to float first"
             )
 
 
@@ -946,7 +976,9 @@ class _WordOp(IRDLOperation):
 
     def __init__(self, input: SSAValue, word: str, result_type: Attribute | None = None):
         super().__init__(
-            operands=[input], properties={"word": StringAttr(word)}, result_types=[result_type or ImageType.unknown()]
+            operands=[input],
+            properties={"word": StringAttr(word)},
+            result_types=[result_type or ImageType.unknown()],
         )
 
     @classmethod
@@ -968,7 +1000,9 @@ class _WordOp(IRDLOperation):
 
     def verify_(self) -> None:
         if self.word.data not in self.CHOICES:
-            raise VerifyException(f"'{self.name}' {self.WHAT} must be one of {', '.join(self.CHOICES)}, got {self.word.data}")
+            raise VerifyException(
+                f"'{self.name}' {self.WHAT} must be one of {', '.join(self.CHOICES)}, got {self.word.data}"
+            )
         in_type = _known(self.input.type)
         if in_type is not None:
             _check_result(self, self.result_for(in_type), self.result.type)
@@ -1009,7 +1043,9 @@ class SaturateOp(IRDLOperation):
                 n = max(len(lo), len(hi))
                 lo, hi = (lo * n if len(lo) == 1 else lo), (hi * n if len(hi) == 1 else hi)
             if len(lo) != len(hi):
-                raise VerifyException(f"'fkl.saturate' needs lower and upper bounds of one length, got {lo} and {hi}")
+                raise VerifyException(
+                    f"'fkl.saturate' needs lower and upper bounds of one length, got {lo} and {hi}"
+                )
             values = _float_array([*lo, *hi])
         super().__init__(
             operands=[input],
@@ -1037,13 +1073,16 @@ class SaturateOp(IRDLOperation):
             hi = _parse_number_list(parser)
             if len(lo) != len(hi) and 1 not in (len(lo), len(hi)):
                 parser.raise_error(
-                    f"'fkl.saturate' needs lower and upper bounds of one length (or one value), got {lo} and {hi}",
+                    "'fkl.saturate' needs lower and upper bounds of one length (or one value), "
+                    f"got {lo} and {hi}",
                     pos,
                     parser.pos,
                 )
             bounds = (lo, hi)
         in_type, out_type = _parse_types(parser)
-        return SaturateOp(parser.resolve_operand(operand, in_type), bounds, out_type, slot.data if slot else None)
+        return SaturateOp(
+            parser.resolve_operand(operand, in_type), bounds, out_type, slot.data if slot else None
+        )
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -1177,7 +1216,9 @@ class DiscardOp(IRDLOperation):
     def result_for(self, in_type: ImageType) -> ImageType:
         keep, channels = self.keep.data, in_type.channels.data
         if not 1 <= keep <= channels:
-            raise VerifyException(f"'{self.name}' keeps {keep} channels of a chain of {channels} (1 to {channels})")
+            raise VerifyException(
+                f"'{self.name}' keeps {keep} channels of a chain of {channels} (1 to {channels})"
+            )
         return reshaped(in_type, channels=keep)
 
     def verify_(self) -> None:
@@ -1200,7 +1241,11 @@ class AddLastOp(IRDLOperation):
     result = result_def(ImageType)
 
     def __init__(
-        self, input: SSAValue, value: float | None, result_type: Attribute | None = None, slot: str | None = None
+        self,
+        input: SSAValue,
+        value: float | None,
+        result_type: Attribute | None = None,
+        slot: str | None = None,
     ):
         values = None if value is None else _float_array([value])
         super().__init__(
@@ -1216,7 +1261,9 @@ class AddLastOp(IRDLOperation):
         slot = _parse_slot(parser)
         value = None if slot else _parse_one_number(parser)
         in_type, out_type = _parse_types(parser)
-        return AddLastOp(parser.resolve_operand(operand, in_type), value, out_type, slot.data if slot else None)
+        return AddLastOp(
+            parser.resolve_operand(operand, in_type), value, out_type, slot.data if slot else None
+        )
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -1231,7 +1278,9 @@ class AddLastOp(IRDLOperation):
     def result_for(self, in_type: ImageType) -> ImageType:
         channels = in_type.channels.data
         if channels >= 4:
-            raise VerifyException(f"'{self.name}' cannot append a channel to a chain of {channels} (at most 4)")
+            raise VerifyException(
+                f"'{self.name}' cannot append a channel to a chain of {channels} (at most 4)"
+            )
         if (values := field_values(self)) is not None:
             check_values_representable(self.name, values, in_type.dtype)
         return reshaped(in_type, channels=channels + 1)
@@ -1253,7 +1302,9 @@ def _check_order(op: IRDLOperation, order: Sequence[float], channels: int | None
         return
     bad = [int(i) for i in order if not (i == int(i) and 0 <= i < channels)]
     if bad:
-        raise VerifyException(f"'{op.name}' indices {bad} are out of range for a chain of {channels} channels")
+        raise VerifyException(
+            f"'{op.name}' indices {bad} are out of range for a chain of {channels} channels"
+        )
 
 
 @irdl_op_definition
@@ -1270,7 +1321,9 @@ class VectorReorderOp(IRDLOperation):
 
     def __init__(self, input: SSAValue, order: Sequence[int], result_type: Attribute | None = None):
         super().__init__(
-            operands=[input], properties={"order": _int_array(order)}, result_types=[result_type or ImageType.unknown()]
+            operands=[input],
+            properties={"order": _int_array(order)},
+            result_types=[result_type or ImageType.unknown()],
         )
 
     @property
@@ -1338,7 +1391,9 @@ class VectorReorderRTOp(IRDLOperation):
         slot = _parse_slot(parser)
         order = None if slot else _parse_int_list(parser)
         in_type, out_type = _parse_types(parser)
-        return VectorReorderRTOp(parser.resolve_operand(operand, in_type), order, out_type, slot.data if slot else None)
+        return VectorReorderRTOp(
+            parser.resolve_operand(operand, in_type), order, out_type, slot.data if slot else None
+        )
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -1409,10 +1464,14 @@ class MxVFloat3Op(IRDLOperation):
         slot = _parse_slot(parser)
         matrix = None
         if slot is None:
-            rows = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: _parse_number_list(parser))
+            rows = parser.parse_comma_separated_list(
+                parser.Delimiter.SQUARE, lambda: _parse_number_list(parser)
+            )
             matrix = [v for row in rows for v in row]
         in_type, out_type = _parse_types(parser)
-        return MxVFloat3Op(parser.resolve_operand(operand, in_type), matrix, out_type, slot.data if slot else None)
+        return MxVFloat3Op(
+            parser.resolve_operand(operand, in_type), matrix, out_type, slot.data if slot else None
+        )
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -1433,7 +1492,8 @@ class MxVFloat3Op(IRDLOperation):
         in_type = _known(self.input.type)
         if in_type is not None and (in_type.dtype != "float32" or in_type.channels.data != 3):
             raise VerifyException(
-                f"'{self.name}' needs a chain of exactly float32 x 3, got {in_type.dtype} x {in_type.channels.data}"
+                f"'{self.name}' needs a chain of exactly float32 x 3, "
+                f"got {in_type.dtype} x {in_type.channels.data}"
             )
 
 
@@ -1477,7 +1537,9 @@ class StaticLoopOp(IRDLOperation):
     ):
         properties = _field_properties("value", None if values is None else _float_array(values), slot)
         properties |= {"body": StringAttr(body), "count": IntegerAttr(count, 64)}
-        super().__init__(operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()])
+        super().__init__(
+            operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()]
+        )
 
     @property
     def count(self) -> IntAttr:
@@ -1495,7 +1557,12 @@ class StaticLoopOp(IRDLOperation):
         count = parser.parse_integer()
         in_type, out_type = _parse_types(parser)
         return StaticLoopOp(
-            parser.resolve_operand(operand, in_type), body, values, count, out_type, slot.data if slot else None
+            parser.resolve_operand(operand, in_type),
+            body,
+            values,
+            count,
+            out_type,
+            slot.data if slot else None,
         )
 
     def print(self, printer: Printer) -> None:
@@ -1514,7 +1581,8 @@ class StaticLoopOp(IRDLOperation):
         _check_same_type(self, self.input.type, self.result.type)
         if self.body.data not in LOOP_BODIES:
             raise VerifyException(
-                f"'{self.name}' body must be one of {', '.join(LOOP_BODIES)} (a binary op), got {self.body.data}"
+                f"'{self.name}' body must be one of {', '.join(LOOP_BODIES)} (a binary op), "
+                f"got {self.body.data}"
             )
         if self.count.data < 1:
             raise VerifyException(f"'{self.name}' applies its op n >= 1 times, got {self.count.data}")
@@ -1635,7 +1703,9 @@ class CropOp(IRDLOperation):
             properties["value"] = DenseArrayBase.from_list(i64, flat)
         if slot is not None:
             properties["slot"] = StringAttr(slot)
-        super().__init__(operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()])
+        super().__init__(
+            operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()]
+        )
 
     @property
     def rects(self) -> list[tuple[int, int, int, int]]:
@@ -1652,7 +1722,9 @@ class CropOp(IRDLOperation):
         rects = None
         if slot is None:
             parser.parse_keyword("rects")
-            rects = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: _parse_int_list(parser))
+            rects = parser.parse_comma_separated_list(
+                parser.Delimiter.SQUARE, lambda: _parse_int_list(parser)
+            )
         in_type, out_type = _parse_types(parser)
         return CropOp(parser.resolve_operand(operand, in_type), rects, out_type, slot.data if slot else None)
 
@@ -1664,7 +1736,9 @@ class CropOp(IRDLOperation):
             printer.print_string("param ")
             printer.print_string_literal(self.slot.data)
         else:
-            printer.print_string("rects [" + ", ".join(f"[{x}, {y}, {w}, {h}]" for x, y, w, h in self.rects) + "]")
+            printer.print_string(
+                "rects [" + ", ".join(f"[{x}, {y}, {w}, {h}]" for x, y, w, h in self.rects) + "]"
+            )
         _print_types(printer, self.input.type, self.result.type)
 
     def verify_(self) -> None:
@@ -1677,7 +1751,9 @@ class CropOp(IRDLOperation):
         bordered = _follows_border(self)
         for x, y, w, h in self.rects:
             if w <= 0 or h <= 0:
-                raise VerifyException(f"'fkl.crop' rect [{x}, {y}, {w}, {h}] must have a positive width and height")
+                raise VerifyException(
+                    f"'fkl.crop' rect [{x}, {y}, {w}, {h}] must have a positive width and height"
+                )
             if (x < 0 or y < 0) and not bordered:
                 raise VerifyException(
                     f"'fkl.crop' rect [{x}, {y}, {w}, {h}] starts outside the image; "
@@ -1732,7 +1808,9 @@ class ResizeOp(IRDLOperation):
             properties["aspect_ratio"] = StringAttr(aspect_ratio)
         bg = None if background is None else _float_array(background)
         properties |= _field_properties("background", bg, background_slot)
-        super().__init__(operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()])
+        super().__init__(
+            operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()]
+        )
 
     @property
     def size(self) -> tuple[int, int]:
@@ -1799,13 +1877,19 @@ class ResizeOp(IRDLOperation):
     def verify_(self) -> None:
         _check_field(self, "value")
         if self.interp.data not in INTERPOLATIONS:
-            raise VerifyException(f"'fkl.resize' interpolation must be linear or nearest, got {self.interp.data}")
+            raise VerifyException(
+                f"'fkl.resize' interpolation must be linear or nearest, got {self.interp.data}"
+            )
         if self.mode not in ASPECT_RATIOS:
-            raise VerifyException(f"'fkl.resize' aspect ratio must be one of {', '.join(ASPECT_RATIOS)}, got {self.mode}")
+            raise VerifyException(
+                f"'fkl.resize' aspect ratio must be one of {', '.join(ASPECT_RATIOS)}, got {self.mode}"
+            )
         _check_size_field(self, "value")
         if self.mode == "ignore":
             if self.background is not None or self.background_slot is not None:
-                raise VerifyException("'fkl.resize' takes a background only with a preserve aspect-ratio mode")
+                raise VerifyException(
+                    "'fkl.resize' takes a background only with a preserve aspect-ratio mode"
+                )
         else:
             _check_field(self, "background")
         in_type = _known(self.input.type)
@@ -1816,7 +1900,9 @@ class ResizeOp(IRDLOperation):
         expected = reshaped(in_type, element="float32") if self.interp.data == "linear" else in_type
         out_type = _known(self.result.type)
         if out_type is not None and out_type.dtype != expected.dtype:
-            raise VerifyException(f"'fkl.resize' {self.interp.data} must produce {expected.dtype}, got {out_type.dtype}")
+            raise VerifyException(
+                f"'fkl.resize' {self.interp.data} must produce {expected.dtype}, got {out_type.dtype}"
+            )
         if (background := field_values(self, "background")) is not None:
             check_values_fit_chain(self.name, background, expected.channels.data, expected.dtype)
 
@@ -1854,7 +1940,9 @@ class BorderOp(IRDLOperation):
     ):
         properties = _field_properties("value", None if value is None else _float_array(value), slot)
         properties["mode"] = StringAttr(mode)
-        super().__init__(operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()])
+        super().__init__(
+            operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()]
+        )
 
     @classmethod
     def parse(cls, parser: Parser) -> BorderOp:
@@ -1866,7 +1954,9 @@ class BorderOp(IRDLOperation):
             slot = _parse_slot(parser)
             value = None if slot else _parse_number_list(parser)
         in_type, out_type = _parse_types(parser)
-        return BorderOp(parser.resolve_operand(operand, in_type), mode, value, out_type, slot.data if slot else None)
+        return BorderOp(
+            parser.resolve_operand(operand, in_type), mode, value, out_type, slot.data if slot else None
+        )
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -1882,7 +1972,9 @@ class BorderOp(IRDLOperation):
 
     def verify_(self) -> None:
         if self.mode.data not in BORDER_MODES:
-            raise VerifyException(f"'{self.name}' mode must be one of {', '.join(BORDER_MODES)}, got {self.mode.data}")
+            raise VerifyException(
+                f"'{self.name}' mode must be one of {', '.join(BORDER_MODES)}, got {self.mode.data}"
+            )
         if self.mode.data == "constant":
             _check_field(self, "value")
         elif self.value is not None or self.slot is not None:
@@ -1935,7 +2027,9 @@ class WarpOp(IRDLOperation):
         properties["kind"] = StringAttr(kind)
         if inverse:
             properties["inverse"] = UnitAttr()
-        super().__init__(operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()])
+        super().__init__(
+            operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()]
+        )
 
     @classmethod
     def parse(cls, parser: Parser) -> WarpOp:
@@ -1945,7 +2039,9 @@ class WarpOp(IRDLOperation):
         slot = _parse_slot(parser)
         matrix = None
         if slot is None:
-            rows = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: _parse_number_list(parser))
+            rows = parser.parse_comma_separated_list(
+                parser.Delimiter.SQUARE, lambda: _parse_number_list(parser)
+            )
             matrix = [v for row in rows for v in row]
         parser.parse_punctuation(",")
         inverse = parser.parse_optional_keyword("inverse") is not None
@@ -1992,7 +2088,9 @@ class WarpOp(IRDLOperation):
         expected = WARP_KINDS[self.kind.data]
         if matrix is not None and len(matrix) != expected:
             shape = "2x3" if self.kind.data == "affine" else "3x3"
-            raise VerifyException(f"'{self.name}' {self.kind.data} needs a {shape} matrix, got {len(matrix)} numbers")
+            raise VerifyException(
+                f"'{self.name}' {self.kind.data} needs a {shape} matrix, got {len(matrix)} numbers"
+            )
         if matrix is not None and not all(math.isfinite(v) for v in matrix):
             raise VerifyException(f"'{self.name}' matrix must be finite, got {list(matrix)}")
         _check_size_field(self, "size")
@@ -2081,7 +2179,9 @@ class ReadSetOp(IRDLOperation):
     ):
         properties = _field_properties("value", None if value is None else _float_array(value), slot)
         properties |= _field_properties("size", None if size is None else _int_array(size), size_slot)
-        super().__init__(operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()])
+        super().__init__(
+            operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()]
+        )
 
     @classmethod
     def parse(cls, parser: Parser) -> ReadSetOp:
@@ -2133,7 +2233,7 @@ class ReadSetOp(IRDLOperation):
 
 # Ops that change which source pixels an output pixel depends on: they fold into the read.
 GEOMETRY_OPS: tuple[type[IRDLOperation], ...] = (ReadSetOp, BorderOp, CropOp, ResizeOp, WarpOp, DeinterlaceOp)
-WRITE_OPS: tuple[type[IRDLOperation], ...] = (WriteOp, SplitOp, TSplitOp, SplitWriteOp)
+WRITE_OPS: tuple[type[_WriteLikeOp], ...] = (WriteOp, SplitOp, TSplitOp, SplitWriteOp)
 # Ops whose values hoisting moves into the parameter block (see VALUE_FIELDS).
 VALUE_OPS: tuple[type[IRDLOperation], ...] = (
     BinaryValueOp,
@@ -2252,7 +2352,9 @@ class KernelOp(IRDLOperation):
             for field in value_fields(op):
                 slot = field_slot(op, field)
                 if slot is not None and slot not in slot_names:
-                    raise VerifyException(f"'fkl.kernel' @{self.sym_name.data}: '{op.name}' uses unknown slot {slot}")
+                    raise VerifyException(
+                        f"'fkl.kernel' @{self.sym_name.data}: '{op.name}' uses unknown slot {slot}"
+                    )
         if self.values is None:
             return
         for name in self.values.data:

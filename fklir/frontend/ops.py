@@ -121,7 +121,9 @@ class TensorPack(Read):
             raise ValueError(
                 f"TensorPack({self.channels}): the input has {source_type.channels.data} channels per pixel"
             )
-        planar = fkl.ImageType(source_type.element_type, self.channels, source_type.planes.data, layout="planar")
+        planar = fkl.ImageType(
+            source_type.element_type, self.channels, source_type.planes.data, layout="planar"
+        )
         return self._place(b, fkl.ReadOp(source, planar))
 
 
@@ -139,14 +141,21 @@ class ReadSet(Read):
     dtype: str
 
     def __init__(
-        self, value: float | Sequence[float], w: int, h: int, dtype: str = "float32", channels: int | None = None
+        self,
+        value: float | Sequence[float],
+        w: int,
+        h: int,
+        dtype: str = "float32",
+        channels: int | None = None,
     ):
         name = type(self).__name__
         values = _values(name, value)
         if channels is not None:
             n = _channel_count(name, channels)
             if len(values) not in (1, n):
-                raise ValueError(f"{name}: {len(values)} values for {n} channels (give 1, or one per channel)")
+                raise ValueError(
+                    f"{name}: {len(values)} values for {n} channels (give 1, or one per channel)"
+                )
             values = values * n if len(values) == 1 else values
         object.__setattr__(self, "values", values)
         object.__setattr__(self, "size", (_positive_int(name, "width", w), _positive_int(name, "height", h)))
@@ -320,7 +329,9 @@ class Saturate(Op):
         low, high = _values(name, lo), _values(name, hi)
         if len(low) != len(high):
             if 1 not in (len(low), len(high)):
-                raise ValueError(f"{name}: lo has {len(low)} values and hi {len(high)}; give 1 or one per channel")
+                raise ValueError(
+                    f"{name}: lo has {len(low)} values and hi {len(high)}; give 1 or one per channel"
+                )
             n = max(len(low), len(high))
             low, high = (low * n if len(low) == 1 else low), (high * n if len(high) == 1 else high)
         bad = [(a, b) for a, b in zip(low, high, strict=True) if a > b]
@@ -384,7 +395,8 @@ def _indices(op: str, idx: tuple[object, ...]) -> tuple[int, ...]:
 
 @dataclass(frozen=True, eq=False, init=False)
 class VectorReduce(Op):
-    """Left fold over the channels with "Add", "Mul", "Max" or "Min", each step in the chain type → 1 channel."""
+    """Left fold over the channels with "Add", "Mul", "Max" or "Min", each step in the chain type
+    → 1 channel."""
 
     reduction: str
 
@@ -457,7 +469,9 @@ class VectorReorderRT(VectorReorder):
 # --------------------------------------------------------------------------------------------
 
 
-def _matrix(op: str, m: object, shapes: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], tuple[float, ...]]:
+def _matrix(
+    op: str, m: object, shapes: tuple[tuple[int, int], ...]
+) -> tuple[tuple[int, int], tuple[float, ...]]:
     """(shape, row-major numbers) of a matrix given as nested rows or a numpy array."""
     import numpy as np
 
@@ -527,7 +541,9 @@ class ColorConversion(Op):
         name = type(self).__name__
         normalised = code.upper().removeprefix("COLOR_") if isinstance(code, str) else ""
         if normalised not in fkl.COLOR_CODES:
-            raise ValueError(f"{name}: unsupported code {code!r}; expected one of {', '.join(fkl.COLOR_CODES)}")
+            raise ValueError(
+                f"{name}: unsupported code {code!r}; expected one of {', '.join(fkl.COLOR_CODES)}"
+            )
         object.__setattr__(self, "code", normalised)
         object.__setattr__(self, "location", _user_location())
 
@@ -632,7 +648,8 @@ class Crop(Geometry):
             sw, sh = sizes[z if len(sizes) > 1 else 0]
             if not bordered and (rx < 0 or ry < 0 or rx + rw > sw or ry + rh > sh):
                 raise ValueError(
-                    f"Crop: rect {(rx, ry, rw, rh)} leaves the {sw}x{sh} image (0 <= x, 0 <= y, x + w <= {sw}, "
+                    f"Crop: rect {(rx, ry, rw, rh)} leaves the {sw}x{sh} image "
+                    f"(0 <= x, 0 <= y, x + w <= {sw}, "
                     f"y + h <= {sh}); put a BorderReader before the Crop to read outside"
                 )
             out.append((rw, rh))
@@ -666,9 +683,13 @@ class Resize(Geometry):
         if interp not in fkl.INTERPOLATIONS:
             raise ValueError(f"{name}: interp must be 'linear' or 'nearest', got {interp!r}")
         if aspect_ratio not in fkl.ASPECT_RATIOS:
-            raise ValueError(f"{name}: aspect_ratio must be one of {', '.join(fkl.ASPECT_RATIOS)}, got {aspect_ratio!r}")
+            raise ValueError(
+                f"{name}: aspect_ratio must be one of {', '.join(fkl.ASPECT_RATIOS)}, got {aspect_ratio!r}"
+            )
         if aspect_ratio != "ignore" and background is None:
-            raise ValueError(f"{name}: aspect_ratio={aspect_ratio!r} needs a background value (background=...)")
+            raise ValueError(
+                f"{name}: aspect_ratio={aspect_ratio!r} needs a background value (background=...)"
+            )
         if aspect_ratio == "ignore" and background is not None:
             raise ValueError(f"{name}: background is used only with a preserve aspect_ratio, not 'ignore'")
         object.__setattr__(self, "size", size)
@@ -721,7 +742,7 @@ class Warping(Geometry):
 
 @dataclass(frozen=True, eq=False, init=False)
 class Deinterlace(Geometry):
-    """"blend": row y > 0 → (row y + row y−1) / 2; "linear": odd rows → (row above + row below) / 2
+    """ "blend": row y > 0 → (row y + row y−1) / 2; "linear": odd rows → (row above + row below) / 2
     (the last odd row copies the row above). Output float32, same size."""
 
     mode: str

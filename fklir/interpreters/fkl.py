@@ -98,7 +98,7 @@ class _Run:
             layout, _ = _WRITE_LAYOUTS[type(op)]
             self.outputs[dest] = _finish_layout(type(op), layout(img))
             return
-        kind, parts = self.plane_parts.setdefault(dest, (type(op), {}))
+        _, parts = self.plane_parts.setdefault(dest, (type(op), {}))
         for z in planes:
             parts[z] = img.data[min(z, img.batch - 1)]
 
@@ -152,7 +152,8 @@ class _Run:
         arrays = [self.inputs[name] for name in op.sources]
         if len(arrays) > 1:
             return sem.Image(
-                np.concatenate([_read_array(a, source_type.with_planes(1)).data for a in arrays]), source_type.dtype
+                np.concatenate([_read_array(a, source_type.with_planes(1)).data for a in arrays]),
+                source_type.dtype,
             )
         return _read_array(arrays[0], source_type)
 
@@ -267,7 +268,9 @@ def _crop(state: State, flat_values: Values) -> State:
     elif len(planes) == 1:
         planes = planes * len(rects)
     elif len(planes) != len(rects):
-        raise ValueError(f"'fkl.crop': {len(rects)} rects for {len(planes)} planes (give 1, or one per plane)")
+        raise ValueError(
+            f"'fkl.crop': {len(rects)} rects for {len(planes)} planes (give 1, or one per plane)"
+        )
     return _restack(Ragged(_crop_one(plane, rect) for plane, rect in zip(planes, rects, strict=True)))
 
 
@@ -275,7 +278,9 @@ def _planes_of(state: State) -> list[sem.Image | Bordered]:
     if isinstance(state, Ragged):
         return list(state)
     if isinstance(state, Bordered):
-        return [Bordered(_split_plane(state.image, z), state.mode, state.value) for z in range(state.image.batch)]
+        return [
+            Bordered(_split_plane(state.image, z), state.mode, state.value) for z in range(state.image.batch)
+        ]
     return [_split_plane(state, z) for z in range(state.batch)]
 
 

@@ -68,7 +68,7 @@ def _slot_for(op: Operation, field: str, values: tuple[float, ...]) -> tuple[str
     if isinstance(op, fkl.CropOp):
         flat = [int(v) for r in op.rects for v in r]
         return "rect", len(op.rects), DenseArrayBase.from_list(i64, flat)
-    if field == "size" or isinstance(op, fkl.ResizeOp) and field == "value":
+    if field == "size" or (isinstance(op, fkl.ResizeOp) and field == "value"):
         return _int_slot("i32", [int(v) for v in values])
     if isinstance(op, fkl.ResizeOp):  # the background, in the result's element type
         out_type = _known_type(op, op.results[0].type)

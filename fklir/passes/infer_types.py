@@ -39,14 +39,20 @@ def _crop_planes(op: fkl.CropOp, in_type: fkl.ImageType, result: Attribute) -> i
         return planes
     if planes in (1, n):
         return n
-    raise VerifyException(f"'fkl.crop' has {n} rects for an input of {planes} planes (give 1, or one per plane)")
+    raise VerifyException(
+        f"'fkl.crop' has {n} rects for an input of {planes} planes (give 1, or one per plane)"
+    )
 
 
 def _binary_values_rule(op: Operation, in_type: fkl.ImageType) -> fkl.ImageType:
     """Arithmetic (and StaticLoop): the type is kept; values per channel, representable, no integer / 0."""
-    selects = isinstance(op, fkl.MaxOp | fkl.MinOp) or (isinstance(op, fkl.StaticLoopOp) and op.body.data in ("max", "min"))
+    selects = isinstance(op, fkl.MaxOp | fkl.MinOp) or (
+        isinstance(op, fkl.StaticLoopOp) and op.body.data in ("max", "min")
+    )
     if in_type.dtype == "bool" and not selects:  # max/min of bools are or/and; the rest is arithmetic
-        raise VerifyException(f"'{op.name}' computes arithmetic on a bool chain; Cast to an integer or float type first")
+        raise VerifyException(
+            f"'{op.name}' computes arithmetic on a bool chain; Cast to an integer or float type first"
+        )
     values = fkl.field_values(op)
     if values is not None:
         fkl.check_values_fit_chain(op.name, values, in_type.channels.data, in_type.dtype)
@@ -61,7 +67,9 @@ def _resize_rule(op: fkl.ResizeOp, in_type: fkl.ImageType) -> fkl.ImageType:
         out = in_type
     else:
         if in_type.dtype == "bool":
-            raise VerifyException("'fkl.resize' interpolates linearly on a bool chain; Cast to an integer or float type first")
+            raise VerifyException(
+                "'fkl.resize' interpolates linearly on a bool chain; Cast to an integer or float type first"
+            )
         out = in_type.with_element(fkl.element_type("float32"))
     if (background := fkl.field_values(op, "background")) is not None:
         fkl.check_values_fit_chain(op.name, background, out.channels.data, out.dtype)
@@ -80,7 +88,9 @@ def infer_result_type(op: Operation, in_type: fkl.ImageType) -> fkl.ImageType:
         return _resize_rule(op, in_type)
     if isinstance(op, fkl.WarpOp):
         if in_type.dtype == "bool":
-            raise VerifyException("'fkl.warp' interpolates linearly on a bool chain; Cast to an integer or float type first")
+            raise VerifyException(
+                "'fkl.warp' interpolates linearly on a bool chain; Cast to an integer or float type first"
+            )
         return in_type.with_element(fkl.element_type("float32"))
     if isinstance(op, fkl.SaturateOp | fkl.BorderOp | fkl.ReadSetOp | fkl.MxVFloat3Op):
         op.verify_()  # their value rules read the (known) input type; the result keeps it
@@ -128,13 +138,13 @@ def _infer_sampled_read(read: fkl.ReadOp) -> None:
 
 def infer_chain(chain: Sequence[Operation]) -> None:
     """Infer the types of one chain's ops, in order (its read must be typed)."""
-    try:
-        for op in chain:
+    for op in chain:
+        try:
             _infer_op(op)
-    except VerifyException as e:
-        if isinstance(e, OpError):
+        except OpError:
             raise
-        raise OpError(op, str(e)) from None
+        except VerifyException as e:
+            raise OpError(op, str(e)) from None
 
 
 @dataclass(frozen=True)

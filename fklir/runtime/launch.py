@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from fklir.runtime.params import pack_slots, params_struct_type
+from fklir.runtime.params import pack_reciprocals, pack_slots, params_struct_type
 
 PIXEL_BLOCK = (32, 8, 1)
 FLAT_BLOCK = 256
@@ -48,8 +48,11 @@ class LaunchPlan:
 
     def __init__(self, layout: Any, values: dict[str, Sequence[float]]):
         self.layout = layout
-        self.params = params_struct_type(layout.slots, layout.src_table)()
+        self.params = params_struct_type(
+            layout.slots, layout.src_table, layout.dst_table, layout.reciprocals
+        )()
         pack_slots(self.params, layout.slots, values)
+        pack_reciprocals(self.params, layout.reciprocals, values)
         self.header = self.params.h  # pyright: ignore[reportAttributeAccessIssue]
         self.extent: Extent | None = None
 

@@ -55,12 +55,31 @@ SLOT_CTYPE: dict[str, Any] = {
 }
 
 
-def params_struct_type(slots: Sequence[tuple[str, str, int]], src_table: int = 0) -> type[ctypes.Structure]:
+def params_struct_type(
+    slots: Sequence[tuple[str, str, int]],
+    src_table: int = 0,
+    dst_table: int = 0,
+    reciprocals: Sequence[str] = (),
+) -> type[ctypes.Structure]:
+    """Mirror of the emitted `struct Params`: header, pointer tables, slots, then float reciprocals."""
     fields: list[tuple[str, Any]] = [("h", KernelHeader)]
     if src_table:
         fields.append(("src_table", ctypes.c_void_p * src_table))
+    if dst_table:
+        fields.append(("dst_table", ctypes.c_void_p * dst_table))
     fields += [(name, SLOT_CTYPE[kind] * count) for name, kind, count in slots]
+    counts = {name: count for name, _, count in slots}
+    fields += [(f"{name}_rcp", ctypes.c_float * counts[name]) for name in reciprocals]
     return type("Params", (ctypes.Structure,), {"_fields_": fields})
+
+
+def pack_reciprocals(params: ctypes.Structure, reciprocals: Sequence[str], values: dict[str, Sequence[float]]) -> None:
+    """`<slot>_rcp[i]` = 1 / value, rounded once to float32 (what a GPU's rcp.rn gives)."""
+    for name in reciprocals:
+        array = getattr(params, f"{name}_rcp")
+        for i, v in enumerate(values[name]):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                array[i] = float(np.float32(1.0) / np.float32(v))
 
 
 def _f16_bits(v: float) -> int:

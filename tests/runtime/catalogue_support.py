@@ -20,7 +20,7 @@ from fklir.frontend import ops as fops
 from fklir.frontend.lowering import kernels_of, lower_chain, run_passes
 from fklir.interpreters.fkl import run_module
 from fklir.passes.infer_types import InferTypesPass
-from fklir.runtime.params import KernelHeader, SLOT_CTYPE, pack_slots
+from fklir.runtime.params import SLOT_CTYPE, KernelHeader, pack_slots
 
 PIXEL_BLOCK = (32, 8, 1)
 FLAT_BLOCK = 256
@@ -104,7 +104,9 @@ def out_extent(expected: Any, write: str) -> tuple[int, int, int, int]:
     return planes, height, width, channels
 
 
-def fill_header(params: ctypes.Structure, src: Source, src_ptr: int, dst_ptr: int, out: tuple[int, int, int, int]) -> None:
+def fill_header(
+    params: ctypes.Structure, src: Source, src_ptr: int, dst_ptr: int, out: tuple[int, int, int, int]
+) -> None:
     planes, height, width, channels = out
     h = params.h  # pyright: ignore[reportAttributeAccessIssue]
     h.src = src_ptr
@@ -124,7 +126,9 @@ def run_cpu(chain: Sequence[fops.Op], src: Source) -> tuple[Any, Any]:
     expected = reference(chain, src)
     built = build(chain, src, "cpu")
     params = params_for(built)
-    outputs = [np.empty_like(a) for a in expected] if isinstance(expected, tuple) else [np.empty_like(expected)]
+    outputs = (
+        [np.empty_like(a) for a in expected] if isinstance(expected, tuple) else [np.empty_like(expected)]
+    )
     extent = out_extent(expected, built.layout.write)
     source = src.array if src.array is not None else np.zeros(1, np.uint8)
     fill_header(params, src, source.ctypes.data, outputs[0].ctypes.data, extent)

@@ -20,7 +20,18 @@ import fklir as fkl
 from fklir.dialects.fkl import COLOR_CODES
 from fklir.frontend.ops import Op
 
-INPUT_DTYPES = ("uint8", "int8", "uint16", "int16", "int32", "uint32", "float16", "float32", "float64", "bool")
+INPUT_DTYPES = (
+    "uint8",
+    "int8",
+    "uint16",
+    "int16",
+    "int32",
+    "uint32",
+    "float16",
+    "float32",
+    "float64",
+    "bool",
+)
 INTS = ("uint8", "int8", "uint16", "int16", "int32", "uint32")
 FLOATS = ("float16", "bfloat16", "float32", "float64")
 INT_RANGE = {name: (int(np.iinfo(name).min), int(np.iinfo(name).max)) for name in INTS}
@@ -82,7 +93,13 @@ def _compute_choices(dtype: str, channels: int) -> list[Token]:
         choices += [("loop", "mul", 2), ("loop", "add", 3), ("loop", "max", 1)]
     if is_float:
         choices.append(("satfloat",))
-        choices += [("cast", "float32"), ("cast", "float16"), ("cast", "bfloat16"), ("cast", "float64"), ("cast", "bool")]
+        choices += [
+            ("cast", "float32"),
+            ("cast", "float16"),
+            ("cast", "bfloat16"),
+            ("cast", "float64"),
+            ("cast", "bool"),
+        ]
         choices += [("satcast", "uint8"), ("satcast", "int16"), ("satcast", "int32"), ("satcast", "float16")]
     else:
         choices += [("cast", to) for to in ("float32", "float16", "int32", "uint8", "int8", "bfloat16")]
@@ -184,7 +201,9 @@ def _values(draw: Any, dtype: str, channels: int, **kw: Any) -> tuple[float, ...
     return tuple(_value(draw, dtype, **kw) for _ in range(channels))
 
 
-def _rect(draw: Any, w: int, h: int, bordered: bool, size: tuple[int, int] | None) -> tuple[int, int, int, int]:
+def _rect(
+    draw: Any, w: int, h: int, bordered: bool, size: tuple[int, int] | None
+) -> tuple[int, int, int, int]:
     if bordered:
         rw = size[0] if size else draw(st.integers(1, 3 * w + 2))
         rh = size[1] if size else draw(st.integers(1, 3 * h + 2))
@@ -225,7 +244,9 @@ def _image(draw: Any, t: Template, w: int, h: int) -> np.ndarray:
     elif t.dtype in INTS:
         lo, hi = INT_RANGE[t.dtype]
         narrow = draw(st.booleans())  # small values hit equalities, even numbers, exact results
-        data = rng.integers(max(lo, -20) if narrow else lo, (min(hi, 20) if narrow else hi), shape, endpoint=True).astype(t.dtype)
+        data = rng.integers(
+            max(lo, -20) if narrow else lo, (min(hi, 20) if narrow else hi), shape, endpoint=True
+        ).astype(t.dtype)
     else:
         data = (rng.standard_normal(shape) * rng.choice([1.0, 50.0, 300.0])).astype(t.dtype)
         if draw(st.booleans()):
@@ -233,7 +254,9 @@ def _image(draw: Any, t: Template, w: int, h: int) -> np.ndarray:
             for v in (np.nan, 0.5, 1.5, -2.5, 2.5):
                 flat[rng.integers(0, flat.size)] = v
     if t.read == "pack":
-        return np.ascontiguousarray(data.transpose(0, 3, 1, 2)[0] if t.planes == 1 else data.transpose(0, 3, 1, 2))
+        return np.ascontiguousarray(
+            data.transpose(0, 3, 1, 2)[0] if t.planes == 1 else data.transpose(0, 3, 1, 2)
+        )
     if t.planes == 1:
         data = data[0]
         return data[..., 0] if t.channels == 1 else data
@@ -283,7 +306,14 @@ def chains(draw: Any, templates: list[Template] = TEMPLATES) -> Drawn:
     for token in t.compute:
         ops.append(_compute_op(draw, token, dtype, channels))
         dtype, channels = _after(token, dtype, channels)
-    ops.append({"write": fkl.TensorWrite, "split": fkl.TensorSplit, "tsplit": fkl.TensorTSplit, "split_write": fkl.SplitWrite}[t.write]())
+    ops.append(
+        {
+            "write": fkl.TensorWrite,
+            "split": fkl.TensorSplit,
+            "tsplit": fkl.TensorTSplit,
+            "split_write": fkl.SplitWrite,
+        }[t.write]()
+    )
     return Drawn(ops, x, t)
 
 
@@ -298,7 +328,10 @@ def _compute_op(draw: Any, token: Token, dtype: str, channels: int) -> Op:
     if kind == "saturate":
         a = [_value(draw, dtype) for _ in range(channels)]
         b = [_value(draw, dtype) for _ in range(channels)]
-        return fkl.Saturate(tuple(min(p, q) for p, q in zip(a, b, strict=True)), tuple(max(p, q) for p, q in zip(a, b, strict=True)))
+        return fkl.Saturate(
+            tuple(min(p, q) for p, q in zip(a, b, strict=True)),
+            tuple(max(p, q) for p, q in zip(a, b, strict=True)),
+        )
     if kind == "satfloat":
         return fkl.SaturateFloat()
     if kind == "cast":
@@ -333,7 +366,14 @@ def _compute_op(draw: Any, token: Token, dtype: str, channels: int) -> Op:
 
 def run_target(drawn: Drawn, target: str) -> tuple[Any, Any]:
     """(output in the reference's layout, reference output) on one target."""
-    from tests.runtime.catalogue_support import no_source, packed_source, planar_source, reference, run_cpu, run_gpu
+    from tests.runtime.catalogue_support import (
+        no_source,
+        packed_source,
+        planar_source,
+        reference,
+        run_cpu,
+        run_gpu,
+    )
 
     t = drawn.template
     if drawn.x is None:
@@ -364,7 +404,13 @@ def assert_same(out: Any, expected: Any, what: str) -> None:
         for a, b in zip(out, expected, strict=True):
             assert_same(a, b, what)
         return
-    assert out.shape == expected.shape and out.dtype == expected.dtype, (what, out.shape, expected.shape, out.dtype, expected.dtype)
+    assert out.shape == expected.shape and out.dtype == expected.dtype, (
+        what,
+        out.shape,
+        expected.shape,
+        out.dtype,
+        expected.dtype,
+    )
     if out.dtype.kind in "biu":
         np.testing.assert_array_equal(out, expected, err_msg=what)
         return
@@ -372,4 +418,6 @@ def assert_same(out: Any, expected: Any, what: str) -> None:
     same_nan = np.isnan(a) == np.isnan(b)
     assert bool(same_nan.all()), f"{what}: NaN positions differ"
     finite = ~np.isnan(a)
-    np.testing.assert_allclose(a[finite], b[finite], rtol=4 * float(np.finfo(out.dtype).eps), atol=1e-30, err_msg=what)
+    np.testing.assert_allclose(
+        a[finite], b[finite], rtol=4 * float(np.finfo(out.dtype).eps), atol=1e-30, err_msg=what
+    )

@@ -506,9 +506,9 @@ def clear_build_caches() -> None:
 
 
 def patched_key(monkeypatch: pytest.MonkeyPatch, patches: dict[str, Any], target: str, arch: str) -> str:
-    from fklir.backend import build
-
     import tempfile
+
+    from fklir.backend import build
 
     with monkeypatch.context() as patch, tempfile.TemporaryDirectory() as fresh_cache:
         # build remembers compiler identities in the disk cache: give the patched run an empty one

@@ -14,7 +14,6 @@ from hypothesis import HealthCheck, given, settings
 from tests.unit.property_chains import TEMPLATES, Drawn, assert_same, chains, run_target
 
 
-
 @settings(
     max_examples=400,
     deadline=None,

@@ -25,22 +25,23 @@ fkl.write %3, "dst" : !fkl.image<?x?x?xnone>
 // CHECK-NEXT:      const fkl::u8 v3 = fkl::SaturateCast<fkl::u8>::exec(v2);
 // CHECK-NEXT:      return v3;
 // CHECK-NEXT:  }
-// Each thread takes one 16-byte vector (a warp reads one contiguous run); element e has channel
-// e mod 3, found once per thread and then counted up; a scalar tail.
+// Each thread takes K 16-byte vectors, 256 vectors apart (a warp reads one contiguous run); element e
+// has channel e mod 3, found once per vector and then counted up; a scalar tail.
 // CHECK:       FKL_HD void flat(const Params& p, fkl::i64 i) {
-// CHECK:           int c = (int)((i * [[V:[0-9]+]]) % 3);
+// CHECK:           const fkl::i64 first_vector = (i / 256) * {{[0-9]+}} + i % 256;
+// CHECK:           int c = (int)(first % 3);
 // CHECK:           fkl::load16(
 // CHECK:           out[j] = compute(p, in.v[j], c);
 // CHECK:           fkl::store16(
 // CHECK-NOT:   stage0
 // CHECK:       #if defined(__CUDACC__)
 // CHECK-NEXT:  extern "C" __global__ void fkl_kernel(const Params p) {
-// CHECK-NEXT:      const fkl::i64 i = (fkl::i64)blockIdx.x * blockDim.x + threadIdx.x;
-// CHECK-NEXT:      if (i * [[N:[0-9]+]] < p.h.n) flat(p, i);
+// CHECK-NEXT:      flat(p, (fkl::i64)blockIdx.x * blockDim.x + threadIdx.x);
 // CHECK-NEXT:  }
 // CHECK-NEXT:  #else
 // CHECK-NEXT:  extern "C" void fkl_run(const Params* p) {
-// CHECK-NEXT:      const fkl::i64 count = (p->h.n + {{[0-9]+}}) / [[N]];
+// CHECK-NEXT:      // whole blocks of 256 threads, as on the GPU (thread i's vectors depend on the block)
+// CHECK-NEXT:      const fkl::i64 count = (p->h.n + {{[0-9]+}}) / {{[0-9]+}} * 256;
 // CHECK-NEXT:  #pragma omp parallel for schedule(static)
 // CHECK-NEXT:      for (fkl::i64 i = 0; i < count; ++i) flat(*p, i);
 // CHECK-NEXT:  }
@@ -189,14 +190,14 @@ fkl.write %2, "dst" : !fkl.image<?x?x?xnone>
 
 // CHECK-LABEL: // ---- fkl.kernel @k0 (target cuda) ----
 // CHECK:       FKL_HD fkl::f32 compute(const Params& p, fkl::u8 v0, int c) {
-// CHECK:           const fkl::f32 v2 = fkl::Div::exec(v1, fkl::pick(p.{{div[0-9]+}}, c));
+// CHECK:           const fkl::f32 v2 = fkl::Div::exec(v1, fkl::pick(p.[[DIV:div[0-9]+]], c), fkl::pick(p.[[DIV]]_rcp, c));
 // CHECK:       FKL_HD void flat(const Params& p, fkl::i64 i) {
 // CHECK:           fkl::f32* dst = (fkl::f32*)p.h.dst
 // CHECK:           const fkl::Vec16<fkl::u8> in = fkl::load16(src);
-// CHECK:           for (int k = 0; k < 4; ++k) {
+// CHECK:           for (int s = 0; s < 4; ++s) {
 // CHECK:           fkl::Vec16<fkl::f32> v;
 // CHECK:           fkl::store16(
-// CHECK:           flat(p, i);
+// CHECK:           flat(p, (fkl::i64)blockIdx.x * blockDim.x + threadIdx.x);
 // CHECK:       {{//}} -----
 
 // CPP-LABEL:   // ---- fkl.kernel @k0 (target cpp) ----

@@ -54,6 +54,23 @@ struct Cast {
     static FKL_HD To exec(bf16 x) { return (To)to_f32(x); }
 };
 
+// 8- and 16-bit integers to f32 exactly: on the GPU, by placing the integer in the mantissa of
+// 1.5 * 2^23 and subtracting it again (full-rate float ops instead of the quarter-rate convert).
+template <>
+struct Cast<f32> {
+    template <typename From>
+    static FKL_HD f32 exec(From x) {
+#if defined(FKL_DEVICE_CODE)
+        if (sizeof(From) <= 2 && From(1) / From(2) == From(0)) {
+            return f32_from_bits(0x4B400000u + (u32)(i32)x) - 12582912.0f;
+        }
+#endif
+        return (f32)x;
+    }
+    static FKL_HD f32 exec(f16 x) { return to_f32(x); }
+    static FKL_HD f32 exec(bf16 x) { return to_f32(x); }
+};
+
 template <>
 struct Cast<f16> {
     // Integers go through f64, which holds them exactly, so they are rounded once.
@@ -96,7 +113,15 @@ struct SaturateCast {
         if (sizeof(To) <= 2) {
             const f32 lo = (f32)Limits<To>::lowest();
             const f32 hi = (f32)Limits<To>::highest();
+#if defined(FKL_DEVICE_CODE)
+            // Same result without the GPU's quarter-rate round and convert units: clamp, then add
+            // 1.5 * 2^23, where the float spacing is 1, so the addition itself rounds half to even.
+            const f32 clamped = fminf(fmaxf(x, lo), hi);
+            const i32 rounded = (i32)(bits_of(clamped + 12582912.0f) - 0x4B400000u);
+            return x != x ? To(0) : (To)rounded;
+#else
             return (To)detail::clamp_and_round(x, lo, hi);
+#endif
         }
         return exec<f64>((f64)x);
     }
