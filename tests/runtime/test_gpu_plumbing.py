@@ -603,7 +603,7 @@ def test_a_broken_cubin_is_detected_and_rebuilt_end_to_end(tmp_path: Path, damag
 
     assert run_gpu_chain_in_fresh_process(root, tmp_path / "a.npy") == {"compiles": 1, "disk_hits": 0}
     np.testing.assert_array_equal(np.load(tmp_path / "a.npy"), expected)
-    ((binary, size),) = [entry for entry in DiskCache(root).entries() if entry[0].suffix != ".so"]
+    ((binary, size),) = [entry for entry in DiskCache(root).entries() if entry[0].suffix == ".cubin"]
     good = binary.read_bytes()
     if damage == "truncated":
         binary.write_bytes(good[: size // 2])

@@ -25,13 +25,13 @@ fkl.write %3, "dst" : !fkl.image<?x?x?xnone>
 // CHECK-NEXT:      const fkl::u8 v3 = fkl::SaturateCast<fkl::u8>::exec(v2);
 // CHECK-NEXT:      return v3;
 // CHECK-NEXT:  }
-// Each thread takes K 16-byte vectors, 256 vectors apart (a warp reads one contiguous run); element e
-// has channel e mod 3, found once per vector and then counted up; a scalar tail.
+// Each thread takes K 16-byte vectors, 256 vectors apart (a warp reads one contiguous run), loads them
+// all first; element e has channel e mod 3, found once per vector and then counted up; a scalar tail.
 // CHECK:       FKL_HD void flat(const Params& p, fkl::i64 i) {
 // CHECK:           const fkl::i64 first_vector = (i / 256) * {{[0-9]+}} + i % 256;
+// CHECK:           in[k] = fkl::load16(src + first);
 // CHECK:           int c = (int)(first % 3);
-// CHECK:           fkl::load16(
-// CHECK:           out[j] = compute(p, in.v[j], c);
+// CHECK:           out[j] = compute(p, in[k].v[j], c);
 // CHECK:           fkl::store16(
 // CHECK-NOT:   stage0
 // CHECK:       #if defined(__CUDACC__)
@@ -192,8 +192,8 @@ fkl.write %2, "dst" : !fkl.image<?x?x?xnone>
 // CHECK:       FKL_HD fkl::f32 compute(const Params& p, fkl::u8 v0, int c) {
 // CHECK:           const fkl::f32 v2 = fkl::Div::exec(v1, fkl::pick(p.[[DIV:div[0-9]+]], c), fkl::pick(p.[[DIV]]_rcp, c));
 // CHECK:       FKL_HD void flat(const Params& p, fkl::i64 i) {
-// CHECK:           fkl::f32* dst = (fkl::f32*)p.h.dst
-// CHECK:           const fkl::Vec16<fkl::u8> in = fkl::load16(src);
+// CHECK:           fkl::f32* dst_base = (fkl::f32*)p.h.dst;
+// CHECK:           fkl::Vec16<fkl::u8> in[{{[0-9]+}}];
 // CHECK:           for (int s = 0; s < 4; ++s) {
 // CHECK:           fkl::Vec16<fkl::f32> v;
 // CHECK:           fkl::store16(
@@ -290,7 +290,7 @@ fkl.write %3, "dst" : !fkl.image<?x?x?xnone>
 // CHECK-NEXT:      const fkl::i16 v2 = fkl::StaticLoop<fkl::Mul, 2>::exec(v1, fkl::pick(p.[[LOOP]], c));
 // CHECK-NEXT:      const bool v3 = fkl::IsEven::exec(v2);
 // CHECK:       FKL_HD void flat(const Params& p, fkl::i64 i) {
-// CHECK:           out[j] = compute(p, in.v[j], c);
+// CHECK:           out[j] = compute(p, in[k].v[j], c);
 // CHECK-NOT:   compute_pixel
 // CHECK:       {{//}} -----
 
