@@ -19,7 +19,6 @@ kernel's `!fkl.params`; `KernelLayout` describes it for the host side (fklir.run
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from xdsl.ir import Operation
@@ -209,59 +208,76 @@ def _emit_pixel(chain: Chain, last_stage: int) -> list[str]:
 
 
 FLAT_BLOCK = 256  # threads per block of a flat kernel (fklir.runtime.launch.FLAT_BLOCK)
+FLAT_ELEMENTS = 32  # elements per thread: enough to amortise reading the per-channel parameters
 
 
-def _flat_vectors(in_dtype: str, channels: int) -> tuple[int, int]:
-    """(elements per 16-byte vector, vectors per thread): a thread's run is a whole number of
-    vectors and of pixels, so every element's channel is a compile-time constant."""
+def _flat_vectors(in_dtype: str) -> tuple[int, int]:
+    """(elements per 16-byte vector, vectors per thread)."""
     per_vector = 16 // ELEMENT_SIZE[in_dtype]
-    return per_vector, math.lcm(per_vector, channels) // per_vector
+    return per_vector, max(1, FLAT_ELEMENTS // per_vector)
 
 
 def _flat_width(in_dtype: str, out_dtype: str, channels: int) -> int:
     """Elements per thread (the launch grid divides the element count by it)."""
-    del out_dtype
-    per_vector, vectors = _flat_vectors(in_dtype, channels)
+    del out_dtype, channels
+    per_vector, vectors = _flat_vectors(in_dtype)
     return per_vector * vectors
 
 
 def _emit_flat(in_dtype: str, out_dtype: str, channels: int) -> list[str]:
     t_in, t_out = CPP_TYPE[in_dtype], CPP_TYPE[out_dtype]
-    per_load, k_count = _flat_vectors(in_dtype, channels)
-    n = per_load * k_count
+    n, k_count = _flat_vectors(in_dtype)
     out_bytes = n * ELEMENT_SIZE[out_dtype]
     per_store = 16 // ELEMENT_SIZE[out_dtype]
-    if out_bytes % 16 == 0:
+    if out_bytes >= 16:
         store = [
             "#pragma unroll",
-            f"        for (int s = 0; s < {out_bytes // 16}; ++s) {{",
-            f"            fkl::Vec16<{t_out}> v;",
+            f"            for (int s = 0; s < {out_bytes // 16}; ++s) {{",
+            f"                fkl::Vec16<{t_out}> v;",
             "#pragma unroll",
-            f"            for (int j = 0; j < {per_store}; ++j) v.v[j] = out[s * {per_store} + j];",
-            f"            fkl::store16(dst + s * {per_store}, v);",
-            "        }",
+            f"                for (int j = 0; j < {per_store}; ++j) v.v[j] = out[s * {per_store} + j];",
+            f"                fkl::store16(dst + s * {per_store}, v);",
+            "            }",
         ]
-    else:
-        store = ["#pragma unroll", f"        for (int e = 0; e < {n}; ++e) dst[e] = out[e];"]
+    else:  # a narrowing chain: the warp's stores are still one contiguous run
+        store = ["#pragma unroll", f"            for (int j = 0; j < {n}; ++j) dst[j] = out[j];"]
+    first = f"(first_vector + (fkl::i64)k * {FLAT_BLOCK}) * {n}"
     return [
-        f"// Elements [i*{n}, i*{n}+{n}) of the packed image: {k_count} 16-byte loads, all in flight before any",
-        f"// compute; {n} is a multiple of the {channels} channels, so element e has the compile-time channel",
-        "// e % C and the parameter block is read at warp-uniform addresses (no per-element selects).",
+        f"// Thread i (lane i % {FLAT_BLOCK} of block i / {FLAT_BLOCK}) takes {k_count} vectors of {n} elements,",
+        f"// {FLAT_BLOCK} vectors apart: each warp load or store is one contiguous run, all {k_count} loads are in",
+        "// flight before any compute, and the per-channel parameters are read once per thread. Element e has",
+        "// channel e % C; its parameters are picked without divergent reads.",
         "FKL_HD void flat(const Params& p, fkl::i64 i) {",
-        f"    const {t_in}* src = (const {t_in}*)p.h.src + i * {n};",
-        f"    {t_out}* dst = ({t_out}*)p.h.dst + i * {n};",
-        f"    const fkl::i64 left = p.h.n - i * {n};",
-        f"    if (p.h.aligned && left >= {n}) {{",
-        f"        fkl::Vec16<{t_in}> in[{k_count}];",
+        f"    const {t_in}* src = (const {t_in}*)p.h.src;",
+        f"    {t_out}* dst_base = ({t_out}*)p.h.dst;",
+        f"    const fkl::i64 first_vector = (i / {FLAT_BLOCK}) * {FLAT_BLOCK * k_count} + i % {FLAT_BLOCK};",
+        f"    fkl::Vec16<{t_in}> in[{k_count}];",
         "#pragma unroll",
-        f"        for (int k = 0; k < {k_count}; ++k) in[k] = fkl::load16(src + k * {per_load});",
-        f"        {t_out} out[{n}];",
-        "#pragma unroll",
-        f"        for (int e = 0; e < {n}; ++e) out[e] = compute(p, in[e / {per_load}].v[e % {per_load}], e % {channels});",
-        *store,
-        "        return;",
+        f"    for (int k = 0; k < {k_count}; ++k) {{",
+        f"        const fkl::i64 first = {first};",
+        f"        if (p.h.aligned && first + {n} <= p.h.n) in[k] = fkl::load16(src + first);",
         "    }",
-        f"    for (int e = 0; e < {n} && e < left; ++e) dst[e] = compute(p, src[e], e % {channels});",
+        "#pragma unroll",
+        f"    for (int k = 0; k < {k_count}; ++k) {{",
+        f"        const fkl::i64 first = {first};",
+        "        if (first >= p.h.n) return;",
+        f"        {t_out}* dst = dst_base + first;",
+        f"        int c = (int)(first % {channels});",
+        f"        if (p.h.aligned && first + {n} <= p.h.n) {{",
+        f"            {t_out} out[{n}];",
+        "#pragma unroll",
+        f"            for (int j = 0; j < {n}; ++j) {{",
+        "                out[j] = compute(p, in[k].v[j], c);",
+        f"                c = (c + 1 == {channels}) ? 0 : c + 1;",
+        "            }",
+        *store,
+        "            continue;",
+        "        }",
+        f"        for (int j = 0; j < {n} && first + j < p.h.n; ++j) {{",
+        "            dst[j] = compute(p, src[first + j], c);",
+        f"            c = (c + 1 == {channels}) ? 0 : c + 1;",
+        "        }",
+        "    }",
         "}",
     ]
 
@@ -270,12 +286,13 @@ def _emit_entries(mode: str, n: int, chains: int) -> list[str]:
     entry_fn = "dispatch" if chains > 1 else "pixel"
     pixel_call = f"{entry_fn}(p, x, y, blockIdx.z)"
     if mode == "flat":
+        per_block = n * FLAT_BLOCK
         gpu_body = [
-            "    const fkl::i64 i = (fkl::i64)blockIdx.x * blockDim.x + threadIdx.x;",
-            f"    if (i * {n} < p.h.n) flat(p, i);",
+            "    flat(p, (fkl::i64)blockIdx.x * blockDim.x + threadIdx.x);",
         ]
         cpu_body = [
-            f"    const fkl::i64 count = (p->h.n + {n - 1}) / {n};",
+            f"    // whole blocks of {FLAT_BLOCK} threads, as on the GPU (thread i's vectors depend on the block)",
+            f"    const fkl::i64 count = (p->h.n + {per_block - 1}) / {per_block} * {FLAT_BLOCK};",
             "#pragma omp parallel for schedule(static)",
             "    for (fkl::i64 i = 0; i < count; ++i) flat(*p, i);",
         ]
