@@ -54,7 +54,12 @@ class LocatingParser(Parser):
     line_offset: int = 0
 
     def parse_operation(self) -> Operation:
-        where = self._current_token.span.get_location()  # pyright: ignore[reportPrivateUsage]
-        op = super().parse_operation()
+        start = self._current_token.span  # pyright: ignore[reportPrivateUsage]
+        where = start.get_location()
+        try:
+            op = super().parse_operation()
+        except VerifyException as e:
+            # a type or attribute whose own verify() fails while it is parsed: point at the op
+            self.raise_error(str(e), start.start, start.end)
         op.location = FileLineColLoc(StringAttr(where.file), IntAttr(where.line + self.line_offset), IntAttr(where.col))
         return op

@@ -2288,6 +2288,40 @@ CHAIN_OPS: tuple[type[IRDLOperation], ...] = (ReadOp, *GEOMETRY_OPS, *COMPUTE_OP
 # ---------------------------------------------------------------------------------------------
 
 
+def _print_kernel_values(printer: Printer, values: DictionaryAttr) -> None:
+    """`{mul1 = [2.0, 2.0, 2.0], crop2 = [30, 12, 60, 40]}`: floats always with a point (or nan, inf,
+    ninf), integers without, so the text reads back to the same f64 / i64 arrays (xDSL's own
+    dictionary printing writes NaN and large values in hex, which its parser rejects)."""
+    entries = []
+    for name, attr in values.data.items():
+        numbers = attr.get_values() if isinstance(attr, DenseArrayBase) else ()  # pyright: ignore[reportUnknownMemberType]
+        is_float = isinstance(attr, DenseArrayBase) and not isinstance(attr.elt_type, IntegerType)
+        text = ", ".join(_format_number(float(v)) if is_float else str(int(v)) for v in numbers)  # pyright: ignore[reportUnknownArgumentType]
+        entries.append(f"{name} = [{text}]")
+    printer.print_string("{" + ", ".join(entries) + "}")
+
+
+def _parse_kernel_values(parser: Parser) -> DictionaryAttr:
+    def parse_entry() -> tuple[str, Attribute]:
+        name = parser.parse_identifier()
+        parser.parse_punctuation("=")
+        numbers: list[int | float] = parser.parse_comma_separated_list(
+            parser.Delimiter.SQUARE, lambda: _parse_int_or_float(parser)
+        )
+        if all(isinstance(v, int) for v in numbers):
+            return name, DenseArrayBase.from_list(i64, [int(v) for v in numbers])
+        return name, DenseArrayBase.from_list(f64, [float(v) for v in numbers])
+
+    entries = parser.parse_comma_separated_list(parser.Delimiter.BRACES, parse_entry)
+    return DictionaryAttr(dict(entries))
+
+
+def _parse_int_or_float(parser: Parser) -> int | float:
+    if (word := parser.parse_optional_keyword_in(tuple(_SPECIAL_NUMBERS))) is not None:
+        return _SPECIAL_NUMBERS[word]
+    return parser.parse_number()
+
+
 @irdl_op_definition
 class KernelOp(IRDLOperation):
     """One launch: a read ... write chain and its parameter block.
@@ -2327,9 +2361,7 @@ class KernelOp(IRDLOperation):
         params = parser.parse_type()
         if not isinstance(params, ParamsType):
             parser.raise_error(f"'fkl.kernel' expects an !fkl.params type, got {params}")
-        values = None
-        if parser.parse_optional_keyword("values"):
-            values = DictionaryAttr(parser.parse_optional_attr_dict())
+        values = _parse_kernel_values(parser) if parser.parse_optional_keyword("values") else None
         body = parser.parse_region()
         return KernelOp(sym_name.data, body, params, values)
 
@@ -2339,8 +2371,8 @@ class KernelOp(IRDLOperation):
         printer.print_string(" params ")
         printer.print_attribute(self.params)
         if self.values is not None:
-            printer.print_string(" values")
-            printer.print_op_attributes(self.values.data)
+            printer.print_string(" values ")
+            _print_kernel_values(printer, self.values)
         printer.print_string(" ")
         printer.print_region(self.body, print_entry_block_args=False)
 

@@ -62,7 +62,7 @@ class FoldGeometryIntoRead(RewritePattern):
         geometry.operands = [sampled]
         block.insert_op_before(geometry, old_yield)
         block.insert_op_before(fkl.YieldOp(geometry.results[0]), old_yield)
-        block.erase_op(old_yield)
+        rewriter.erase(old_yield)
         if op.sample is not None and op.sample.blocks:
             op.sample.detach_block(block)
         source = op.sources if isinstance(op.source, ArrayAttr) else op.sources[0]

@@ -108,16 +108,27 @@ def _hoist_field(op: Operation, field: str, name: str) -> tuple[str, int, Attrib
     return kind, count, attr
 
 
+def _free_name(name: str, taken: set[str]) -> str:
+    """`name`, or `name_1`, `name_2`, ... when a slot of the kernel already has it."""
+    candidate, suffix = name, 0
+    while candidate in taken:
+        suffix += 1
+        candidate = f"{name}_{suffix}"
+    return candidate
+
+
 def hoist_kernel(kernel: fkl.KernelOp) -> None:
     slots = list(kernel.params.slots)
     values = dict(kernel.values.data) if kernel.values is not None else {}
+    taken = {name for name, _, _ in slots}
     for index, op in enumerate(kernel.body.walk()):
         for field in fkl.value_fields(op):
-            name = f"{_short_name(op)}{index}" + ("" if field == "value" else f"_{field}")
+            name = _free_name(f"{_short_name(op)}{index}" + ("" if field == "value" else f"_{field}"), taken)
             slot = _hoist_field(op, field, name)
             if slot is None:
                 continue
             kind, count, value = slot
+            taken.add(name)
             slots.append((name, kind, count))
             values[name] = value
     kernel.properties["params"] = fkl.ParamsType(slots)

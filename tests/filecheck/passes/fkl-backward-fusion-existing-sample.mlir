@@ -1,7 +1,6 @@
-// XFAIL: *
 // RUN: fklir-opt %s -p fkl-backward-fusion | filecheck %s
 
-// KNOWN BUG (reported to the lead; remove the XFAIL line once fixed): folding a geometry op into a
+// Regression test (was a bug): folding a geometry op into a
 // read that ALREADY has a sample region (parsed, or left by an earlier run) fails with
 // "fklir-opt: error: Operation insertion point must have a parent block" (exit 1). The pattern
 // walker has the region's old fkl.yield on its worklist, and FoldGeometryIntoRead erases that

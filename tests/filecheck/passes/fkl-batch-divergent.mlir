@@ -11,7 +11,7 @@ fkl.write %a1, "dst" planes [0, 2] : !fkl.image<?x?x1xf32>
 fkl.write %b1, "dst" planes [1] : !fkl.image<?x?x1xf32>
 
 // CHECK-LABEL: builtin.module {
-// CHECK-NEXT:    fkl.kernel @k0 params !fkl.params<planemap: i32 x 3> values {planemap = array<i64: 0, 1, 0>} {
+// CHECK-NEXT:    fkl.kernel @k0 params !fkl.params<planemap: i32 x 3> values {planemap = [0, 1, 0]} {
 // CHECK-NEXT:      %a0 = fkl.read "src" : !fkl.image<?x?x1xf32>
 // CHECK-NEXT:      %a1 = fkl.add %a0, 1.0 : !fkl.image<?x?x1xf32>
 // CHECK-NEXT:      fkl.write %a1, "dst" : !fkl.image<?x?x1xf32>

@@ -1,8 +1,7 @@
-// XFAIL: *
 // RUN: fklir-opt %s -p fkl-default-pipeline | fklir-opt | filecheck %s
 // RUN: fklir-opt %s -p fkl-default-pipeline --print-op-generic | fklir-opt | filecheck %s
 
-// KNOWN BUG (reported to the lead; remove the XFAIL line once fixed): a chain without values
+// Regression test (was a bug): a chain without values
 // (read -> cast -> write) leaves the kernel with `values = {}`, and `fkl.kernel`'s printer writes
 // an empty dictionary as nothing at all: `fkl.kernel @k0 params !fkl.params<> values {` -- the
 // body's `{` is then read as the dictionary and the output does not parse back ("Expected bare-id

@@ -13,9 +13,9 @@ fkl.write %u8, "dst" : !fkl.image<?x?x?xnone>
 
 // CHECK-LABEL: builtin.module {
 // CHECK-NEXT:    fkl.kernel @k0 params !fkl.params<crop1: rect x 3, resize2: i32 x 2, mul4: f32 x 3, sub5: f32 x 3>
-// CHECK-SAME:      values {crop1 = array<i64: 30, 12, 60, 40, 40, 12, 60, 40, 53, 27, 60, 40>, resize2 = array<i64: 16, 16>,
-// CHECK-SAME:        mul4 = array<f64: 2.000000e+00, 2.000000e+00, 2.000000e+00>,
-// CHECK-SAME:        sub5 = array<f64: 1.000000e+00, 2.000000e+00, 3.000000e+00>} {
+// CHECK-SAME:      values {crop1 = [30, 12, 60, 40, 40, 12, 60, 40, 53, 27, 60, 40], resize2 = [16, 16],
+// CHECK-SAME:        mul4 = [2.0, 2.0, 2.0],
+// CHECK-SAME:        sub5 = [1.0, 2.0, 3.0]} {
 // CHECK-NEXT:      %img = fkl.read "src" : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xf32, planes 3> sample {
 // CHECK-NEXT:      ^bb0(%src: !fkl.image<?x?x3xui8>):
 // CHECK-NEXT:        %roi = fkl.crop %src, param "crop1" : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xui8, planes 3>
@@ -42,12 +42,12 @@ fkl.split %a1, "a_out" : !fkl.image<?x?x?xnone>
 fkl.write %b1, "b_out" : !fkl.image<?x?x?xnone>
 
 // CHECK-LABEL: builtin.module {
-// CHECK-NEXT:    fkl.kernel @k0 params !fkl.params<max1: f32 x 1> values {max1 = array<f64: 0.000000e+00>} {
+// CHECK-NEXT:    fkl.kernel @k0 params !fkl.params<max1: f32 x 1> values {max1 = [0.0]} {
 // CHECK-NEXT:      %a0 = fkl.read "a" : !fkl.image<?x?x1xf32>
 // CHECK-NEXT:      %a1 = fkl.max %a0, param "max1" : !fkl.image<?x?x1xf32>
 // CHECK-NEXT:      fkl.split %a1, "a_out" : !fkl.image<?x?x1xf32>
 // CHECK-NEXT:    }
-// CHECK-NEXT:    fkl.kernel @k1 params !fkl.params<resize1: i32 x 2> values {resize1 = array<i64: 3, 3>} {
+// CHECK-NEXT:    fkl.kernel @k1 params !fkl.params<resize1: i32 x 2> values {resize1 = [3, 3]} {
 // CHECK-NEXT:      %b0 = fkl.read "b" : !fkl.image<?x?x4xi16> sample {
 // CHECK-NEXT:      ^bb0(%src: !fkl.image<?x?x4xi16>):
 // CHECK-NEXT:        %b1 = fkl.resize %src, param "resize1", nearest : !fkl.image<?x?x4xi16>

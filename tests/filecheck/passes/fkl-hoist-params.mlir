@@ -18,10 +18,10 @@ fkl.kernel @k0 params !fkl.params<> {
 
 // CHECK-LABEL: builtin.module {
 // CHECK-NEXT:    fkl.kernel @k0 params !fkl.params<crop1: rect x 2, resize2: i32 x 2, add3: ui8 x 3, sub5: i16 x 3, div7: f32 x 3>
-// CHECK-SAME:      values {crop1 = array<i64: 30, 12, 60, 40, 40, 12, 60, 40>, resize2 = array<i64: 16, 8>,
-// CHECK-SAME:        add3 = array<f64: 7.000000e+00, 7.000000e+00, 7.000000e+00>,
-// CHECK-SAME:        sub5 = array<f64: -1.000000e+00, 2.000000e+00, -3.000000e+00>,
-// CHECK-SAME:        div7 = array<f64: 2.500000e+00, 2.500000e+00, 2.500000e+00>} {
+// CHECK-SAME:      values {crop1 = [30, 12, 60, 40, 40, 12, 60, 40], resize2 = [16, 8],
+// CHECK-SAME:        add3 = [7.0, 7.0, 7.0],
+// CHECK-SAME:        sub5 = [-1.0, 2.0, -3.0],
+// CHECK-SAME:        div7 = [2.5, 2.5, 2.5]} {
 // CHECK-NEXT:      %0 = fkl.read "src" : !fkl.image<?x?x3xui8>
 // CHECK-NEXT:      %1 = fkl.crop %0, param "crop1" : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xui8, planes 2>
 // CHECK-NEXT:      %2 = fkl.resize %1, param "resize2", nearest : !fkl.image<?x?x3xui8, planes 2>
@@ -69,12 +69,12 @@ fkl.kernel @four params !fkl.params<> {
 
 // CHECK-LABEL: builtin.module {
 // CHECK-NEXT:    fkl.kernel @kinds params !fkl.params<crop1: rect x 1, resize2: i32 x 2, max4: i8 x 1, min6: ui16 x 1, mul8: i32 x 1, add10: ui32 x 1, mul12: f16 x 1, sub14: bf16 x 1, div16: f64 x 1, max18: i1 x 1>
-// CHECK-SAME:      values {crop1 = array<i64: 1, 2, 3, 4>, resize2 = array<i64: 5, 6>,
-// CHECK-SAME:        max4 = array<f64: -3.000000e+00>, min6 = array<f64: 6.553500e+04>, mul8 = array<f64: -4.000000e+00>,
-// CHECK-SAME:        add10 = array<f64: 9.000000e+00>, mul12 = array<f64: 5.000000e-01>, sub14 = array<f64: 2.500000e-01>,
-// CHECK-SAME:        div16 = array<f64: 3.000000e+00>, max18 = array<f64: 1.000000e+00>} {
+// CHECK-SAME:      values {crop1 = [1, 2, 3, 4], resize2 = [5, 6],
+// CHECK-SAME:        max4 = [-3.0], min6 = [65535.0], mul8 = [-4.0],
+// CHECK-SAME:        add10 = [9.0], mul12 = [0.5], sub14 = [0.25],
+// CHECK-SAME:        div16 = [3.0], max18 = [1.0]} {
 // CHECK:           %2 = fkl.resize %1, param "resize2", linear : !fkl.image<?x?x1xi8> -> !fkl.image<?x?x1xf32>
-// CHECK:         fkl.kernel @four params !fkl.params<min1: f32 x 4> values {min1 = array<f64: 1.500000e+00, 1.500000e+00, 1.500000e+00, 1.500000e+00>} {
+// CHECK:         fkl.kernel @four params !fkl.params<min1: f32 x 4> values {min1 = [1.5, 1.5, 1.5, 1.5]} {
 // CHECK-NEXT:      %0 = fkl.read "src" : !fkl.image<?x?x4xf32>
 // CHECK-NEXT:      %1 = fkl.min %0, param "min1" : !fkl.image<?x?x4xf32>
 
@@ -82,7 +82,7 @@ fkl.kernel @four params !fkl.params<> {
 
 // Slots that exist already are kept, with their values; only the inline values are added. Running
 // the pass again changes nothing. Ops outside a kernel are not touched.
-fkl.kernel @k0 params !fkl.params<mul1: f64 x 1> values {mul1 = array<f64: 3.0>} {
+fkl.kernel @k0 params !fkl.params<mul1: f64 x 1> values {mul1 = [3.0]} {
   %0 = fkl.read "src" : !fkl.image<?x?x1xf64>
   %1 = fkl.mul %0, param "mul1" : !fkl.image<?x?x1xf64>
   %2 = fkl.max %1, 0.0 : !fkl.image<?x?x1xf64>
@@ -93,7 +93,7 @@ fkl.kernel @k0 params !fkl.params<mul1: f64 x 1> values {mul1 = array<f64: 3.0>}
 fkl.write %t1, "top_out" : !fkl.image<?x?x1xf64>
 
 // CHECK-LABEL: builtin.module {
-// CHECK-NEXT:    fkl.kernel @k0 params !fkl.params<mul1: f64 x 1, max2: f64 x 1> values {mul1 = array<f64: 3.000000e+00>, max2 = array<f64: 0.000000e+00>} {
+// CHECK-NEXT:    fkl.kernel @k0 params !fkl.params<mul1: f64 x 1, max2: f64 x 1> values {mul1 = [3.0], max2 = [0.0]} {
 // CHECK-NEXT:      %0 = fkl.read "src" : !fkl.image<?x?x1xf64>
 // CHECK-NEXT:      %1 = fkl.mul %0, param "mul1" : !fkl.image<?x?x1xf64>
 // CHECK-NEXT:      %2 = fkl.max %1, param "max2" : !fkl.image<?x?x1xf64>

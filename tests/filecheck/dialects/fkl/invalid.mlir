@@ -3,20 +3,21 @@
 // One chunk per verifier or parser rule. Verifier errors are located (`invalid.mlir:LINE:COL: error:`),
 // so every CHECK names the line of its op (`[[# @LINE - 1]]` = the line above the CHECK) and a
 // diagnostic cannot be matched in the wrong chunk. Types that fail their own verifier while being
-// parsed report the bare message (no location yet; see tests/filecheck/fklir-opt/errors-type-location.mlir),
-// so those messages are unique and followed by the chunk separator.
+// parsed are reported as parse errors at the op that holds them (see
+// tests/filecheck/fklir-opt/errors-type-location.mlir); their messages are unique and followed by the
+// chunk separator.
 
 // ---- !fkl.image ---------------------------------------------------------------------------------
 
 %0 = fkl.read "src" : !fkl.image<?x?x5xui8>
 // CHECK:      !fkl.image: expected 1 to 4 channels, got 5
-// CHECK-NEXT: {{//}} -----
+// CHECK:      {{//}} -----
 
 // -----
 
 %0 = fkl.read "src" : !fkl.image<?x?x0xui8>
 // CHECK:      !fkl.image: expected 1 to 4 channels, got 0
-// CHECK-NEXT: {{//}} -----
+// CHECK:      {{//}} -----
 
 // -----
 
@@ -29,13 +30,13 @@
 
 %0 = fkl.read "src" : !fkl.image<?x?x3xi64>
 // CHECK:      !fkl.image: unsupported element type i64; expected one of ui8, i8, ui16, i16, i32, ui32, f16, bf16, f32, f64, i1
-// CHECK-NEXT: {{//}} -----
+// CHECK:      {{//}} -----
 
 // -----
 
 %0 = fkl.read "src" : !fkl.image<?x?x3xui8, planes 0>
 // CHECK:      !fkl.image: planes must be >= 1, got 0
-// CHECK-NEXT: {{//}} -----
+// CHECK:      {{//}} -----
 
 // -----
 
@@ -56,21 +57,21 @@
 fkl.kernel @k0 params !fkl.params<mul1: f32 x 3, mul1: f32 x 3> {
 }
 // CHECK:      !fkl.params: slot mul1 appears twice
-// CHECK-NEXT: {{//}} -----
+// CHECK:      {{//}} -----
 
 // -----
 
 fkl.kernel @k0 params !fkl.params<a: f8 x 1> {
 }
 // CHECK:      !fkl.params: slot a has unknown kind f8
-// CHECK-NEXT: {{//}} -----
+// CHECK:      {{//}} -----
 
 // -----
 
 fkl.kernel @k0 params !fkl.params<a: f32 x 0> {
 }
 // CHECK:      !fkl.params: slot a must have a count >= 1, got 0
-// CHECK-NEXT: {{//}} -----
+// CHECK:      {{//}} -----
 
 // ---- fkl.read / fkl.write / fkl.split -----------------------------------------------------------
 
@@ -370,7 +371,7 @@ fkl.kernel @k0 params !fkl.params<mul1: f32 x 3> {
 
 // -----
 
-fkl.kernel @k1 params !fkl.params<mul1: f32 x 3> values {mul1 = array<f64: 1.0, 2.0, 3.0>, add9 = array<f64: 1.0>} {
+fkl.kernel @k1 params !fkl.params<mul1: f32 x 3> values {mul1 = [1.0, 2.0, 3.0], add9 = [1.0]} {
   %0 = fkl.read "src" : !fkl.image<?x?x3xf32>
   %1 = fkl.mul %0, param "mul1" : !fkl.image<?x?x3xf32>
   fkl.write %1, "dst" : !fkl.image<?x?x3xf32>

@@ -19,6 +19,6 @@ fkl.write %big, "dst" : !fkl.image<?x?x3xui32>
 // CHECK-GENERIC:      %big = fkl.add %u, [4294967295.0, 1234567.0, 7.0] : !fkl.image<?x?x3xui32>
 
 // HOISTED:      fkl.kernel @k0 params !fkl.params<mul1: f32 x 3, add3: ui32 x 3>
-// HOISTED-SAME: values {mul1 = array<f64: {{.+}}>, add3 = array<f64: {{.+}}>}
+// HOISTED-SAME: values {mul1 = [{{.+}}], add3 = [{{.+}}]}
 // HOISTED:      %special = fkl.mul %f, param "mul1"
 // HOISTED:      %big = fkl.add %u, param "add3"
