@@ -39,8 +39,15 @@ class Signature:
     images: int = 0  # > 0: a list of this many same-size images (one plane each)
 
 
-def input_signature(shape: tuple[int, ...], dtype: str) -> tuple[Signature, int, int]:
-    """(signature, width, height) of an input shape: (H, W), (H, W, C) with C in 2..4, (B, H, W[, C])."""
+def input_signature(shape: tuple[int, ...], dtype: str, planar: bool = False) -> tuple[Signature, int, int]:
+    """(signature, width, height) of an input shape: (H, W), (H, W, C) with C in 2..4, (B, H, W[, C]);
+    for a planar read (TensorPack), (C, H, W) or (B, C, H, W)."""
+    if planar:
+        if len(shape) == 3 and 1 <= shape[0] <= 4:
+            return Signature(dtype, shape[0], 1, False), shape[2], shape[1]
+        if len(shape) == 4 and 1 <= shape[1] <= 4:
+            return Signature(dtype, shape[1], shape[0], True), shape[3], shape[2]
+        raise ValueError(f"TensorPack: cannot read a planar input of shape {shape}; expected (C, H, W) or (B, C, H, W)")
     if len(shape) == 2:
         return Signature(dtype, 1, 1, False), shape[1], shape[0]
     if len(shape) == 3 and 2 <= shape[2] <= 4:
@@ -56,15 +63,15 @@ def input_signature(shape: tuple[int, ...], dtype: str) -> tuple[Signature, int,
 
 
 def _check_structure(ops: Sequence[fops.Op], where: str = "compose") -> None:
-    if not ops or not isinstance(ops[0], fops.TensorRead):
-        raise ValueError(f"{where}: a chain starts with TensorRead()")
+    if not ops or not isinstance(ops[0], fops.READ_DESCRIPTORS):
+        raise ValueError(f"{where}: a chain starts with TensorRead(), TensorPack(ch) or ReadSet(...)")
     if not isinstance(ops[-1], fops.WRITE_DESCRIPTORS):
-        raise ValueError(f"{where}: a chain ends with TensorWrite() or TensorSplit()")
+        raise ValueError(f"{where}: a chain ends with TensorWrite(), TensorSplit(), TensorTSplit() or SplitWrite()")
     after_read = True
     for op in ops[1:-1]:
         if not isinstance(op, fops.Op):
             raise TypeError(f"{where}: {op!r} is not an fklir op")
-        if isinstance(op, (fops.TensorRead, *fops.WRITE_DESCRIPTORS)):
+        if isinstance(op, (*fops.READ_DESCRIPTORS, *fops.WRITE_DESCRIPTORS)):
             raise ValueError(f"{where}: {op.op_name} may only start or end the chain")
         if isinstance(op, fops.Geometry) and not after_read:
             raise ValueError(
@@ -74,6 +81,14 @@ def _check_structure(ops: Sequence[fops.Op], where: str = "compose") -> None:
         after_read = after_read and isinstance(op, fops.Geometry)
     if sum(1 for op in ops if isinstance(op, fops.Crop) and op.batched) > 1:
         raise ValueError(f"{where}: only one Crop([rects]) per chain")
+
+
+_WRITE_KIND: dict[type, str] = {
+    fops.TensorWrite: "packed",
+    fops.TensorSplit: "planar",
+    fops.TensorTSplit: "tsplit",
+    fops.SplitWrite: "split_write",
+}
 
 
 def _geometry(chain: Sequence[fops.Op]) -> list[fops.Geometry]:
@@ -98,6 +113,9 @@ class Pipeline:
         self.plane_map: tuple[int, ...] | None = None
         self.target = target
         self.planar = isinstance(ops[-1], fops.TensorSplit)
+        self.write_kind = _WRITE_KIND[type(ops[-1])]
+        self.read_planar = isinstance(ops[0], fops.TensorPack)
+        self.generator = ops[0] if isinstance(ops[0], fops.ReadSet) else None
         self.crop_batched = any(isinstance(op, fops.Crop) and op.batched for op in ops)
         self._plans: dict[tuple[Signature, int], LaunchPlan] = {}
         self._prepared: dict[tuple[object, ...], _Prepared] = {}
@@ -223,12 +241,24 @@ class Pipeline:
         return Extent(width, height, in_planes, sig.channels, dst_w, dst_h, len(sizes), out_channels)
 
     def _out_shape(self, sig: Signature, e: Extent) -> tuple[int, ...]:
+        """The output's shape; for SplitWrite the shape of each of its per-channel outputs."""
         batched = sig.batched or self.crop_batched or sig.images > 0 or self.plane_map is not None
-        if self.planar:
-            core: tuple[int, ...] = (e.channels_out, e.dst_h, e.dst_w)
-        else:
-            core = (e.dst_h, e.dst_w) + ((e.channels_out,) if e.channels_out > 1 else ())
-        return ((e.dst_planes,) if batched else ()) + core
+        planes = (e.dst_planes,) if batched else ()
+        if self.write_kind == "planar":
+            return (*planes, e.channels_out, e.dst_h, e.dst_w)
+        if self.write_kind == "tsplit":
+            return (e.channels_out, e.dst_planes, e.dst_h, e.dst_w)
+        if self.write_kind == "split_write":
+            return (*planes, e.dst_h, e.dst_w)
+        return planes + (e.dst_h, e.dst_w) + ((e.channels_out,) if e.channels_out > 1 else ())
+
+    def _generator_input(self) -> tuple[Signature, int, int]:
+        """ReadSet reads nothing: its dtype, channels and size make the signature."""
+        gen = self.generator
+        assert gen is not None
+        sig = Signature(gen.dtype, gen.channels, 1, False)
+        self._last_signature = sig
+        return sig, gen.size[0], gen.size[1]
 
     def __call__(self, x: object = None, out: object = None, stream: object = None) -> Any:
         b = self._bound
@@ -240,8 +270,10 @@ class Pipeline:
                 plan.launch(stream_handle(stream))
                 return b.dst.obj
             return self._call_bound(x, out, stream)
-        if x is None:
+        if x is None and self.generator is None:
             raise TypeError("pipe() needs an input: call pipe(x), or bind one at compose time with TensorRead(x)")
+        if x is not None and self.generator is not None:
+            raise TypeError("a ReadSet pipeline reads no input: call pipe() (or pipe(out=y))")
         if self.target == "cpu":
             return self._call_cpu(x, out, stream)
         return self._call_gpu(x, out, stream)
@@ -280,30 +312,41 @@ class Pipeline:
         b.ready = False  # the parameter block will hold the override's pointers
         return self._call_gpu(x, out, stream)
 
-    def _call_cpu(self, x: object, out: object, stream: object) -> np.ndarray[Any, Any]:
+    def _call_cpu(self, x: object, out: object, stream: object) -> Any:
         from fklir.runtime.interop import describe_host_array
 
         if stream is not None:
             raise ValueError("the CPU target has no streams: call without stream=")
-        sources = [describe_host_array(a, f"TensorRead input {i}") for i, a in enumerate(_as_list(x))]
-        sig, width, height = self._input(x, [(s.shape, s.dtype_name) for s in sources])
+        if self.generator is not None:
+            sources = []
+            sig, width, height = self._generator_input()
+        else:
+            sources = [describe_host_array(a, f"TensorRead input {i}") for i, a in enumerate(_as_list(x))]
+            sig, width, height = self._input(x, [(s.shape, s.dtype_name) for s in sources])
         plan = self._plan(sig, 0)
         e = self._extent(sig, width, height, plan.layout.out_channels)
         shape = self._out_shape(sig, e)
         dtype = plan.layout.out_dtype
+        count = e.channels_out if self.write_kind == "split_write" else 1
         if out is None:
-            result: np.ndarray[Any, Any] = np.empty(shape, dtype=np.dtype(dtype))
+            results: list[np.ndarray[Any, Any]] = [np.empty(shape, dtype=np.dtype(dtype)) for _ in range(count)]
         else:
-            dst = describe_host_array(out, "out")
-            if dst.shape != shape or dst.dtype_name != dtype or not dst.writeable:
-                raise ValueError(
-                    f"out: expected a writeable {dtype} array of shape {shape}, got {dst.dtype_name} {dst.shape}"
-                )
-            result = out  # pyright: ignore[reportAssignmentType]
-        if result.size:
+            given = list(out) if self.write_kind == "split_write" and isinstance(out, list | tuple) else [out]
+            if len(given) != count:
+                raise ValueError(f"out: SplitWrite writes {count} outputs, one per channel; got {len(given)}")
+            for i, o in enumerate(given):
+                dst = describe_host_array(o, "out")
+                if dst.shape != shape or dst.dtype_name != dtype or not dst.writeable:
+                    raise ValueError(
+                        f"out: expected a writeable {dtype} array of shape {shape}, got {dst.dtype_name} {dst.shape}"
+                        + (f" (output {i})" if count > 1 else "")
+                    )
+            results = given  # pyright: ignore[reportAssignmentType]
+        if results[0].size:
             plan.set_sources([s.ptr for s in sources])
-            plan.run(sources[0].ptr, result.ctypes.data, e)  # pyright: ignore[reportCallIssue]
-        return result
+            plan.set_outputs([r.ctypes.data for r in results])
+            plan.run(sources[0].ptr if sources else 0, results[0].ctypes.data, e)  # pyright: ignore[reportCallIssue]
+        return tuple(results) if self.write_kind == "split_write" else results[0]
 
     def _input(self, x: object, described: list[tuple[tuple[int, ...], str]]) -> tuple[Signature, int, int]:
         """Signature and size of the input (one array, or a list of same-size images)."""
@@ -314,7 +357,7 @@ class Pipeline:
                     f"TensorRead: list input {i} is {other_dtype} {other_shape}, input 0 is {dtype} {shape}; "
                     "a batch of images must share one shape and dtype"
                 )
-        sig, width, height = input_signature(shape, dtype)
+        sig, width, height = input_signature(shape, dtype, self.read_planar)
         if isinstance(x, list | tuple):
             if sig.batched:
                 raise ValueError("TensorRead: a list input holds single images (H, W[, C]), not batches")
@@ -343,6 +386,8 @@ class Pipeline:
         return prepared
 
     def _call_gpu(self, x: object, out: object, stream: object) -> Any:
+        if self.generator is not None or self.write_kind == "split_write":
+            return self._call_gpu_general(x, out, stream)
         if isinstance(x, list | tuple):
             sources = [describe_gpu_array(a, f"TensorRead input {i}") for i, a in enumerate(_as_list(x))]
             src = sources[0]
@@ -362,6 +407,44 @@ class Pipeline:
         if owned:
             cuda_driver.synchronize(handle)
         return result
+
+    def _call_gpu_general(self, x: object, out: object, stream: object) -> Any:
+        """GPU calls of ReadSet (no input) and SplitWrite (one output per channel): the plain path."""
+        if self.generator is not None:
+            device = 0 if out is None else describe_gpu_array(_as_list(out)[0], "out").device
+            sig, width, height = self._generator_input()
+            cuda_driver.ensure_context(device)
+            plan = self._plan(sig, device)
+            framework, like, src_ptr, src = "fklir", None, 0, None
+        else:
+            src = describe_gpu_array(x, "TensorRead input")
+            sig, width, height = self._input(x, [(src.shape, src.dtype_name)])
+            device, framework, like, src_ptr = src.device, src.framework, src.obj, src.ptr
+            cuda_driver.ensure_context(device)
+            plan = self._plan(sig, device)
+        e = self._extent(sig, width, height, plan.layout.out_channels)
+        prep = _Prepared(plan, e, self._out_shape(sig, e), plan.layout.out_dtype, device)
+        count = e.channels_out if self.write_kind == "split_write" else 1
+        if out is None:
+            made = [empty_like_framework(framework, prep.out_shape, prep.out_dtype, device, like) for _ in range(count)]
+            results, pointers = [m[0] for m in made], [m[1] for m in made]
+        else:
+            results = list(out) if count > 1 and isinstance(out, list | tuple) else [out]
+            if len(results) != count:
+                raise ValueError(f"out: SplitWrite writes {count} outputs, one per channel; got {len(results)}")
+            pointers = [_check_out(describe_gpu_array(r, "out"), prep) for r in results]
+        if src is not None:
+            handle, owned = _launch_stream(src, stream)
+        else:
+            handle, owned = (
+                (stream_handle(stream), False) if stream is not None else (cuda_driver.internal_stream(device), True)
+            )
+        if min(prep.out_shape):
+            plan.set_outputs(pointers)
+            plan.run(src_ptr, pointers[0], e, handle)  # pyright: ignore[reportCallIssue]
+        if owned:
+            cuda_driver.synchronize(handle)
+        return tuple(results) if count > 1 else results[0]
 
 
 @dataclass
@@ -435,9 +518,7 @@ class DivergentPipeline(Pipeline):
 
 
 def _describe_op(op: fops.Op) -> tuple[object, ...]:
-    fields = [
-        (f.name, getattr(op, f.name)) for f in dataclasses.fields(op) if f.name not in ("location", "binding")
-    ]
+    fields = [(f.name, getattr(op, f.name)) for f in dataclasses.fields(op) if f.name not in ("location", "binding")]
     return (type(op).__qualname__, tuple(fields))
 
 

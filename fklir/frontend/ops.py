@@ -105,9 +105,6 @@ class TensorRead(Read):
 class TensorPack(Read):
     """Reads a planar input, (C, H, W) or (B, C, H, W), as packed pixels of `channels` channels
     (the inverse of TensorSplit). The IR reads a `planar` image type.
-
-    Not yet accepted by compose(): the runtime must read the input shape as planar (see
-    docs/ops.md); the IR, the emitted kernels and the reference interpreter support it.
     """
 
     channels: int
@@ -132,8 +129,6 @@ class ReadSet(Read):
     """A w x h image whose every pixel is `value` (one number per channel, or one number for
     `channels` channels, default 1), of `dtype`: a generator that reads no memory. Its output
     size is (w, h) whatever the input.
-
-    Not yet accepted by compose() (a pipeline without an input needs the runtime; see docs/ops.md).
     """
 
     values: tuple[float, ...]
@@ -194,8 +189,6 @@ class TensorSplit(TensorWrite):
 @dataclass(frozen=True, eq=False)
 class TensorTSplit(Write):
     """Writes channel-major output: (C, B, H, W) (for one plane the same bytes as TensorSplit).
-
-    Not yet accepted by compose() (the output shape needs the runtime; see docs/ops.md).
     """
 
     IR_OP: ClassVar[type[fkl.WriteOp | fkl.SplitOp | fkl.TSplitOp | fkl.SplitWriteOp]] = fkl.TSplitOp
@@ -204,17 +197,13 @@ class TensorTSplit(Write):
 @dataclass(frozen=True, eq=False)
 class SplitWrite(Write):
     """Writes each channel to its own (B, H, W) buffer (C outputs).
-
-    Not yet accepted by compose() (several outputs need the runtime; see docs/ops.md).
     """
 
     IR_OP: ClassVar[type[fkl.WriteOp | fkl.SplitOp | fkl.TSplitOp | fkl.SplitWriteOp]] = fkl.SplitWriteOp
 
 
-# What compose() runs today; the other reads and writes work in the IR, the kernels and the
-# reference interpreter and wait for runtime support.
-WRITE_DESCRIPTORS = (TensorWrite, TensorSplit)
-READ_DESCRIPTORS = (TensorRead,)
+WRITE_DESCRIPTORS = (TensorWrite, TensorSplit, TensorTSplit, SplitWrite)
+READ_DESCRIPTORS = (TensorRead, TensorPack, ReadSet)
 
 # --------------------------------------------------------------------------------------------
 # Arithmetic

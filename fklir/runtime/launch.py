@@ -64,6 +64,14 @@ class LaunchPlan:
         for i, ptr in enumerate(pointers):
             table[i] = ptr
 
+    def set_outputs(self, pointers: Sequence[int]) -> None:
+        """SplitWrite's per-channel output table; nothing for the other writes."""
+        if not self.layout.dst_table:
+            return
+        table = self.params.dst_table  # pyright: ignore[reportAttributeAccessIssue]
+        for i, ptr in enumerate(pointers):
+            table[i] = ptr
+
     def set_extent(self, e: Extent) -> None:
         if e == self.extent:
             return

@@ -915,17 +915,6 @@ def test_geometry_that_does_not_follow_the_read_is_a_compose_error(geometry: Any
         fkl.compose(fkl.TensorRead(), fkl.Mul(2.0), geometry, fkl.TensorWrite(), target="cpu")
 
 
-def test_reads_and_writes_that_need_runtime_support_are_refused_by_compose() -> None:
-    for ops in (
-        (fkl.TensorPack(3), fkl.TensorWrite()),
-        (fkl.ReadSet(1.0, 4, 4), fkl.TensorWrite()),
-        (fkl.TensorRead(), fkl.TensorTSplit()),
-        (fkl.TensorRead(), fkl.SplitWrite()),
-    ):
-        with pytest.raises(ValueError, match=r"a chain (starts with TensorRead|ends with TensorWrite)"):
-            fkl.compose(*ops, target="cpu")
-
-
 def test_only_geometry_that_defines_outside_lets_a_crop_leave() -> None:
     x = RNG.integers(0, 256, (6, 7), dtype=np.uint8)
     with pytest.raises(ValueError, match=r"'fkl.crop' rect \[-1, -1, 3, 3\] starts outside the image"):
