@@ -103,9 +103,7 @@ def compiler_identity(compiler: str) -> str:
     for nvcc these are the "release 13.0, V13.0.88" and "Build cuda_13.0..." lines.
     """
     try:
-        result = subprocess.run(
-            [compiler, "--version"], capture_output=True, text=True, timeout=60, check=False
-        )
+        result = subprocess.run([compiler, "--version"], capture_output=True, text=True, timeout=60, check=False)
     except (OSError, subprocess.TimeoutExpired) as error:
         raise CompileError(f"cannot run the compiler {compiler!r}: {error}") from error
     if result.returncode != 0:
@@ -124,9 +122,7 @@ def compiler_identity(compiler: str) -> str:
 def cpp_file_hash(include_dir: Path) -> str:
     """sha256 over every header under include_dir: sorted relative names and contents, length-prefixed."""
     digest = hashlib.sha256()
-    headers = sorted(
-        path for path in include_dir.rglob("*") if path.is_file() and path.suffix in HEADER_SUFFIXES
-    )
+    headers = sorted(path for path in include_dir.rglob("*") if path.is_file() and path.suffix in HEADER_SUFFIXES)
     for header in headers:
         name = header.relative_to(include_dir).as_posix().encode()
         content = header.read_bytes()
@@ -182,8 +178,7 @@ def compile_shared_library(source: str, include_dir: Path, output: Path, workdir
     _run_compiler(command, source_path, cwd=workdir)
     if not output.is_file():
         raise CompileError(
-            f"the C++ compiler reported success but wrote no library at {output}; "
-            f"source kept at {source_path}",
+            f"the C++ compiler reported success but wrote no library at {output}; source kept at {source_path}",
             source_path=source_path,
         )
 
@@ -209,8 +204,7 @@ def _run_compiler(command: list[str], source_path: Path, cwd: Path) -> None:
         return
     diagnostics = (result.stderr + result.stdout).strip()
     raise CompileError(
-        f"compilation failed (exit code {result.returncode}): {shown}\n"
-        f"source kept at {source_path}\n{diagnostics}",
+        f"compilation failed (exit code {result.returncode}): {shown}\nsource kept at {source_path}\n{diagnostics}",
         stderr=diagnostics,
         source_path=source_path,
     )

@@ -180,9 +180,7 @@ def load_kernel(cubin: bytes, name: str, device: int) -> LoadedKernel:
     with using_device(device):
         module = check(driver.cuModuleLoadData(cubin), f"cuModuleLoadData (kernel {name!r}, device {device})")
         try:
-            function = check(
-                driver.cuModuleGetFunction(module, name.encode()), f"cuModuleGetFunction({name!r})"
-            )
+            function = check(driver.cuModuleGetFunction(module, name.encode()), f"cuModuleGetFunction({name!r})")
         except CudaError:
             driver.cuModuleUnload(module)
             raise

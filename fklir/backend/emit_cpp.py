@@ -104,9 +104,7 @@ def kernel_chains(kernel: fkl.KernelOp) -> list[Chain]:
     while ops:
         read = ops.pop(0)
         if not isinstance(read, fkl.ReadOp):
-            raise ValueError(
-                f"kernel @{kernel.sym_name.data}: a chain must start with fkl.read, not '{read.name}'"
-            )
+            raise ValueError(f"kernel @{kernel.sym_name.data}: a chain must start with fkl.read, not '{read.name}'")
         middle: list[Operation] = []
         while ops and not isinstance(ops[0], fkl.WRITE_OPS):
             middle.append(ops.pop(0))
@@ -173,13 +171,10 @@ def _emit_write(write_kind: str, t_out: str, channels: int) -> list[str]:
     elif write_kind == "tsplit":  # [C][B][H][W]
         lines += [
             f"    {t_out}* base = ({t_out}*)p.h.dst;",
-            f"    for (int c = 0; c < {channels}; ++c)"
-            " base[((fkl::i64)c * p.h.dst_planes + z) * plane + at] = out[c];",
+            f"    for (int c = 0; c < {channels}; ++c) base[((fkl::i64)c * p.h.dst_planes + z) * plane + at] = out[c];",
         ]
     else:  # split_write: channel c to buffer c, each [B][H][W]
-        lines.append(
-            f"    for (int c = 0; c < {channels}; ++c) (({t_out}*)p.dst_table[c])[z * plane + at] = out[c];"
-        )
+        lines.append(f"    for (int c = 0; c < {channels}; ++c) (({t_out}*)p.dst_table[c])[z * plane + at] = out[c];")
     return lines
 
 
@@ -195,8 +190,7 @@ def _emit_pixel(chain: Chain, last_stage: int) -> list[str]:
     stage, out = chain.stage_type, chain.out_type
     t_in, t_out = CPP_TYPE[stage.dtype], CPP_TYPE[out.dtype]
     return [
-        "// One output pixel: sample through the geometry stages, compute, write "
-        f"{_WRITE_COMMENT[chain.write_kind]}.",
+        f"// One output pixel: sample through the geometry stages, compute, write {_WRITE_COMMENT[chain.write_kind]}.",
         "FKL_HD void pixel(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z) {",
         f"    {t_in} in[{stage.channels.data}];",
         f"    stage{last_stage}(p, x, y, z, in);",

@@ -85,9 +85,7 @@ def _emit_read(read: fkl.ReadOp) -> list[str]:
             "    const fkl::i64 at = (fkl::i64)y * p.h.src_w + x;",
             f"    for (int c = 0; c < {channels}; ++c) out[c] = plane[c * channel_stride + at];",
         ]
-        comment = (
-            f"// stage0: fkl.read (planar, TensorPack) — pixel (x, y) of {where}, channel c from plane c."
-        )
+        comment = f"// stage0: fkl.read (planar, TensorPack) — pixel (x, y) of {where}, channel c from plane c."
     else:
         body = [
             f"    const {t}* px = {base} + y * p.h.src_pitch + (fkl::i64)x * {channels};",
@@ -228,10 +226,7 @@ def _resize(
             f"    stage{prev}(p, sx, sy, {zin}, out);",
         ]
     else:
-        comment = (
-            f"// stage{k}: fkl.resize linear — OpenCV INTER_LINEAR: half-pixel centres, taps clamped,"
-            " f64 blend."
-        )
+        comment = f"// stage{k}: fkl.resize linear — OpenCV INTER_LINEAR: half-pixel centres, taps clamped, f64 blend."
         body = [
             f"    const fkl::LinearTap tx = fkl::linear_tap(x, src.w, {dst_w});",
             f"    const fkl::LinearTap ty = fkl::linear_tap(y, src.h, {dst_h});",

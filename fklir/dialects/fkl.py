@@ -164,9 +164,7 @@ class ImageType(ParametrizedAttribute, TypeAttribute):
         layout: str = "packed",
     ):
         elt = element_type(element) if isinstance(element, str) else element
-        super().__init__(
-            IntAttr(height), IntAttr(width), IntAttr(channels), elt, IntAttr(planes), StringAttr(layout)
-        )
+        super().__init__(IntAttr(height), IntAttr(width), IntAttr(channels), elt, IntAttr(planes), StringAttr(layout))
 
     @staticmethod
     def unknown() -> ImageType:
@@ -258,8 +256,7 @@ class ParamsType(ParametrizedAttribute, TypeAttribute):
     @property
     def slots(self) -> list[tuple[str, str, int]]:
         return [
-            (n.data, k.data, c.data)
-            for n, k, c in zip(self.names.data, self.kinds.data, self.counts.data, strict=True)
+            (n.data, k.data, c.data) for n, k, c in zip(self.names.data, self.kinds.data, self.counts.data, strict=True)
         ]
 
     def verify(self) -> None:
@@ -403,14 +400,8 @@ def _check_result(op: IRDLOperation, expected: ImageType | None, out_type: Attri
 
 def reshaped(t: ImageType, channels: int | None = None, element: Attribute | str | None = None) -> ImageType:
     """`t` with another channel count and/or element type (planes and layout kept)."""
-    elt = (
-        t.element_type
-        if element is None
-        else (element_type(element) if isinstance(element, str) else element)
-    )
-    return ImageType(
-        elt, t.channels.data if channels is None else channels, t.planes.data, layout=t.layout.data
-    )
+    elt = t.element_type if element is None else (element_type(element) if isinstance(element, str) else element)
+    return ImageType(elt, t.channels.data if channels is None else channels, t.planes.data, layout=t.layout.data)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -475,9 +466,7 @@ def _field_properties(field: str, values: DenseArrayBase | None, slot: str | Non
 def _check_size_field(op: IRDLOperation, field: str) -> None:
     sizes = field_values(op, field)
     if sizes is not None and (len(sizes) != 2 or min(sizes) <= 0):
-        raise VerifyException(
-            f"'{op.name}' size must be [w, h] with positive values, got {[int(v) for v in sizes]}"
-        )
+        raise VerifyException(f"'{op.name}' size must be [w, h] with positive values, got {[int(v) for v in sizes]}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -594,9 +583,7 @@ class ReadOp(IRDLOperation):
         if not isinstance(last, YieldOp):
             raise VerifyException("'fkl.read' sample region must end with fkl.yield")
         if last.input.type != self.result.type:
-            raise VerifyException(
-                f"'fkl.read' yields {last.input.type} but its result type is {self.result.type}"
-            )
+            raise VerifyException(f"'fkl.read' yields {last.input.type} but its result type is {self.result.type}")
         for op in self.geometry:
             if not isinstance(op, GEOMETRY_OPS):
                 raise VerifyException(f"'fkl.read' sample region holds only geometry ops, not '{op.name}'")
@@ -743,9 +730,7 @@ class BinaryValueOp(IRDLOperation):
             properties["value"] = DenseArrayBase.from_list(f64, [float(v) for v in value])
         if slot is not None:
             properties["slot"] = StringAttr(slot)
-        super().__init__(
-            operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()]
-        )
+        super().__init__(operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()])
 
     @property
     def values(self) -> tuple[float, ...]:
@@ -816,8 +801,7 @@ def check_values_representable(op_name: str, values: Sequence[float], dtype: str
     for v in values:
         if not (math.isfinite(v) and v == int(v) and lo <= v <= hi):
             raise VerifyException(
-                f"'{op_name}' value {v} is not representable in the chain's element type {dtype}; "
-                "Cast to float first"
+                f"'{op_name}' value {v} is not representable in the chain's element type {dtype}; Cast to float first"
             )
 
 
@@ -1043,9 +1027,7 @@ class SaturateOp(IRDLOperation):
                 n = max(len(lo), len(hi))
                 lo, hi = (lo * n if len(lo) == 1 else lo), (hi * n if len(hi) == 1 else hi)
             if len(lo) != len(hi):
-                raise VerifyException(
-                    f"'fkl.saturate' needs lower and upper bounds of one length, got {lo} and {hi}"
-                )
+                raise VerifyException(f"'fkl.saturate' needs lower and upper bounds of one length, got {lo} and {hi}")
             values = _float_array([*lo, *hi])
         super().__init__(
             operands=[input],
@@ -1073,16 +1055,13 @@ class SaturateOp(IRDLOperation):
             hi = _parse_number_list(parser)
             if len(lo) != len(hi) and 1 not in (len(lo), len(hi)):
                 parser.raise_error(
-                    "'fkl.saturate' needs lower and upper bounds of one length (or one value), "
-                    f"got {lo} and {hi}",
+                    f"'fkl.saturate' needs lower and upper bounds of one length (or one value), got {lo} and {hi}",
                     pos,
                     parser.pos,
                 )
             bounds = (lo, hi)
         in_type, out_type = _parse_types(parser)
-        return SaturateOp(
-            parser.resolve_operand(operand, in_type), bounds, out_type, slot.data if slot else None
-        )
+        return SaturateOp(parser.resolve_operand(operand, in_type), bounds, out_type, slot.data if slot else None)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -1216,9 +1195,7 @@ class DiscardOp(IRDLOperation):
     def result_for(self, in_type: ImageType) -> ImageType:
         keep, channels = self.keep.data, in_type.channels.data
         if not 1 <= keep <= channels:
-            raise VerifyException(
-                f"'{self.name}' keeps {keep} channels of a chain of {channels} (1 to {channels})"
-            )
+            raise VerifyException(f"'{self.name}' keeps {keep} channels of a chain of {channels} (1 to {channels})")
         return reshaped(in_type, channels=keep)
 
     def verify_(self) -> None:
@@ -1261,9 +1238,7 @@ class AddLastOp(IRDLOperation):
         slot = _parse_slot(parser)
         value = None if slot else _parse_one_number(parser)
         in_type, out_type = _parse_types(parser)
-        return AddLastOp(
-            parser.resolve_operand(operand, in_type), value, out_type, slot.data if slot else None
-        )
+        return AddLastOp(parser.resolve_operand(operand, in_type), value, out_type, slot.data if slot else None)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -1278,9 +1253,7 @@ class AddLastOp(IRDLOperation):
     def result_for(self, in_type: ImageType) -> ImageType:
         channels = in_type.channels.data
         if channels >= 4:
-            raise VerifyException(
-                f"'{self.name}' cannot append a channel to a chain of {channels} (at most 4)"
-            )
+            raise VerifyException(f"'{self.name}' cannot append a channel to a chain of {channels} (at most 4)")
         if (values := field_values(self)) is not None:
             check_values_representable(self.name, values, in_type.dtype)
         return reshaped(in_type, channels=channels + 1)
@@ -1302,9 +1275,7 @@ def _check_order(op: IRDLOperation, order: Sequence[float], channels: int | None
         return
     bad = [int(i) for i in order if not (i == int(i) and 0 <= i < channels)]
     if bad:
-        raise VerifyException(
-            f"'{op.name}' indices {bad} are out of range for a chain of {channels} channels"
-        )
+        raise VerifyException(f"'{op.name}' indices {bad} are out of range for a chain of {channels} channels")
 
 
 @irdl_op_definition
@@ -1391,9 +1362,7 @@ class VectorReorderRTOp(IRDLOperation):
         slot = _parse_slot(parser)
         order = None if slot else _parse_int_list(parser)
         in_type, out_type = _parse_types(parser)
-        return VectorReorderRTOp(
-            parser.resolve_operand(operand, in_type), order, out_type, slot.data if slot else None
-        )
+        return VectorReorderRTOp(parser.resolve_operand(operand, in_type), order, out_type, slot.data if slot else None)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -1464,14 +1433,10 @@ class MxVFloat3Op(IRDLOperation):
         slot = _parse_slot(parser)
         matrix = None
         if slot is None:
-            rows = parser.parse_comma_separated_list(
-                parser.Delimiter.SQUARE, lambda: _parse_number_list(parser)
-            )
+            rows = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: _parse_number_list(parser))
             matrix = [v for row in rows for v in row]
         in_type, out_type = _parse_types(parser)
-        return MxVFloat3Op(
-            parser.resolve_operand(operand, in_type), matrix, out_type, slot.data if slot else None
-        )
+        return MxVFloat3Op(parser.resolve_operand(operand, in_type), matrix, out_type, slot.data if slot else None)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -1492,8 +1457,7 @@ class MxVFloat3Op(IRDLOperation):
         in_type = _known(self.input.type)
         if in_type is not None and (in_type.dtype != "float32" or in_type.channels.data != 3):
             raise VerifyException(
-                f"'{self.name}' needs a chain of exactly float32 x 3, "
-                f"got {in_type.dtype} x {in_type.channels.data}"
+                f"'{self.name}' needs a chain of exactly float32 x 3, got {in_type.dtype} x {in_type.channels.data}"
             )
 
 
@@ -1537,9 +1501,7 @@ class StaticLoopOp(IRDLOperation):
     ):
         properties = _field_properties("value", None if values is None else _float_array(values), slot)
         properties |= {"body": StringAttr(body), "count": IntegerAttr(count, 64)}
-        super().__init__(
-            operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()]
-        )
+        super().__init__(operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()])
 
     @property
     def count(self) -> IntAttr:
@@ -1581,8 +1543,7 @@ class StaticLoopOp(IRDLOperation):
         _check_same_type(self, self.input.type, self.result.type)
         if self.body.data not in LOOP_BODIES:
             raise VerifyException(
-                f"'{self.name}' body must be one of {', '.join(LOOP_BODIES)} (a binary op), "
-                f"got {self.body.data}"
+                f"'{self.name}' body must be one of {', '.join(LOOP_BODIES)} (a binary op), got {self.body.data}"
             )
         if self.count.data < 1:
             raise VerifyException(f"'{self.name}' applies its op n >= 1 times, got {self.count.data}")
@@ -1703,9 +1664,7 @@ class CropOp(IRDLOperation):
             properties["value"] = DenseArrayBase.from_list(i64, flat)
         if slot is not None:
             properties["slot"] = StringAttr(slot)
-        super().__init__(
-            operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()]
-        )
+        super().__init__(operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()])
 
     @property
     def rects(self) -> list[tuple[int, int, int, int]]:
@@ -1722,9 +1681,7 @@ class CropOp(IRDLOperation):
         rects = None
         if slot is None:
             parser.parse_keyword("rects")
-            rects = parser.parse_comma_separated_list(
-                parser.Delimiter.SQUARE, lambda: _parse_int_list(parser)
-            )
+            rects = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: _parse_int_list(parser))
         in_type, out_type = _parse_types(parser)
         return CropOp(parser.resolve_operand(operand, in_type), rects, out_type, slot.data if slot else None)
 
@@ -1736,9 +1693,7 @@ class CropOp(IRDLOperation):
             printer.print_string("param ")
             printer.print_string_literal(self.slot.data)
         else:
-            printer.print_string(
-                "rects [" + ", ".join(f"[{x}, {y}, {w}, {h}]" for x, y, w, h in self.rects) + "]"
-            )
+            printer.print_string("rects [" + ", ".join(f"[{x}, {y}, {w}, {h}]" for x, y, w, h in self.rects) + "]")
         _print_types(printer, self.input.type, self.result.type)
 
     def verify_(self) -> None:
@@ -1751,9 +1706,7 @@ class CropOp(IRDLOperation):
         bordered = _follows_border(self)
         for x, y, w, h in self.rects:
             if w <= 0 or h <= 0:
-                raise VerifyException(
-                    f"'fkl.crop' rect [{x}, {y}, {w}, {h}] must have a positive width and height"
-                )
+                raise VerifyException(f"'fkl.crop' rect [{x}, {y}, {w}, {h}] must have a positive width and height")
             if (x < 0 or y < 0) and not bordered:
                 raise VerifyException(
                     f"'fkl.crop' rect [{x}, {y}, {w}, {h}] starts outside the image; "
@@ -1808,9 +1761,7 @@ class ResizeOp(IRDLOperation):
             properties["aspect_ratio"] = StringAttr(aspect_ratio)
         bg = None if background is None else _float_array(background)
         properties |= _field_properties("background", bg, background_slot)
-        super().__init__(
-            operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()]
-        )
+        super().__init__(operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()])
 
     @property
     def size(self) -> tuple[int, int]:
@@ -1877,9 +1828,7 @@ class ResizeOp(IRDLOperation):
     def verify_(self) -> None:
         _check_field(self, "value")
         if self.interp.data not in INTERPOLATIONS:
-            raise VerifyException(
-                f"'fkl.resize' interpolation must be linear or nearest, got {self.interp.data}"
-            )
+            raise VerifyException(f"'fkl.resize' interpolation must be linear or nearest, got {self.interp.data}")
         if self.mode not in ASPECT_RATIOS:
             raise VerifyException(
                 f"'fkl.resize' aspect ratio must be one of {', '.join(ASPECT_RATIOS)}, got {self.mode}"
@@ -1887,9 +1836,7 @@ class ResizeOp(IRDLOperation):
         _check_size_field(self, "value")
         if self.mode == "ignore":
             if self.background is not None or self.background_slot is not None:
-                raise VerifyException(
-                    "'fkl.resize' takes a background only with a preserve aspect-ratio mode"
-                )
+                raise VerifyException("'fkl.resize' takes a background only with a preserve aspect-ratio mode")
         else:
             _check_field(self, "background")
         in_type = _known(self.input.type)
@@ -1940,9 +1887,7 @@ class BorderOp(IRDLOperation):
     ):
         properties = _field_properties("value", None if value is None else _float_array(value), slot)
         properties["mode"] = StringAttr(mode)
-        super().__init__(
-            operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()]
-        )
+        super().__init__(operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()])
 
     @classmethod
     def parse(cls, parser: Parser) -> BorderOp:
@@ -1954,9 +1899,7 @@ class BorderOp(IRDLOperation):
             slot = _parse_slot(parser)
             value = None if slot else _parse_number_list(parser)
         in_type, out_type = _parse_types(parser)
-        return BorderOp(
-            parser.resolve_operand(operand, in_type), mode, value, out_type, slot.data if slot else None
-        )
+        return BorderOp(parser.resolve_operand(operand, in_type), mode, value, out_type, slot.data if slot else None)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -1972,9 +1915,7 @@ class BorderOp(IRDLOperation):
 
     def verify_(self) -> None:
         if self.mode.data not in BORDER_MODES:
-            raise VerifyException(
-                f"'{self.name}' mode must be one of {', '.join(BORDER_MODES)}, got {self.mode.data}"
-            )
+            raise VerifyException(f"'{self.name}' mode must be one of {', '.join(BORDER_MODES)}, got {self.mode.data}")
         if self.mode.data == "constant":
             _check_field(self, "value")
         elif self.value is not None or self.slot is not None:
@@ -2027,9 +1968,7 @@ class WarpOp(IRDLOperation):
         properties["kind"] = StringAttr(kind)
         if inverse:
             properties["inverse"] = UnitAttr()
-        super().__init__(
-            operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()]
-        )
+        super().__init__(operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()])
 
     @classmethod
     def parse(cls, parser: Parser) -> WarpOp:
@@ -2039,9 +1978,7 @@ class WarpOp(IRDLOperation):
         slot = _parse_slot(parser)
         matrix = None
         if slot is None:
-            rows = parser.parse_comma_separated_list(
-                parser.Delimiter.SQUARE, lambda: _parse_number_list(parser)
-            )
+            rows = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: _parse_number_list(parser))
             matrix = [v for row in rows for v in row]
         parser.parse_punctuation(",")
         inverse = parser.parse_optional_keyword("inverse") is not None
@@ -2088,9 +2025,7 @@ class WarpOp(IRDLOperation):
         expected = WARP_KINDS[self.kind.data]
         if matrix is not None and len(matrix) != expected:
             shape = "2x3" if self.kind.data == "affine" else "3x3"
-            raise VerifyException(
-                f"'{self.name}' {self.kind.data} needs a {shape} matrix, got {len(matrix)} numbers"
-            )
+            raise VerifyException(f"'{self.name}' {self.kind.data} needs a {shape} matrix, got {len(matrix)} numbers")
         if matrix is not None and not all(math.isfinite(v) for v in matrix):
             raise VerifyException(f"'{self.name}' matrix must be finite, got {list(matrix)}")
         _check_size_field(self, "size")
@@ -2179,9 +2114,7 @@ class ReadSetOp(IRDLOperation):
     ):
         properties = _field_properties("value", None if value is None else _float_array(value), slot)
         properties |= _field_properties("size", None if size is None else _int_array(size), size_slot)
-        super().__init__(
-            operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()]
-        )
+        super().__init__(operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()])
 
     @classmethod
     def parse(cls, parser: Parser) -> ReadSetOp:
@@ -2384,9 +2317,7 @@ class KernelOp(IRDLOperation):
             for field in value_fields(op):
                 slot = field_slot(op, field)
                 if slot is not None and slot not in slot_names:
-                    raise VerifyException(
-                        f"'fkl.kernel' @{self.sym_name.data}: '{op.name}' uses unknown slot {slot}"
-                    )
+                    raise VerifyException(f"'fkl.kernel' @{self.sym_name.data}: '{op.name}' uses unknown slot {slot}")
         if self.values is None:
             return
         for name in self.values.data:

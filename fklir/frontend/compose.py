@@ -345,7 +345,8 @@ class Pipeline:
         if results[0].size:
             plan.set_sources([s.ptr for s in sources])
             plan.set_outputs([r.ctypes.data for r in results])
-            plan.run(sources[0].ptr if sources else 0, results[0].ctypes.data, e)  # pyright: ignore[reportCallIssue]
+            assert isinstance(plan, CpuLaunch)
+            plan.run(sources[0].ptr if sources else 0, results[0].ctypes.data, e)
         return tuple(results) if self.write_kind == "split_write" else results[0]
 
     def _input(self, x: object, described: list[tuple[tuple[int, ...], str]]) -> tuple[Signature, int, int]:
@@ -441,7 +442,8 @@ class Pipeline:
             )
         if min(prep.out_shape):
             plan.set_outputs(pointers)
-            plan.run(src_ptr, pointers[0], e, handle)  # pyright: ignore[reportCallIssue]
+            assert isinstance(plan, GpuLaunch)
+            plan.run(src_ptr, pointers[0], e, handle)
         if owned:
             cuda_driver.synchronize(handle)
         return tuple(results) if count > 1 else results[0]

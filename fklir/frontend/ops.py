@@ -118,9 +118,7 @@ class TensorPack(Read):
             raise ValueError(
                 f"TensorPack({self.channels}): the input has {source_type.channels.data} channels per pixel"
             )
-        planar = fkl.ImageType(
-            source_type.element_type, self.channels, source_type.planes.data, layout="planar"
-        )
+        planar = fkl.ImageType(source_type.element_type, self.channels, source_type.planes.data, layout="planar")
         return self._place(b, fkl.ReadOp(source, planar))
 
 
@@ -148,9 +146,7 @@ class ReadSet(Read):
         if channels is not None:
             n = _channel_count(name, channels)
             if len(values) not in (1, n):
-                raise ValueError(
-                    f"{name}: {len(values)} values for {n} channels (give 1, or one per channel)"
-                )
+                raise ValueError(f"{name}: {len(values)} values for {n} channels (give 1, or one per channel)")
             values = values * n if len(values) == 1 else values
         object.__setattr__(self, "values", values)
         object.__setattr__(self, "size", (_positive_int(name, "width", w), _positive_int(name, "height", h)))
@@ -188,16 +184,14 @@ class TensorSplit(TensorWrite):
 
 @dataclass(frozen=True, eq=False)
 class TensorTSplit(Write):
-    """Writes channel-major output: (C, B, H, W) (for one plane the same bytes as TensorSplit).
-    """
+    """Writes channel-major output: (C, B, H, W) (for one plane the same bytes as TensorSplit)."""
 
     IR_OP: ClassVar[type[fkl.WriteOp | fkl.SplitOp | fkl.TSplitOp | fkl.SplitWriteOp]] = fkl.TSplitOp
 
 
 @dataclass(frozen=True, eq=False)
 class SplitWrite(Write):
-    """Writes each channel to its own (B, H, W) buffer (C outputs).
-    """
+    """Writes each channel to its own (B, H, W) buffer (C outputs)."""
 
     IR_OP: ClassVar[type[fkl.WriteOp | fkl.SplitOp | fkl.TSplitOp | fkl.SplitWriteOp]] = fkl.SplitWriteOp
 
@@ -318,9 +312,7 @@ class Saturate(Op):
         low, high = _values(name, lo), _values(name, hi)
         if len(low) != len(high):
             if 1 not in (len(low), len(high)):
-                raise ValueError(
-                    f"{name}: lo has {len(low)} values and hi {len(high)}; give 1 or one per channel"
-                )
+                raise ValueError(f"{name}: lo has {len(low)} values and hi {len(high)}; give 1 or one per channel")
             n = max(len(low), len(high))
             low, high = (low * n if len(low) == 1 else low), (high * n if len(high) == 1 else high)
         bad = [(a, b) for a, b in zip(low, high, strict=True) if a > b]
@@ -458,9 +450,7 @@ class VectorReorderRT(VectorReorder):
 # --------------------------------------------------------------------------------------------
 
 
-def _matrix(
-    op: str, m: object, shapes: tuple[tuple[int, int], ...]
-) -> tuple[tuple[int, int], tuple[float, ...]]:
+def _matrix(op: str, m: object, shapes: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], tuple[float, ...]]:
     """(shape, row-major numbers) of a matrix given as nested rows or a numpy array."""
     import numpy as np
 
@@ -530,9 +520,7 @@ class ColorConversion(Op):
         name = type(self).__name__
         normalised = code.upper().removeprefix("COLOR_") if isinstance(code, str) else ""
         if normalised not in fkl.COLOR_CODES:
-            raise ValueError(
-                f"{name}: unsupported code {code!r}; expected one of {', '.join(fkl.COLOR_CODES)}"
-            )
+            raise ValueError(f"{name}: unsupported code {code!r}; expected one of {', '.join(fkl.COLOR_CODES)}")
         object.__setattr__(self, "code", normalised)
         object.__setattr__(self, "location", _user_location())
 
@@ -676,9 +664,7 @@ class Resize(Geometry):
                 f"{name}: aspect_ratio must be one of {', '.join(fkl.ASPECT_RATIOS)}, got {aspect_ratio!r}"
             )
         if aspect_ratio != "ignore" and background is None:
-            raise ValueError(
-                f"{name}: aspect_ratio={aspect_ratio!r} needs a background value (background=...)"
-            )
+            raise ValueError(f"{name}: aspect_ratio={aspect_ratio!r} needs a background value (background=...)")
         if aspect_ratio == "ignore" and background is not None:
             raise ValueError(f"{name}: background is used only with a preserve aspect_ratio, not 'ignore'")
         object.__setattr__(self, "size", size)
@@ -688,9 +674,7 @@ class Resize(Geometry):
         object.__setattr__(self, "location", _user_location())
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
-        op = fkl.ResizeOp(
-            x, self.size, self.interp, aspect_ratio=self.aspect_ratio, background=self.background
-        )
+        op = fkl.ResizeOp(x, self.size, self.interp, aspect_ratio=self.aspect_ratio, background=self.background)
         return self._place(b, op)
 
     def out_sizes(self, sizes: list[Size]) -> list[Size]:

@@ -268,9 +268,7 @@ def _crop(state: State, flat_values: Values) -> State:
     elif len(planes) == 1:
         planes = planes * len(rects)
     elif len(planes) != len(rects):
-        raise ValueError(
-            f"'fkl.crop': {len(rects)} rects for {len(planes)} planes (give 1, or one per plane)"
-        )
+        raise ValueError(f"'fkl.crop': {len(rects)} rects for {len(planes)} planes (give 1, or one per plane)")
     return _restack(Ragged(_crop_one(plane, rect) for plane, rect in zip(planes, rects, strict=True)))
 
 
@@ -278,9 +276,7 @@ def _planes_of(state: State) -> list[sem.Image | Bordered]:
     if isinstance(state, Ragged):
         return list(state)
     if isinstance(state, Bordered):
-        return [
-            Bordered(_split_plane(state.image, z), state.mode, state.value) for z in range(state.image.batch)
-        ]
+        return [Bordered(_split_plane(state.image, z), state.mode, state.value) for z in range(state.image.batch)]
     return [_split_plane(state, z) for z in range(state.batch)]
 
 

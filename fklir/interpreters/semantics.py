@@ -117,9 +117,7 @@ class DTypeInfo:
 
 def _int_info(name: str, np_type: type[np.integer[Any]]) -> DTypeInfo:
     info = np.iinfo(np_type)
-    return DTypeInfo(
-        name, np.dtype(np_type), False, info.min < 0, info.bits, float(info.min), float(info.max)
-    )
+    return DTypeInfo(name, np.dtype(np_type), False, info.min < 0, info.bits, float(info.min), float(info.max))
 
 
 def _float_info(name: str, np_type: type[np.floating[Any]], bits: int, hi: float) -> DTypeInfo:
@@ -372,9 +370,7 @@ def read_set(value: Values, w: int, h: int, dtype: str, channels: int) -> Image:
     if not 1 <= channels <= 4:
         raise ValueError(f"read_set: {channels} channels; fkl pixels have 1 to 4 channels")
     info = dtype_info(dtype, "read_set")
-    per_channel = [
-        value_in_dtype(v, dtype, "read_set") for v in per_channel_values(value, channels, "read_set")
-    ]
+    per_channel = [value_in_dtype(v, dtype, "read_set") for v in per_channel_values(value, channels, "read_set")]
     pixel = np.array(per_channel, dtype=np.float64 if info.is_float else np.int64)
     data = np.broadcast_to(pixel, (1, h, w, channels))
     if info.is_float:
@@ -542,9 +538,7 @@ def saturate(img: Image, lo: Values, hi: Values) -> Image:
     low = _channel_vector(lo, img, "Saturate")
     high = _channel_vector(hi, img, "Saturate")
     if bool((low > high).any()):
-        raise ValueError(
-            f"Saturate: lower bound {tuple(low.tolist())} above upper bound {tuple(high.tolist())}"
-        )
+        raise ValueError(f"Saturate: lower bound {tuple(low.tolist())} above upper bound {tuple(high.tolist())}")
     if img.info.is_float:
         return _float_image(np.clip(_to_float64(img), low, high), img.dtype)
     return _int_image(np.clip(_to_int64(img), low, high), img.dtype)

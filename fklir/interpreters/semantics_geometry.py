@@ -170,9 +170,7 @@ def _plane_of_rect(img: Image, rects: Sequence[Sequence[int]], op: str) -> list[
     if len(checked) == 1:
         return [(plane, checked[0]) for plane in range(img.batch)]
     if len(checked) != img.batch:
-        raise ValueError(
-            f"{op}: {len(checked)} rects for a source of {img.batch} planes (need 1 or {img.batch})"
-        )
+        raise ValueError(f"{op}: {len(checked)} rects for a source of {img.batch} planes (need 1 or {img.batch})")
     return list(enumerate(checked))
 
 
@@ -189,9 +187,7 @@ def _cut(img: Image, plane: int, rect: Rect, border: Border | None, op: str) -> 
     x, y, w, h = rect
     if border is None:
         if x < 0 or y < 0 or x + w > img.width or y + h > img.height:
-            raise ValueError(
-                f"{op}: rect {rect} leaves the {img.width}x{img.height} image; add a BorderReader"
-            )
+            raise ValueError(f"{op}: rect {rect} leaves the {img.width}x{img.height} image; add a BorderReader")
         return img.data[plane, y : y + h, x : x + w]
     mode, value = border
     ys = np.arange(y, y + h)[:, None]
@@ -206,14 +202,10 @@ def crop(img: Image, rects: Sequence[Sequence[int]]) -> Image:
     return _stack_planes(pieces, img.dtype, "Crop")
 
 
-def crop_with_border(
-    img: Image, rects: Sequence[Sequence[int]], mode: str, value: Values | None = None
-) -> Image:
+def crop_with_border(img: Image, rects: Sequence[Sequence[int]], mode: str, value: Values | None = None) -> Image:
     """BorderReader(mode, value) + Crop([rects]): rects may leave the image."""
     pairs = _plane_of_rect(img, rects, "Crop")
-    pieces = [
-        _cut(img, plane, rect, (mode, value if value is not None else 0.0), "Crop") for plane, rect in pairs
-    ]
+    pieces = [_cut(img, plane, rect, (mode, value if value is not None else 0.0), "Crop") for plane, rect in pairs]
     return _stack_planes(pieces, img.dtype, "Crop")
 
 
@@ -309,9 +301,7 @@ def resize(
         return Image(round_to_dtype(resized, "float32") if interp == "linear" else resized, out_dtype)
     if background is None:
         raise ValueError(f"Resize: aspect_ratio={aspect_ratio!r} needs a background value")
-    fill_template = Image(
-        np.zeros((1, 1, 1, img.channels), dtype=dtype_info(out_dtype, "Resize").storage), out_dtype
-    )
+    fill_template = Image(np.zeros((1, 1, 1, img.channels), dtype=dtype_info(out_dtype, "Resize").storage), out_dtype)
     fill = _fill_pixel(fill_template, background, "Resize")
     canvas = np.empty((img.batch, h, w, img.channels), dtype=fill.dtype)
     canvas[...] = fill

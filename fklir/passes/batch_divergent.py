@@ -40,6 +40,7 @@ def _plane_map(chains: list[list[Operation]]) -> list[int]:
     planes = len(owner)
     if sorted(owner) != list(range(planes)):
         write = chains[0][-1]
+        assert isinstance(write, fkl.WRITE_OPS)
         raise OpError(write, f"'{write.name}' planes of \"{write.dest.data}\" leave gaps: {sorted(owner)}")
     return [owner[z] for z in range(planes)]
 

@@ -118,7 +118,7 @@ def batch_block(block: Block) -> None:
             groups[(chain[-1].properties["dest"], _chain_signature(chain))].append(chain)
     for (dest, _), chains in groups.items():  # pyright: ignore[reportAssignmentType]
         planes = sorted(_single_plane(c) or 0 for c in chains)
-        if len(chains) < 2 or planes != list(range(len(chains))) or writers[dest] != len(chains):
+        if len(chains) < 2 or planes != list(range(len(chains))) or writers[dest] != len(chains):  # pyright: ignore[reportArgumentType]
             continue  # only chains that write every plane of their output, and nothing else does
         has_crop = any(isinstance(op, fkl.CropOp) for op in chains[0])
         distinct_sources = len({c[0].sources[0] for c in chains}) > 1  # pyright: ignore[reportAttributeAccessIssue]

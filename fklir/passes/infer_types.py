@@ -39,9 +39,7 @@ def _crop_planes(op: fkl.CropOp, in_type: fkl.ImageType, result: Attribute) -> i
         return planes
     if planes in (1, n):
         return n
-    raise VerifyException(
-        f"'fkl.crop' has {n} rects for an input of {planes} planes (give 1, or one per plane)"
-    )
+    raise VerifyException(f"'fkl.crop' has {n} rects for an input of {planes} planes (give 1, or one per plane)")
 
 
 def _binary_values_rule(op: Operation, in_type: fkl.ImageType) -> fkl.ImageType:

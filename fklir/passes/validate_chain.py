@@ -31,9 +31,7 @@ def _check_op(op: Operation) -> None:
         return
     uses = list(op.results[0].uses)
     if not uses:
-        raise OpError(
-            op, f"'{op.name}' result is never written: a chain must end with fkl.write or fkl.split"
-        )
+        raise OpError(op, f"'{op.name}' result is never written: a chain must end with fkl.write or fkl.split")
     if len(uses) > 1:
         raise OpError(op, f"'{op.name}' result has {len(uses)} users: a chain must be a straight line")
 

@@ -284,9 +284,7 @@ class DeviceBuffer:
         dtype_name, extents = resolve_element_type(dtype, shape, what)
         ordinal = _device_ordinal(device, what)
         if address == 0 and math.prod(extents) > 0:
-            raise ValueError(
-                f"{what}: ptr is NULL (0) for shape {extents}; pass the address of device memory"
-            )
+            raise ValueError(f"{what}: ptr is NULL (0) for shape {extents}; pass the address of device memory")
         buffer = cls.__new__(cls)
         buffer._set_fields(extents, dtype_name, ordinal, _advertised_stream(stream, what), bool(readonly))
         buffer.ptr = address
@@ -340,19 +338,15 @@ class DeviceBuffer:
     def copy_from_host(self, array: np.ndarray[Any, Any]) -> None:
         """Copy a numpy array of exactly this shape and dtype (C-contiguous) into the buffer."""
         if not isinstance(array, np.ndarray):
-            raise TypeError(
-                f"DeviceBuffer.copy_from_host: expected a numpy array, got {type(array).__name__}"
-            )
+            raise TypeError(f"DeviceBuffer.copy_from_host: expected a numpy array, got {type(array).__name__}")
         if tuple(array.shape) != self.shape:
             raise ValueError(
-                f"DeviceBuffer.copy_from_host: shape {tuple(array.shape)} "
-                f"does not match the buffer's {self.shape}"
+                f"DeviceBuffer.copy_from_host: shape {tuple(array.shape)} does not match the buffer's {self.shape}"
             )
         view = host_view_for(array, self.dtype_name)
         if view is None:
             raise TypeError(
-                f"DeviceBuffer.copy_from_host: dtype {array.dtype} "
-                f"does not match the buffer's {self.dtype_name}"
+                f"DeviceBuffer.copy_from_host: dtype {array.dtype} does not match the buffer's {self.dtype_name}"
             )
         if not view.flags.c_contiguous:
             raise ValueError(

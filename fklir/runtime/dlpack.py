@@ -432,15 +432,11 @@ def _describe_tensor(tensor: DLTensor, what: str) -> tuple[int, tuple[int, ...],
     dtype_name = _ELEMENT_NAMES.get((code, bits))
     if dtype_name is None or lanes != 1:
         shown = f"code {code} ({_code_name(code)}), {bits} bits" + (f", {lanes} lanes" if lanes != 1 else "")
-        raise TypeError(
-            f"{what}: unsupported DLPack element type ({shown}); supported: {', '.join(ELEMENT_CODES)}"
-        )
+        raise TypeError(f"{what}: unsupported DLPack element type ({shown}); supported: {', '.join(ELEMENT_CODES)}")
     if tensor.strides and math.prod(shape) > 0:
         strides = tuple(int(tensor.strides[i]) for i in range(ndim))
         expected = contiguous_strides(shape)
-        if any(
-            extent != 1 and got != want for extent, got, want in zip(shape, strides, expected, strict=True)
-        ):
+        if any(extent != 1 and got != want for extent, got, want in zip(shape, strides, expected, strict=True)):
             raise ValueError(
                 f"{what}: DLPack tensor of shape {shape} is not C-contiguous (strides {strides} in elements, "
                 f"expected {expected}); make it contiguous first"

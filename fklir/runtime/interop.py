@@ -92,9 +92,7 @@ def _choose_describer(x: object, what: str) -> _Describer:
         )
     if hasattr(x, "__dlpack__"):
         return _describe_dlpack
-    raise TypeError(
-        f"{what}: expected {ACCEPTED_GPU_ARRAYS}, got {type(x).__module__}.{type(x).__qualname__}"
-    )
+    raise TypeError(f"{what}: expected {ACCEPTED_GPU_ARRAYS}, got {type(x).__module__}.{type(x).__qualname__}")
 
 
 def _torch_dtype_name(dtype: object, what: str) -> str:
@@ -207,9 +205,7 @@ def _describe_cai(x: Any, what: str, stream: int | None = None) -> GpuArray:
     dtype_name = _numpy_dtype_name(dtype, what)
     strides = interface.get("strides")
     if strides is not None and not is_c_contiguous(shape, tuple(strides), dtype.itemsize):
-        raise ValueError(
-            f"{what}: array of shape {shape} is not C-contiguous (strides {tuple(strides)} in bytes)"
-        )
+        raise ValueError(f"{what}: array of shape {shape} is not C-contiguous (strides {tuple(strides)} in bytes)")
     ptr = int(ptr or 0)
     if ptr == 0 and math.prod(shape) > 0:
         raise ValueError(f"{what}: __cuda_array_interface__ has a NULL data pointer for shape {shape}")
@@ -273,9 +269,7 @@ def empty_like_framework(
     """
     shape = normalize_shape(shape, "output shape")
     if dtype_name not in ELEMENT_TYPES:
-        raise TypeError(
-            f"output: unsupported element type {dtype_name!r}; supported: {', '.join(ELEMENT_TYPES)}"
-        )
+        raise TypeError(f"output: unsupported element type {dtype_name!r}; supported: {', '.join(ELEMENT_TYPES)}")
     if framework == "torch":
         torch = importlib.import_module("torch")
         tensor = torch.empty(shape, dtype=getattr(torch, dtype_name), device=f"cuda:{device}")

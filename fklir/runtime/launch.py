@@ -8,7 +8,7 @@ Nothing here touches IR.
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,11 +46,9 @@ class LaunchPlan:
     """Shared by both targets: the parameter block, filled once per extent; per call only the
     source and output pointers (and the alignment flag that depends on them) change."""
 
-    def __init__(self, layout: Any, values: dict[str, Sequence[float]]):
+    def __init__(self, layout: Any, values: Mapping[str, Sequence[float]]):
         self.layout = layout
-        self.params = params_struct_type(
-            layout.slots, layout.src_table, layout.dst_table, layout.reciprocals
-        )()
+        self.params = params_struct_type(layout.slots, layout.src_table, layout.dst_table, layout.reciprocals)()
         pack_slots(self.params, layout.slots, values)
         pack_reciprocals(self.params, layout.reciprocals, values)
         self.header = self.params.h  # pyright: ignore[reportAttributeAccessIssue]
@@ -95,7 +93,7 @@ class LaunchPlan:
 class CpuLaunch(LaunchPlan):
     """Calls the g++-built `fkl_run(const Params*)` (OpenMP inside)."""
 
-    def __init__(self, entry: Any, layout: Any, values: dict[str, Sequence[float]]):
+    def __init__(self, entry: Any, layout: Any, values: Mapping[str, Sequence[float]]):
         super().__init__(layout, values)
         self.entry = entry
         self.entry.argtypes = [ctypes.c_void_p]
@@ -116,8 +114,8 @@ class GpuLaunch(LaunchPlan):
     a warm launch is one context query and one driver call.
     """
 
-    def __init__(self, kernel: Any, layout: Any, values: dict[str, Sequence[float]]):
-        from cuda.bindings import driver
+    def __init__(self, kernel: Any, layout: Any, values: Mapping[str, Sequence[float]]):
+        from cuda.bindings import driver  # pyright: ignore[reportAttributeAccessIssue]
 
         from fklir.backend import cuda_driver
 

@@ -7,7 +7,7 @@ The layout mirrors the emitted C++ `struct Params` (natural C alignment on both 
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -73,7 +73,9 @@ def params_struct_type(
     return type("Params", (ctypes.Structure,), {"_fields_": fields})
 
 
-def pack_reciprocals(params: ctypes.Structure, reciprocals: Sequence[str], values: dict[str, Sequence[float]]) -> None:
+def pack_reciprocals(
+    params: ctypes.Structure, reciprocals: Sequence[str], values: Mapping[str, Sequence[float]]
+) -> None:
     """`<slot>_rcp[i]` = 1 / value, rounded once to float32 (what a GPU's rcp.rn gives)."""
     for name in reciprocals:
         array = getattr(params, f"{name}_rcp")
@@ -107,7 +109,7 @@ def _convert(kind: str, v: float) -> object:
 
 
 def pack_slots(
-    params: ctypes.Structure, slots: Sequence[tuple[str, str, int]], values: dict[str, Sequence[float]]
+    params: ctypes.Structure, slots: Sequence[tuple[str, str, int]], values: Mapping[str, Sequence[float]]
 ) -> None:
     """Write every slot's values into `params` (rects come as flat x, y, w, h groups)."""
     for name, kind, count in slots:

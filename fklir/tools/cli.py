@@ -49,9 +49,7 @@ def cache_list(out: TextIO) -> int:
     out.write(f"total: {len(entries)} {plural}, {human_size(total)} ({total} bytes) in {cache.root}\n")
     kept = _kept_builds(cache.root)
     if kept:
-        out.write(
-            f"{len(kept)} build folder(s) under {cache.root / BUILD_FOLDER} (sources of failed compiles)\n"
-        )
+        out.write(f"{len(kept)} build folder(s) under {cache.root / BUILD_FOLDER} (sources of failed compiles)\n")
     return 0
 
 

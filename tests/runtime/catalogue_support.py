@@ -126,9 +126,7 @@ def run_cpu(chain: Sequence[fops.Op], src: Source) -> tuple[Any, Any]:
     expected = reference(chain, src)
     built = build(chain, src, "cpu")
     params = params_for(built)
-    outputs = (
-        [np.empty_like(a) for a in expected] if isinstance(expected, tuple) else [np.empty_like(expected)]
-    )
+    outputs = [np.empty_like(a) for a in expected] if isinstance(expected, tuple) else [np.empty_like(expected)]
     extent = out_extent(expected, built.layout.write)
     source = src.array if src.array is not None else np.zeros(1, np.uint8)
     fill_header(params, src, source.ctypes.data, outputs[0].ctypes.data, extent)

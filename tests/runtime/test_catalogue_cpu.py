@@ -100,9 +100,7 @@ def test_saturate_floats_keeps_nan(dtype: str) -> None:
     x[0, :4, 0] = [np.nan, np.inf, -np.inf, 1.0]
     out = run(x, fkl.Saturate(-3.5, (2.0, 10.25)))
     expected = np.clip(x, np.array([-3.5, -3.5], dtype), np.array([2.0, 10.25], dtype))
-    np.testing.assert_array_equal(
-        out, expected
-    )  # NaN compares equal here: assert_array_equal treats NaNs alike
+    np.testing.assert_array_equal(out, expected)  # NaN compares equal here: assert_array_equal treats NaNs alike
     assert np.isnan(out[0, 0, 0]) and out[0, 1, 0] == 2.0 and out[0, 2, 0] == -3.5
 
 
@@ -240,9 +238,7 @@ def test_mxv_float3_is_the_row_major_matrix_times_the_pixel() -> None:
     out = run(x, fkl.MxVFloat3(m))
     m32 = m.astype(np.float32).astype(np.float64)  # the matrix travels as float32
     v = x.astype(np.float64)
-    expected = np.stack(
-        [(m32[r, 0] * v[..., 0] + m32[r, 1] * v[..., 1]) + m32[r, 2] * v[..., 2] for r in range(3)], -1
-    )
+    expected = np.stack([(m32[r, 0] * v[..., 0] + m32[r, 1] * v[..., 1]) + m32[r, 2] * v[..., 2] for r in range(3)], -1)
     np.testing.assert_array_equal(out, expected.astype(np.float32))
     np.testing.assert_allclose(out, np.einsum("rc,hwc->hwr", m, v), rtol=1e-5, atol=1e-4)
     flat = run(x, fkl.MxVFloat3(list(m.reshape(-1))))
@@ -276,9 +272,7 @@ def test_static_loop_applies_the_op_n_times(dtype: str, op: Any, n: int) -> None
         if dtype in INT_TYPES:
             expected = wrap(step[type(op)](expected.astype(np.int64), int(v)), dtype)
         else:
-            expected = step[type(op)](expected.astype(np.float64), np.float64(np.array(v, dtype))).astype(
-                dtype
-            )
+            expected = step[type(op)](expected.astype(np.float64), np.float64(np.array(v, dtype))).astype(dtype)
     np.testing.assert_array_equal(out, expected)
 
 
@@ -349,19 +343,10 @@ def test_color_conversion_other_types_by_formula(dtype: str) -> None:
     gray = run(x, fkl.ColorConversion("BGRA2GRAY"))
     red, green, blue = (x[..., i] for i in (2, 1, 0))
     if dtype.startswith("float"):
-        expected = (
-            0.299 * red.astype(np.float64)
-            + 0.587 * green.astype(np.float64)
-            + 0.114 * blue.astype(np.float64)
-        )
+        expected = 0.299 * red.astype(np.float64) + 0.587 * green.astype(np.float64) + 0.114 * blue.astype(np.float64)
         np.testing.assert_array_equal(gray, expected.astype(dtype))
     else:
-        acc = (
-            9798 * red.astype(np.int64)
-            + 19235 * green.astype(np.int64)
-            + 3735 * blue.astype(np.int64)
-            + 16384
-        )
+        acc = 9798 * red.astype(np.int64) + 19235 * green.astype(np.int64) + 3735 * blue.astype(np.int64) + 16384
         np.testing.assert_array_equal(gray, wrap(acc >> 15, dtype))
 
 
@@ -427,9 +412,7 @@ def test_border_crop_rects_in_every_direction_and_thin_images(mode: str) -> None
 
 def test_crop_leaving_the_image_without_border_is_a_call_error() -> None:
     x = np.zeros((10, 12, 3), np.uint8)
-    with pytest.raises(
-        ValueError, match=r"'fkl.crop' rect \[-1, 0, 4, 4\] starts outside the image; only a crop"
-    ):
+    with pytest.raises(ValueError, match=r"'fkl.crop' rect \[-1, 0, 4, 4\] starts outside the image; only a crop"):
         run(x, fkl.Crop(-1, 0, 4, 4))
     with pytest.raises(ValueError, match=r"Crop: rect \(10, 0, 4, 4\) leaves the 12x10 image"):
         run(x, fkl.Crop(10, 0, 4, 4))
@@ -443,9 +426,7 @@ def test_border_value_is_not_structure() -> None:
     np.testing.assert_array_equal(out, np.pad(x, ((2, 2), (2, 2)), constant_values=-7))
     assert STATS.compiles == before
     crop = fkl.Crop(-2, -2, 12, 13)
-    assert structure(x, fkl.BorderReader("constant", 1), crop) == structure(
-        x, fkl.BorderReader("constant", 5), crop
-    )
+    assert structure(x, fkl.BorderReader("constant", 1), crop) == structure(x, fkl.BorderReader("constant", 5), crop)
     assert structure(x, fkl.BorderReader("wrap"), crop) != structure(x, fkl.BorderReader("reflect"), crop)
 
 
@@ -474,9 +455,7 @@ def test_resize_linear_float32_matches_cv2(src: tuple[int, int], dst: tuple[int,
 
 
 @pytest.mark.parametrize(("src", "dst"), RESIZE_SIZES)
-def test_resize_linear_uint8_after_saturate_cast_within_one(
-    src: tuple[int, int], dst: tuple[int, int]
-) -> None:
+def test_resize_linear_uint8_after_saturate_cast_within_one(src: tuple[int, int], dst: tuple[int, int]) -> None:
     x = RNG.integers(0, 256, (src[1], src[0], 3), dtype=np.uint8)
     out = run(x, fkl.Resize(*dst), fkl.SaturateCast("uint8"))
     expected = cv2.resize(x, dst, interpolation=cv2.INTER_LINEAR)
@@ -507,9 +486,7 @@ def content_box(src_w: int, src_h: int, dst_w: int, dst_h: int, mode: str) -> tu
 @pytest.mark.parametrize("mode", ["preserve", "preserve_left", "preserve_even"])
 @pytest.mark.parametrize(("src", "dst"), [((100, 50), (64, 63)), ((50, 101), (63, 64)), ((33, 17), (41, 41))])
 @pytest.mark.parametrize("interp", ["linear", "nearest"])
-def test_resize_preserving_aspect_ratio(
-    mode: str, src: tuple[int, int], dst: tuple[int, int], interp: str
-) -> None:
+def test_resize_preserving_aspect_ratio(mode: str, src: tuple[int, int], dst: tuple[int, int], interp: str) -> None:
     x = RNG.integers(0, 256, (src[1], src[0], 3), dtype=np.uint8)
     background = (114, 0, 255)
     out = run(x, fkl.Resize(*dst, interp=interp, aspect_ratio=mode, background=background))
@@ -608,10 +585,7 @@ def test_warp_odd_sizes_match_cv2(w: int, h: int, kind: str) -> None:
     m = random_affine() if kind == "affine" else random_perspective()
     for inverse in (False, True):
         assert (
-            float(
-                np.abs(run(x, fkl.Warping(m, w, h, inverse=inverse)) - cv_warp(x, m, (w, h), inverse)).max()
-            )
-            <= 1e-3
+            float(np.abs(run(x, fkl.Warping(m, w, h, inverse=inverse)) - cv_warp(x, m, (w, h), inverse)).max()) <= 1e-3
         )
 
 
@@ -622,11 +596,7 @@ def test_warp_odd_sizes_with_exact_coordinates_on_0_255_data() -> None:
         (np.array([[2.0, 0, 5], [0, 0.5, -1]]), False),
     ]:
         assert (
-            float(
-                np.abs(
-                    run(x, fkl.Warping(m, 41, 23, inverse=inverse)) - cv_warp(x, m, (41, 23), inverse)
-                ).max()
-            )
+            float(np.abs(run(x, fkl.Warping(m, 41, 23, inverse=inverse)) - cv_warp(x, m, (41, 23), inverse)).max())
             <= 1e-3
         )
 
@@ -649,12 +619,8 @@ def test_warp_matrix_is_a_value_and_inverse_is_not_structure() -> None:
             assert float(np.abs(out - cv_warp(x, m, (20, 10), inverse)).max()) <= 1e-3
     assert STATS.compiles == before
     m = random_affine()
-    assert structure(x, fkl.Warping(m, 20, 10)) == structure(
-        x, fkl.Warping(random_affine(), 7, 9, inverse=True)
-    )
-    assert structure(x, fkl.Warping(m, 20, 10)) != structure(
-        x, fkl.Warping(np.vstack([m, [0, 0, 1]]), 20, 10)
-    )
+    assert structure(x, fkl.Warping(m, 20, 10)) == structure(x, fkl.Warping(random_affine(), 7, 9, inverse=True))
+    assert structure(x, fkl.Warping(m, 20, 10)) != structure(x, fkl.Warping(np.vstack([m, [0, 0, 1]]), 20, 10))
 
 
 # =============================================================================================
@@ -687,9 +653,7 @@ def test_bfloat16_chain_through_casts() -> None:
     out = run(x, fkl.Cast("bfloat16"), fkl.Add((0.5, -1.0, 2.0)), fkl.Mul(3.0), fkl.Cast("float32"))
     a = bf16(x)
     expected = bf16(
-        (bf16((a.astype(np.float64) + np.array([0.5, -1.0, 2.0])).astype(np.float32)) * 3.0).astype(
-            np.float32
-        )
+        (bf16((a.astype(np.float64) + np.array([0.5, -1.0, 2.0])).astype(np.float32)) * 3.0).astype(np.float32)
     )
     np.testing.assert_array_equal(out, expected)
     assert np.isnan(out[0, 0, 0])
@@ -719,9 +683,7 @@ def test_tensor_pack_inverts_tensor_split() -> None:
 @pytest.mark.parametrize("planes", [1, 4])
 def test_tensor_tsplit_is_channel_major(planes: int) -> None:
     x = RNG.integers(0, 256, (planes, 9, 13, 3), dtype=np.uint8)
-    out, _ = run_cpu(
-        [fkl.TensorRead(), fkl.Cast("float32"), fkl.Div(255.0), fkl.TensorTSplit()], packed_source(x)
-    )
+    out, _ = run_cpu([fkl.TensorRead(), fkl.Cast("float32"), fkl.Div(255.0), fkl.TensorTSplit()], packed_source(x))
     assert out.shape == (3, planes, 9, 13) and out.dtype == np.float32
     np.testing.assert_array_equal(out, (x.astype(np.float32) / np.float32(255)).transpose(3, 0, 1, 2))
 

@@ -306,9 +306,7 @@ def test_device_buffer_from_a_torch_tensor(torch: Any, dtype_name: str) -> None:
 
 
 def test_device_buffer_from_dlpack_errors(torch: Any) -> None:
-    with pytest.raises(
-        ValueError, match=r"DeviceBuffer.from_dlpack: DLPack tensor of shape \(17, 33\) is not C"
-    ):
+    with pytest.raises(ValueError, match=r"DeviceBuffer.from_dlpack: DLPack tensor of shape \(17, 33\) is not C"):
         DeviceBuffer.from_dlpack(torch.zeros((33, 17), device="cuda:0").t())
     with pytest.raises(TypeError, match=r"DeviceBuffer\.from_dlpack: the array lives on kDLCPU"):
         DeviceBuffer.from_dlpack(torch.zeros(3))

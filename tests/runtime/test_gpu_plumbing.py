@@ -177,9 +177,7 @@ def test_pointer_device_of_an_allocation() -> None:
 # ----- DeviceBuffer ----------------------------------------------------------------------------------
 
 
-def random_host_array(
-    dtype_name: str, shape: tuple[int, ...], rng: np.random.Generator
-) -> np.ndarray[Any, Any]:
+def random_host_array(dtype_name: str, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray[Any, Any]:
     storage = ELEMENT_TYPES[dtype_name]
     if dtype_name == "bool":
         return rng.integers(0, 2, size=shape).astype(np.bool_)
@@ -266,9 +264,7 @@ def test_struct_by_value_launch_matches_numpy(probe_kernel: cuda_driver.LoadedKe
     cuda_driver.launch(probe_kernel, GRID, BLOCK, launch.address, stream)
     cuda_driver.synchronize(stream)
     result = output.numpy()
-    np.testing.assert_array_equal(
-        result[: HEIGHT * WIDTH].reshape(HEIGHT, WIDTH), probe_reference(0.1, 0.3, True)
-    )
+    np.testing.assert_array_equal(result[: HEIGHT * WIDTH].reshape(HEIGHT, WIDTH), probe_reference(0.1, 0.3, True))
     np.testing.assert_array_equal(result[HEIGHT * WIDTH :], np.float32(-12345.0))  # nothing past the image
 
     # Patch fields of the prebuilt block in place and launch again with the same address.
@@ -290,9 +286,7 @@ def test_launch_errors_are_cuda_errors(probe_kernel: cuda_driver.LoadedKernel) -
     output = filled_output()
     launch = PreparedLaunch(output.ptr, 1.0, 0.0, True)
     cuda_driver.ensure_context(0)
-    with pytest.raises(
-        cuda_driver.CudaError, match=r"cuLaunchKernel\('fklir_probe_write'.*CUDA_ERROR_INVALID_VALUE"
-    ):
+    with pytest.raises(cuda_driver.CudaError, match=r"cuLaunchKernel\('fklir_probe_write'.*CUDA_ERROR_INVALID_VALUE"):
         cuda_driver.launch(probe_kernel, GRID, (4096, 1, 1), launch.address, cuda_driver.internal_stream(0))
 
 
@@ -348,9 +342,7 @@ def test_describe_torch_tensor(torch_module: Any, dtype_name: str) -> None:
 def test_torch_errors(torch_module: Any) -> None:
     torch = torch_module
     tensor = torch.zeros((HEIGHT, WIDTH, 3), device="cuda:0")
-    with pytest.raises(
-        ValueError, match=r"src: torch tensor of shape \(17, 17, 3\) is not C-contiguous.*\(99, 6, 1\)"
-    ):
+    with pytest.raises(ValueError, match=r"src: torch tensor of shape \(17, 17, 3\) is not C-contiguous.*\(99, 6, 1\)"):
         describe_gpu_array(tensor[:, ::2], "src")
     with pytest.raises(TypeError, match=r"src: unsupported element type torch\.int64"):
         describe_gpu_array(torch.zeros(3, dtype=torch.int64, device="cuda:0"), "src")
@@ -473,9 +465,7 @@ def test_device_buffer_is_readable_by_cupy(cupy_module: Any) -> None:
 # ----- several GPUs ----------------------------------------------------------------------------------
 
 
-@pytest.mark.skipif(
-    not cuda_driver.gpu_available() or cuda_driver.device_count() < 2, reason="needs two CUDA devices"
-)
+@pytest.mark.skipif(not cuda_driver.gpu_available() or cuda_driver.device_count() < 2, reason="needs two CUDA devices")
 def test_second_device() -> None:
     host = np.arange(HEIGHT * WIDTH, dtype=np.float32).reshape(HEIGHT, WIDTH)
     buffer = DeviceBuffer.from_host(host, device=1)
@@ -544,14 +534,10 @@ def test_stream_wait_orders_a_consumer_after_a_slow_producer(spin_kernel: cuda_d
             spin = ctypes.c_int64(150_000_000)  # about 0.1 s on a ~1.5-2 GHz GPU
             arguments = (ctypes.c_void_p * 4)(*(ctypes.addressof(a) for a in (out_ptr, n, value, spin)))
             cuda_driver.ensure_context(0)
-            cuda_driver.launch(
-                spin_kernel, (count // 256, 1, 1), (256, 1, 1), ctypes.addressof(arguments), producer
-            )
+            cuda_driver.launch(spin_kernel, (count // 256, 1, 1), (256, 1, 1), ctypes.addressof(arguments), producer)
             if ordered:
                 cuda_driver.stream_wait(consumer, producer, 0)
-            cuda_driver.check(
-                driver.cuMemcpyDtoDAsync(copy.ptr, data.ptr, data.nbytes, consumer), "cuMemcpyDtoDAsync"
-            )
+            cuda_driver.check(driver.cuMemcpyDtoDAsync(copy.ptr, data.ptr, data.nbytes, consumer), "cuMemcpyDtoDAsync")
             cuda_driver.synchronize(consumer)
             copies[name] = copy.numpy()
             cuda_driver.synchronize(producer)

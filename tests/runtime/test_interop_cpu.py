@@ -98,9 +98,7 @@ def test_gpu_description_refuses_numpy_and_says_why() -> None:
 
 @pytest.mark.parametrize("value", [[1, 2, 3], 3.0, None, "image.png"])
 def test_gpu_description_lists_what_is_accepted(value: object) -> None:
-    with pytest.raises(
-        TypeError, match=r"out: expected a CUDA torch.Tensor, a CuPy array, an fklir DeviceBuffer"
-    ):
+    with pytest.raises(TypeError, match=r"out: expected a CUDA torch.Tensor, a CuPy array, an fklir DeviceBuffer"):
         describe_gpu_array(value, "out")
 
 
@@ -270,9 +268,7 @@ def test_check_unpacks_results_and_names_errors() -> None:
     assert cuda_driver.check((0,)) is None
     assert cuda_driver.check((0, 42)) == 42
     assert cuda_driver.check((0, 1, 2)) == (1, 2)
-    with pytest.raises(
-        cuda_driver.CudaError, match="cuLaunchKernel failed with CUDA_ERROR_ILLEGAL_ADDRESS"
-    ) as caught:
+    with pytest.raises(cuda_driver.CudaError, match="cuLaunchKernel failed with CUDA_ERROR_ILLEGAL_ADDRESS") as caught:
         cuda_driver.check((700,), "cuLaunchKernel")
     assert caught.value.code == 700
     assert caught.value.name == "CUDA_ERROR_ILLEGAL_ADDRESS"
@@ -328,9 +324,7 @@ class HostProducer:
 class FakeCudaProducer:
     """Says CUDA and hands out a capsule over a made-up device address (nothing here reads it)."""
 
-    def __init__(
-        self, ptr: int, shape: tuple[int, ...], dtype_name: str, device: int = 0, **options: Any
-    ) -> None:
+    def __init__(self, ptr: int, shape: tuple[int, ...], dtype_name: str, device: int = 0, **options: Any) -> None:
         self.ptr, self.shape, self.dtype_name, self.device, self.options = (
             ptr,
             shape,
@@ -488,9 +482,7 @@ def test_import_of_read_only_numpy_and_legacy_producers() -> None:
         (np.zeros(3, np.complex64), TypeError, "code 5 \\(complex\\)"),
     ],
 )
-def test_import_rejects_what_a_kernel_cannot_read(
-    array: np.ndarray[Any, Any], error: type, pattern: str
-) -> None:
+def test_import_rejects_what_a_kernel_cannot_read(array: np.ndarray[Any, Any], error: type, pattern: str) -> None:
     with pytest.raises(error, match=pattern):
         dlpack.import_dlpack(array, stream=None, what="src")
 
@@ -575,9 +567,7 @@ def test_from_ptr_describes_foreign_memory_without_owning_it() -> None:
     ("stream", "advertised"),
     [(None, None), (0, 1), (1, 1), (2, 2), (0x7F00DEAD, 0x7F00DEAD), (ProtocolStream(0x5000), 0x5000)],
 )
-def test_from_ptr_advertises_the_producer_stream_as_cai_v3_spells_it(
-    stream: object, advertised: int | None
-) -> None:
+def test_from_ptr_advertises_the_producer_stream_as_cai_v3_spells_it(stream: object, advertised: int | None) -> None:
     view = DeviceBuffer.from_ptr(FAKE_DEVICE_ADDRESS, (4, 4), "float32", stream=stream, device=3)
     assert view.stream == advertised
     assert view.__cuda_array_interface__["stream"] == advertised

@@ -39,7 +39,9 @@ def test_tensor_pack_reads_planar_input(target: str) -> None:
     packed = _back(target, fkl.compose(fkl.TensorPack(4), fkl.TensorWrite(), target=target)(_to(target, batch)))
     np.testing.assert_array_equal(packed, np.transpose(batch, (0, 2, 3, 1)))
     with pytest.raises(ValueError, match="TensorPack"):
-        fkl.compose(fkl.TensorPack(3), fkl.TensorWrite(), target=target)(_to(target, np.zeros((5, 6, 7, 8, 9), np.uint8)))
+        fkl.compose(fkl.TensorPack(3), fkl.TensorWrite(), target=target)(
+            _to(target, np.zeros((5, 6, 7, 8, 9), np.uint8))
+        )
 
 
 @pytest.mark.parametrize("target", TARGETS)

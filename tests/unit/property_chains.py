@@ -201,9 +201,7 @@ def _values(draw: Any, dtype: str, channels: int, **kw: Any) -> tuple[float, ...
     return tuple(_value(draw, dtype, **kw) for _ in range(channels))
 
 
-def _rect(
-    draw: Any, w: int, h: int, bordered: bool, size: tuple[int, int] | None
-) -> tuple[int, int, int, int]:
+def _rect(draw: Any, w: int, h: int, bordered: bool, size: tuple[int, int] | None) -> tuple[int, int, int, int]:
     if bordered:
         rw = size[0] if size else draw(st.integers(1, 3 * w + 2))
         rh = size[1] if size else draw(st.integers(1, 3 * h + 2))
@@ -254,9 +252,7 @@ def _image(draw: Any, t: Template, w: int, h: int) -> np.ndarray:
             for v in (np.nan, 0.5, 1.5, -2.5, 2.5):
                 flat[rng.integers(0, flat.size)] = v
     if t.read == "pack":
-        return np.ascontiguousarray(
-            data.transpose(0, 3, 1, 2)[0] if t.planes == 1 else data.transpose(0, 3, 1, 2)
-        )
+        return np.ascontiguousarray(data.transpose(0, 3, 1, 2)[0] if t.planes == 1 else data.transpose(0, 3, 1, 2))
     if t.planes == 1:
         data = data[0]
         return data[..., 0] if t.channels == 1 else data
@@ -418,6 +414,4 @@ def assert_same(out: Any, expected: Any, what: str) -> None:
     same_nan = np.isnan(a) == np.isnan(b)
     assert bool(same_nan.all()), f"{what}: NaN positions differ"
     finite = ~np.isnan(a)
-    np.testing.assert_allclose(
-        a[finite], b[finite], rtol=4 * float(np.finfo(out.dtype).eps), atol=1e-30, err_msg=what
-    )
+    np.testing.assert_allclose(a[finite], b[finite], rtol=4 * float(np.finfo(out.dtype).eps), atol=1e-30, err_msg=what)

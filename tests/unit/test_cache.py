@@ -405,8 +405,7 @@ def test_four_processes_composing_one_new_chain_compile_it_once(
     barrier = context.Barrier(4)
     results = context.Queue()
     workers = [
-        context.Process(target=compose_and_run_worker, args=(str(root), adds, barrier, results))
-        for _ in range(4)
+        context.Process(target=compose_and_run_worker, args=(str(root), adds, barrier, results)) for _ in range(4)
     ]
     for worker in workers:
         worker.start()
@@ -539,9 +538,7 @@ def test_kernel_key_is_deterministic_and_separates_structure_target_and_arch(tar
 
 
 @pytest.mark.parametrize("target", ["cpu", "gpu"])
-def test_kernel_key_changes_with_headers_compiler_and_flags(
-    target: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_kernel_key_changes_with_headers_compiler_and_flags(target: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from fklir.backend import build
 
     if target == "gpu" and not compilers.nvcc_available() and not compilers.nvrtc_available():
@@ -561,10 +558,7 @@ def test_kernel_key_changes_with_headers_compiler_and_flags(
     )
     flags = patched_key(
         monkeypatch,
-        {
-            name: (*getattr(compilers, name), "-DFKLIR_KEY_TEST")
-            for name in ("GXX_FLAGS", "NVCC_FLAGS", "NVRTC_FLAGS")
-        },
+        {name: (*getattr(compilers, name), "-DFKLIR_KEY_TEST") for name in ("GXX_FLAGS", "NVCC_FLAGS", "NVRTC_FLAGS")},
         target,
         arch,
     )

@@ -99,9 +99,7 @@ def test_missing_library_means_unavailable_with_an_install_hint(
 
     monkeypatch.setattr(compilers, "_nvrtc", lambda: NoLibrary)
     assert nvrtc_available() is False
-    with pytest.raises(
-        CompileError, match=r"NVRTC is not available.*libnvrtc\.so\.13.*pip install nvidia-cuda-nvrtc"
-    ):
+    with pytest.raises(CompileError, match=r"NVRTC is not available.*libnvrtc\.so\.13.*pip install nvidia-cuda-nvrtc"):
         nvrtc_identity()
     with pytest.raises(CompileError, match="pip install nvidia-cuda-nvrtc"):
         compile_cubin_nvrtc(HALF_SOURCE, INCLUDE_DIR, "sm_90", tmp_path)
@@ -223,9 +221,7 @@ def test_failed_compile_without_a_workdir_keeps_the_source_in_the_cache(
 def test_no_system_header_is_reachable(tmp_path: Path) -> None:
     # Our headers include nothing under NVRTC; a kernel that includes a system header must fail cleanly.
     with pytest.raises(CompileError, match="cstdio"):
-        compile_cubin_nvrtc(
-            '#include <cstdio>\nextern "C" __global__ void k() {}\n', INCLUDE_DIR, "sm_90", tmp_path
-        )
+        compile_cubin_nvrtc('#include <cstdio>\nextern "C" __global__ void k() {}\n', INCLUDE_DIR, "sm_90", tmp_path)
 
 
 # ----- running (needs a GPU) -------------------------------------------------------------------------

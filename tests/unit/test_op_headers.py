@@ -184,8 +184,26 @@ class Case:
 def special_ints(type_name: str) -> Array:
     lo, hi = int_range(type_name)
     # 2**24 + 2**16 + 1 rounds to a bf16 tie through f32 (a double-rounding trap for Cast<bf16>)
-    candidates = [0, 1, 2, 3, 7, 10, 250, -1, -2, -7, lo, lo + 1, hi, hi - 1, hi // 2, lo // 2,
-                  2**24 + 2**16 + 1, -(2**24 + 2**16 + 1)]
+    candidates = [
+        0,
+        1,
+        2,
+        3,
+        7,
+        10,
+        250,
+        -1,
+        -2,
+        -7,
+        lo,
+        lo + 1,
+        hi,
+        hi - 1,
+        hi // 2,
+        lo // 2,
+        2**24 + 2**16 + 1,
+        -(2**24 + 2**16 + 1),
+    ]
     return np.array(sorted({v for v in candidates if lo <= v <= hi}), dtype=np.int64)
 
 
@@ -200,17 +218,82 @@ def int_operands(type_name: str, rng: np.random.Generator, count: int) -> tuple[
 
 
 SPECIAL_FLOATS = np.array(
-    [0.0, -0.0, 0.5, -0.5, 1.0, -1.0, 1.5, -1.5, 2.5, -2.5, 3.5, -3.5, 0.49999997, -0.49999997,
-     0.50000006, 127.5, 128.5, -127.5, -128.5, -129.0, 254.5, 255.5, 255.49998, 256.0, 256.5,
-     32766.5, 32767.5, -32768.5, -32769.0, 65534.5, 65535.5, 65536.0, 65504.0, 65519.0, 65520.0,
-     -65520.0, 2147483520.0, 2147483646.5, 2147483647.0, 2147483647.5, 2147483648.0, -2147483648.0,
-     -2147483648.5, -2147483649.0, 4294967294.5, 4294967295.0, 4294967295.5, 4294967296.0, 1e10,
-     -1e10, 3.3895313892515355e38, 3.39e38, 3.4028234663852886e38, 3.5e38, -3.5e38, 1e300,
-     -1e300, 1e-40, -1e-40, 5.960464477539063e-08, 2.9802322387695312e-08, 2.98e-08, 5e-324,
-     np.inf, -np.inf, np.nan, -np.nan,
-     # just off the f16 / bf16 ties next to 1.0: through an f32 intermediate they become the tie
-     1 + 2.0**-11 + 2.0**-40, -1 - 2.0**-11 - 2.0**-40, 1 + 2.0**-11 - 2.0**-40,
-     1 + 2.0**-8 + 2.0**-40, -1 - 2.0**-8 - 2.0**-40, 1 + 2.0**-8 - 2.0**-40],
+    [
+        0.0,
+        -0.0,
+        0.5,
+        -0.5,
+        1.0,
+        -1.0,
+        1.5,
+        -1.5,
+        2.5,
+        -2.5,
+        3.5,
+        -3.5,
+        0.49999997,
+        -0.49999997,
+        0.50000006,
+        127.5,
+        128.5,
+        -127.5,
+        -128.5,
+        -129.0,
+        254.5,
+        255.5,
+        255.49998,
+        256.0,
+        256.5,
+        32766.5,
+        32767.5,
+        -32768.5,
+        -32769.0,
+        65534.5,
+        65535.5,
+        65536.0,
+        65504.0,
+        65519.0,
+        65520.0,
+        -65520.0,
+        2147483520.0,
+        2147483646.5,
+        2147483647.0,
+        2147483647.5,
+        2147483648.0,
+        -2147483648.0,
+        -2147483648.5,
+        -2147483649.0,
+        4294967294.5,
+        4294967295.0,
+        4294967295.5,
+        4294967296.0,
+        1e10,
+        -1e10,
+        3.3895313892515355e38,
+        3.39e38,
+        3.4028234663852886e38,
+        3.5e38,
+        -3.5e38,
+        1e300,
+        -1e300,
+        1e-40,
+        -1e-40,
+        5.960464477539063e-08,
+        2.9802322387695312e-08,
+        2.98e-08,
+        5e-324,
+        np.inf,
+        -np.inf,
+        np.nan,
+        -np.nan,
+        # just off the f16 / bf16 ties next to 1.0: through an f32 intermediate they become the tie
+        1 + 2.0**-11 + 2.0**-40,
+        -1 - 2.0**-11 - 2.0**-40,
+        1 + 2.0**-11 - 2.0**-40,
+        1 + 2.0**-8 + 2.0**-40,
+        -1 - 2.0**-8 - 2.0**-40,
+        1 + 2.0**-8 - 2.0**-40,
+    ],
     dtype=np.float64,
 )
 
@@ -273,16 +356,31 @@ def arith_cases(rng: np.random.Generator) -> list[Case]:
         storage = TYPES[type_name].storage
         for op in ARITH_OPS:
             b_op = np.where(b == 0, 1, b) if op == "Div" else b  # the host rejects division by 0
-            cases.append(Case(
-                name=f"{op}_{type_name}", arg=type_name, out=type_name, expr=f"fkl::{op}::exec(a, b)",
-                a=a.astype(storage), b=b_op.astype(storage),
-                expected=int_arith_expected(op, a, b_op, type_name)))
-        cases.append(Case(
-            name=f"IsEven_{type_name}", arg=type_name, out="bool", expr="fkl::IsEven::exec(a)",
-            a=a.astype(storage), expected=(a % 2 == 0)))
+            cases.append(
+                Case(
+                    name=f"{op}_{type_name}",
+                    arg=type_name,
+                    out=type_name,
+                    expr=f"fkl::{op}::exec(a, b)",
+                    a=a.astype(storage),
+                    b=b_op.astype(storage),
+                    expected=int_arith_expected(op, a, b_op, type_name),
+                )
+            )
+        cases.append(
+            Case(
+                name=f"IsEven_{type_name}",
+                arg=type_name,
+                out="bool",
+                expr="fkl::IsEven::exec(a)",
+                a=a.astype(storage),
+                expected=(a % 2 == 0),
+            )
+        )
 
-    float_specials = np.array([0.0, -0.0, 1.0, -1.0, 0.5, 2.5, -2.5, 3.0, 1e-40, 1e30, -1e30, 65504.0,
-                               np.inf, -np.inf, np.nan])
+    float_specials = np.array(
+        [0.0, -0.0, 1.0, -1.0, 0.5, 2.5, -2.5, 3.0, 1e-40, 1e30, -1e30, 65504.0, np.inf, -np.inf, np.nan]
+    )
     for type_name in FLOAT_TYPES:
         pairs = np.array(list(itertools.product(float_specials, float_specials)))
         if type_name in ("f16", "bf16"):  # every bit pattern is a value: draw random patterns
@@ -305,8 +403,17 @@ def arith_cases(rng: np.random.Generator) -> list[Case]:
                 expected = encode_rounded(in_f32.astype(np.float64), type_name)
             else:  # one IEEE operation: the float64 result rounded once (exact for f64)
                 expected = encode_rounded(float_arith_expected(op, x, y), type_name)
-            cases.append(Case(name=f"{op}_{type_name}", arg=type_name, out=type_name,
-                              expr=f"fkl::{op}::exec(a, b)", a=a, b=b, expected=expected))
+            cases.append(
+                Case(
+                    name=f"{op}_{type_name}",
+                    arg=type_name,
+                    out=type_name,
+                    expr=f"fkl::{op}::exec(a, b)",
+                    a=a,
+                    b=b,
+                    expected=expected,
+                )
+            )
     return cases
 
 
@@ -354,24 +461,47 @@ def cast_cases(rng: np.random.Generator) -> list[Case]:
     for frm in all_types:
         for to in all_types:
             stored = cast_inputs(frm, to, rng)
-            cases.append(Case(
-                name=f"Cast_{frm}_to_{to}", arg=frm, out=to, expr=f"fkl::Cast<{TYPES[to].cpp}>::exec(a)",
-                a=stored, expected=cast_expected(decode(stored, frm), stored, frm, to)))
+            cases.append(
+                Case(
+                    name=f"Cast_{frm}_to_{to}",
+                    arg=frm,
+                    out=to,
+                    expr=f"fkl::Cast<{TYPES[to].cpp}>::exec(a)",
+                    a=stored,
+                    expected=cast_expected(decode(stored, frm), stored, frm, to),
+                )
+            )
     for frm in NUMERIC_TYPES:
         stored = samples_of(frm, rng, 2400)
         x = decode(stored, frm)
         for to in all_types:
-            cases.append(Case(
-                name=f"SaturateCast_{frm}_to_{to}", arg=frm, out=to,
-                expr=f"fkl::SaturateCast<{TYPES[to].cpp}>::exec(a)", a=stored, expected=saturate_expected(x, to)))
+            cases.append(
+                Case(
+                    name=f"SaturateCast_{frm}_to_{to}",
+                    arg=frm,
+                    out=to,
+                    expr=f"fkl::SaturateCast<{TYPES[to].cpp}>::exec(a)",
+                    a=stored,
+                    expected=saturate_expected(x, to),
+                )
+            )
     return cases
 
 
 def clamp_cases(rng: np.random.Generator) -> list[Case]:
     """Saturate(x, lo, hi) and SaturateFloat(x): clamps that keep the type; NaN passes through."""
     cases: list[Case] = []
-    bounds = {"u8": (10, 200), "i8": (-100, 50), "i16": (-1000, 1000), "i32": (-70000, 70000), "u32": (5, 4000000000),
-              "f16": (-2.5, 100.0), "bf16": (-2.5, 100.0), "f32": (-2.5, 100.0), "f64": (-2.5, 100.0)}
+    bounds = {
+        "u8": (10, 200),
+        "i8": (-100, 50),
+        "i16": (-1000, 1000),
+        "i32": (-70000, 70000),
+        "u32": (5, 4000000000),
+        "f16": (-2.5, 100.0),
+        "bf16": (-2.5, 100.0),
+        "f32": (-2.5, 100.0),
+        "f64": (-2.5, 100.0),
+    }
     for type_name, (lo, hi) in bounds.items():
         stored = samples_of(type_name, rng, 2000)
         x = decode(stored, type_name)
@@ -381,16 +511,32 @@ def clamp_cases(rng: np.random.Generator) -> list[Case]:
         else:
             bound = f"({TYPES[type_name].cpp}){lo}", f"({TYPES[type_name].cpp}){hi}"
         expected = np.where(x < lo, lo_stored, np.where(x > hi, hi_stored, stored)).astype(stored.dtype)
-        cases.append(Case(name=f"Saturate_{type_name}", arg=type_name, out=type_name,
-                          expr=f"fkl::Saturate::exec(a, {bound[0]}, {bound[1]})", a=stored, expected=expected))
+        cases.append(
+            Case(
+                name=f"Saturate_{type_name}",
+                arg=type_name,
+                out=type_name,
+                expr=f"fkl::Saturate::exec(a, {bound[0]}, {bound[1]})",
+                a=stored,
+                expected=expected,
+            )
+        )
     for type_name in FLOAT_TYPES:
         stored = samples_of(type_name, rng, 2000)
         stored = np.concatenate([stored, encode_rounded(rng.uniform(-0.5, 1.5, 1000), type_name)])
         x = decode(stored, type_name)
         zero, one = encode_exact(np.array([0.0, 1.0]), type_name)
         expected = np.where(x < 0, zero, np.where(x > 1, one, stored)).astype(stored.dtype)
-        cases.append(Case(name=f"SaturateFloat_{type_name}", arg=type_name, out=type_name,
-                          expr="fkl::SaturateFloat::exec(a)", a=stored, expected=expected))
+        cases.append(
+            Case(
+                name=f"SaturateFloat_{type_name}",
+                arg=type_name,
+                out=type_name,
+                expr="fkl::SaturateFloat::exec(a)",
+                a=stored,
+                expected=expected,
+            )
+        )
     return cases
 
 
@@ -415,10 +561,26 @@ def midpoints_f32(format_name: str) -> Array:
 def half_conversion_cases(rng: np.random.Generator) -> list[Case]:
     cases: list[Case] = []
     patterns = all_half_patterns()
-    cases.append(Case(name="f16_bits_to_f32", arg="f16", out="f32", expr="fkl::to_f32(a)", a=patterns,
-                      expected=patterns.view(np.float16).astype(np.float32)))
-    cases.append(Case(name="bf16_bits_to_f32", arg="bf16", out="f32", expr="fkl::to_f32(a)", a=patterns,
-                      expected=(patterns.astype(np.uint32) << 16).view(np.float32)))
+    cases.append(
+        Case(
+            name="f16_bits_to_f32",
+            arg="f16",
+            out="f32",
+            expr="fkl::to_f32(a)",
+            a=patterns,
+            expected=patterns.view(np.float16).astype(np.float32),
+        )
+    )
+    cases.append(
+        Case(
+            name="bf16_bits_to_f32",
+            arg="bf16",
+            out="f32",
+            expr="fkl::to_f32(a)",
+            a=patterns,
+            expected=(patterns.astype(np.uint32) << 16).view(np.float32),
+        )
+    )
 
     random_bits = rng.integers(0, 1 << 32, size=40000, dtype=np.uint64).astype(np.uint32).view(np.float32)
     in_half_range = (rng.uniform(-70000, 70000, 20000) * np.exp(rng.uniform(-25, 0, 20000))).astype(np.float32)
@@ -428,8 +590,9 @@ def half_conversion_cases(rng: np.random.Generator) -> list[Case]:
         x32 = np.concatenate([specials, midpoints_f32(to), random_bits, in_half_range])
         with np.errstate(over="ignore", invalid="ignore"):
             # f16: numpy's own conversion; bf16 (numpy has none): the exact rounding of round_to_format
-            expected = (x32.astype(np.float16).view(np.uint16) if to == "f16"
-                        else encode_rounded(x32.astype(np.float64), to))
+            expected = (
+                x32.astype(np.float16).view(np.uint16) if to == "f16" else encode_rounded(x32.astype(np.float64), to)
+            )
         from_fn = "fkl::f16_from_f32(a)" if to == "f16" else "fkl::bf16_from_f32(a)"
         cases.append(Case(name=f"{to}_from_f32", arg="f32", out=to, expr=from_fn, a=x32, expected=expected))
 
@@ -457,9 +620,16 @@ def limits_cases() -> list[Case]:
         else:
             lo, hi = -FORMATS[type_name].max_finite, FORMATS[type_name].max_finite
         for which, value in (("lowest", lo), ("highest", hi)):
-            cases.append(Case(name=f"Limits_{type_name}_{which}", arg="i32", out="f64",
-                              expr=f"(fkl::f64)fkl::Limits<{TYPES[type_name].cpp}>::{which}()",
-                              a=np.zeros(1, np.int32), expected=np.array([value], np.float64)))
+            cases.append(
+                Case(
+                    name=f"Limits_{type_name}_{which}",
+                    arg="i32",
+                    out="f64",
+                    expr=f"(fkl::f64)fkl::Limits<{TYPES[type_name].cpp}>::{which}()",
+                    a=np.zeros(1, np.int32),
+                    expected=np.array([value], np.float64),
+                )
+            )
     return cases
 
 
@@ -502,20 +672,50 @@ def geometry_cases() -> list[Case]:
     for src, dst in RESIZE_SIZES:
         d = np.arange(dst, dtype=np.int32)
         for field, out in (("i0", "i32"), ("i1", "i32"), ("w1", "f32")):
-            cases.append(Case(name=linear_tap_name(field, src, dst), arg="i32", out=out,
-                              expr=f"fkl::linear_tap(a, {src}, {dst}).{field}", a=d))
+            cases.append(
+                Case(
+                    name=linear_tap_name(field, src, dst),
+                    arg="i32",
+                    out=out,
+                    expr=f"fkl::linear_tap(a, {src}, {dst}).{field}",
+                    a=d,
+                )
+            )
     for src, dst in NEAREST_SIZES:
-        cases.append(Case(name=nearest_name(src, dst), arg="i32", out="i32",
-                          expr=f"fkl::nearest_index(a, {src}, {dst})", a=np.arange(dst, dtype=np.int32)))
+        cases.append(
+            Case(
+                name=nearest_name(src, dst),
+                arg="i32",
+                out="i32",
+                expr=f"fkl::nearest_index(a, {src}, {dst})",
+                a=np.arange(dst, dtype=np.int32),
+            )
+        )
     for fn, pad_mode in BORDER_MODES.items():
         for n in BORDER_SIZES:
             i = border_offsets(n)
-            cases.append(Case(name=f"{fn}_{n}", arg="i32", out="i32", expr=f"fkl::{fn}(a, {n})", a=i,
-                              expected=numpy_border_index(i, n, pad_mode)))
+            cases.append(
+                Case(
+                    name=f"{fn}_{n}",
+                    arg="i32",
+                    out="i32",
+                    expr=f"fkl::{fn}(a, {n})",
+                    a=i,
+                    expected=numpy_border_index(i, n, pad_mode),
+                )
+            )
     for n in BORDER_SIZES:
         i = border_offsets(n)
-        cases.append(Case(name=f"border_constant_{n}", arg="i32", out="i32", expr=f"fkl::border_constant(a, {n})",
-                          a=i, expected=np.where((i >= 0) & (i < n), i, -1).astype(np.int32)))
+        cases.append(
+            Case(
+                name=f"border_constant_{n}",
+                arg="i32",
+                out="i32",
+                expr=f"fkl::border_constant(a, {n})",
+                a=i,
+                expected=np.where((i >= 0) & (i < n), i, -1).astype(np.int32),
+            )
+        )
     return cases
 
 
@@ -637,7 +837,7 @@ def split_output(cases: Sequence[Case], raw: bytes) -> dict[str, Array]:
     for case in cases:
         dtype = TYPES[case.out].storage
         size = len(case.a) * dtype.itemsize
-        results[case.name] = np.frombuffer(raw[offset:offset + size], dtype=dtype)
+        results[case.name] = np.frombuffer(raw[offset : offset + size], dtype=dtype)
         offset += size
     assert offset == len(raw), f"the program wrote {len(raw)} bytes, expected {offset}"
     return results
@@ -685,8 +885,9 @@ def build(tmp_path_factory: pytest.TempPathFactory) -> Build:
     for name, source in sources.items():
         jobs[f"{name}_ubsan"] = gxx_command(source, ubsan_binaries[name], ("-x", "c++", *UBSAN_FLAGS))
     with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
-        outcomes = dict(zip(jobs, pool.map(lambda cmd: run_checked(cmd, what=" ".join(cmd)), jobs.values()),
-                            strict=True))
+        outcomes = dict(
+            zip(jobs, pool.map(lambda cmd: run_checked(cmd, what=" ".join(cmd)), jobs.values()), strict=True)
+        )
     assert len(outcomes) == len(jobs)
     binaries["memory_check"] = memory_binary
     return Build(folder, sources, binaries, ubsan_binaries)
@@ -735,7 +936,7 @@ def describe_mismatches(case: Case, got: Array, expected: Array, ok: Array, limi
     for i in bad[:limit]:
         inputs = f"a={case.a[i]!r}" + ("" if case.b is None else f", b={case.b[i]!r}")
         if case.arg in ("f16", "bf16"):
-            inputs += f" (a value {decode(case.a[i:i + 1], case.arg)[0]!r})"
+            inputs += f" (a value {decode(case.a[i : i + 1], case.arg)[0]!r})"
         rows.append(f"  [{i}] {inputs}: got {got[i]!r}, expected {expected[i]!r}")
     return f"{case.name} (`{case.expr}`): {len(bad)} of {len(ok)} differ\n" + "\n".join(rows)
 
@@ -758,8 +959,9 @@ def rtc_system_includes(text: str) -> list[str]:
     for line in text.splitlines():
         directive = line.strip()
         positive = re.match(r"#\s*(if\s+defined\s*\(?\s*__CUDACC_RTC__\s*\)?\s*$|ifdef\s+__CUDACC_RTC__)", directive)
-        negative = re.match(r"#\s*(if\s+!\s*defined\s*\(?\s*__CUDACC_RTC__\s*\)?\s*$|ifndef\s+__CUDACC_RTC__)",
-                            directive)
+        negative = re.match(
+            r"#\s*(if\s+!\s*defined\s*\(?\s*__CUDACC_RTC__\s*\)?\s*$|ifndef\s+__CUDACC_RTC__)", directive
+        )
         if negative:
             excluded_stack.append(True)
             flip_on_else.append(False)
@@ -811,8 +1013,13 @@ def test_fkl_h_includes_the_whole_library() -> None:
 def test_round_to_format_reference_agrees_with_numpy_float16() -> None:
     """The bf16 references use round_to_format; on f16 it must agree with numpy's conversion."""
     rng = np.random.default_rng(RNG_SEED)
-    x = np.concatenate([SPECIAL_FLOATS, midpoints_f32("f16").astype(np.float64),
-                        rng.standard_normal(50000) * np.exp(rng.uniform(-25, 12, 50000))])
+    x = np.concatenate(
+        [
+            SPECIAL_FLOATS,
+            midpoints_f32("f16").astype(np.float64),
+            rng.standard_normal(50000) * np.exp(rng.uniform(-25, 12, 50000)),
+        ]
+    )
     with np.errstate(over="ignore"):
         expected = x.astype(np.float16).view(np.uint16)
     got = encode_rounded(x, "f16")
@@ -895,8 +1102,10 @@ def resize_with_taps(image: Array, taps_x: tuple[Array, Array, Array], taps_y: t
 
 
 @needs_gxx
-@pytest.mark.parametrize(("size_x", "size_y"), [((300, 224), (33, 17)), ((416, 640), (17, 33)),
-                                                ((1, 5), (5, 1)), ((224, 300), (5, 1)), ((33, 17), (1, 5))])
+@pytest.mark.parametrize(
+    ("size_x", "size_y"),
+    [((300, 224), (33, 17)), ((416, 640), (17, 33)), ((1, 5), (5, 1)), ((224, 300), (5, 1)), ((33, 17), (1, 5))],
+)
 def test_linear_taps_reproduce_cv2_resize(
     size_x: tuple[int, int], size_y: tuple[int, int], cpu_results: dict[str, Array]
 ) -> None:
@@ -905,8 +1114,11 @@ def test_linear_taps_reproduce_cv2_resize(
     image = np.random.default_rng(RNG_SEED).uniform(-100, 100, (src_h, src_w)).astype(np.float32)
 
     def taps(src: int, dst: int) -> tuple[Array, Array, Array]:
-        return (cpu_results[linear_tap_name("i0", src, dst)], cpu_results[linear_tap_name("i1", src, dst)],
-                cpu_results[linear_tap_name("w1", src, dst)])
+        return (
+            cpu_results[linear_tap_name("i0", src, dst)],
+            cpu_results[linear_tap_name("i1", src, dst)],
+            cpu_results[linear_tap_name("w1", src, dst)],
+        )
 
     ours = resize_with_taps(image.astype(np.float64), taps(src_w, dst_w), taps(src_h, dst_h))
     # OpenCV's own code path: the Intel IPP one computes its weights differently (about 1e-5 off).
@@ -920,9 +1132,10 @@ def test_linear_taps_reproduce_cv2_resize(
 
 
 @needs_gxx
-@pytest.mark.parametrize(("size_x", "size_y"), [((300, 224), (33, 17)), ((416, 640), (17, 33)),
-                                                ((33, 17), (300, 224)), ((17, 33), (416, 640)),
-                                                ((1, 5), (5, 1))])
+@pytest.mark.parametrize(
+    ("size_x", "size_y"),
+    [((300, 224), (33, 17)), ((416, 640), (17, 33)), ((33, 17), (300, 224)), ((17, 33), (416, 640)), ((1, 5), (5, 1))],
+)
 def test_nearest_index_matches_cv2_index_maps(
     size_x: tuple[int, int], size_y: tuple[int, int], cpu_results: dict[str, Array]
 ) -> None:
@@ -951,8 +1164,12 @@ def test_nearest_sizes_include_one_where_naive_floor_differs() -> None:
 @pytest.mark.parametrize("fn", list(BORDER_MODES))
 def test_border_helpers_match_cv2_border_interpolate(fn: str, cpu_results: dict[str, Array]) -> None:
     cv2 = pytest.importorskip("cv2")
-    cv2_mode = {"border_replicate": cv2.BORDER_REPLICATE, "border_reflect": cv2.BORDER_REFLECT,
-                "border_reflect101": cv2.BORDER_REFLECT_101, "border_wrap": cv2.BORDER_WRAP}[fn]
+    cv2_mode = {
+        "border_replicate": cv2.BORDER_REPLICATE,
+        "border_reflect": cv2.BORDER_REFLECT,
+        "border_reflect101": cv2.BORDER_REFLECT_101,
+        "border_wrap": cv2.BORDER_WRAP,
+    }[fn]
     for n in BORDER_SIZES:
         offsets = border_offsets(n)
         expected = np.array([cv2.borderInterpolate(int(i), n, cv2_mode) for i in offsets])
@@ -980,7 +1197,7 @@ def check_memory_outputs(planar: Array, repacked: Array, reversed_words: dict[st
     np.testing.assert_array_equal(planar.reshape(3, height, width), image.transpose(2, 0, 1))
     repacked = repacked.reshape(height, MEMORY_DST_PITCH)
     np.testing.assert_array_equal(repacked[:, : 3 * width].reshape(height, width, 3), image)
-    assert (repacked[:, 3 * width:] == 0xEE).all(), "a store wrote into the row padding"
+    assert (repacked[:, 3 * width :] == 0xEE).all(), "a store wrote into the row padding"
     for dtype_name, got in reversed_words.items():
         dtype = np.dtype(dtype_name)
         lanes = 16 // dtype.itemsize
@@ -992,15 +1209,23 @@ def check_memory_outputs(planar: Array, repacked: Array, reversed_words: dict[st
 def test_packed_planar_and_vec16_access_on_cpu(build: Build) -> None:
     packed, words = memory_inputs()
     height, width = MEMORY_SHAPE
-    args = [str(build.binaries["memory_check"]), str(width), str(height), str(MEMORY_SRC_PITCH),
-            str(MEMORY_DST_PITCH), str(MEMORY_WORDS)]
+    args = [
+        str(build.binaries["memory_check"]),
+        str(width),
+        str(height),
+        str(MEMORY_SRC_PITCH),
+        str(MEMORY_DST_PITCH),
+        str(MEMORY_WORDS),
+    ]
     out = np.frombuffer(run_checked(args, packed.tobytes() + words.tobytes(), what="memory_check"), np.uint8)
     planar_size, repacked_size, words_size = 3 * height * width, height * MEMORY_DST_PITCH, MEMORY_WORDS * 16
     assert out.size == planar_size + repacked_size + 4 * words_size
     planar, rest = out[:planar_size], out[planar_size:]
     repacked, rest = rest[:repacked_size], rest[repacked_size:]
-    reversed_words = {name: rest[k * words_size:(k + 1) * words_size]
-                      for k, name in enumerate(("uint8", "float16", "float32", "float64"))}
+    reversed_words = {
+        name: rest[k * words_size : (k + 1) * words_size]
+        for k, name in enumerate(("uint8", "float16", "float32", "float64"))
+    }
     check_memory_outputs(planar, repacked, reversed_words)
 
 
@@ -1013,8 +1238,10 @@ def test_packed_planar_and_vec16_access_on_cpu(build: Build) -> None:
 def test_nvcc_compiles_a_unit_to_cubin(build: Build) -> None:
     """nvcc -cubin -arch=sm_90 (host and device passes over the same headers)."""
     cubin = build.folder / "half_geometry.cubin"
-    run_checked(["nvcc", *NVCC_FLAGS, "-I", str(INCLUDE_DIR), str(build.sources["half_geometry"]),
-                 "-o", str(cubin)], what="nvcc")
+    run_checked(
+        ["nvcc", *NVCC_FLAGS, "-I", str(INCLUDE_DIR), str(build.sources["half_geometry"]), "-o", str(cubin)],
+        what="nvcc",
+    )
     assert cubin.stat().st_size > 0
 
 
@@ -1114,8 +1341,9 @@ class Gpu:
     def free(self, pointer: int) -> None:
         self.check(self.driver.cuMemFree(pointer))
 
-    def launch(self, module: Any, kernel: str, grid: tuple[int, int], block: int,
-               args: Sequence[tuple[int, Any]]) -> None:
+    def launch(
+        self, module: Any, kernel: str, grid: tuple[int, int], block: int, args: Sequence[tuple[int, Any]]
+    ) -> None:
         function = self.check(self.driver.cuModuleGetFunction(module, kernel.encode()))
         values = tuple(value for value, _ in args)
         types = tuple(ctype for _, ctype in args)
@@ -1136,8 +1364,10 @@ def compile_for_gpu(compiler: str, source: Path, folder: Path) -> bytes:
         if shutil.which("nvcc") is None:
             pytest.skip("nvcc is not on PATH")
         cubin = folder / f"{source.stem}.{compiler}.cubin"
-        run_checked(["nvcc", *NVCC_FLAGS, "-x", "cu", "-I", str(INCLUDE_DIR), str(source), "-o", str(cubin)],
-                    what=f"nvcc {source.name}")
+        run_checked(
+            ["nvcc", *NVCC_FLAGS, "-x", "cu", "-I", str(INCLUDE_DIR), str(source), "-o", str(cubin)],
+            what=f"nvcc {source.name}",
+        )
         return cubin.read_bytes()
     if nvrtc_module() is None:
         pytest.skip("libnvrtc cannot be loaded")
@@ -1154,8 +1384,13 @@ def run_cases_on_gpu(gpu: Gpu, module: Any, cases: Sequence[Case]) -> dict[str, 
         r = gpu.upload(bytes(out_size))
         try:
             block = 256
-            gpu.launch(module, f"kernel_{index}", ((n + block - 1) // block, 1), block,
-                       [(a, ctypes.c_void_p), (b, ctypes.c_void_p), (r, ctypes.c_void_p), (n, ctypes.c_int64)])
+            gpu.launch(
+                module,
+                f"kernel_{index}",
+                ((n + block - 1) // block, 1),
+                block,
+                [(a, ctypes.c_void_p), (b, ctypes.c_void_p), (r, ctypes.c_void_p), (n, ctypes.c_int64)],
+            )
             results[case.name] = np.frombuffer(gpu.download(r, out_size), dtype=TYPES[case.out].storage)
         finally:
             for pointer in (a, b, r):
@@ -1198,24 +1433,50 @@ def test_packed_planar_and_vec16_access_on_gpu(compiler: str, build: Build) -> N
         repacked = gpu.upload(bytes([0xEE]) * (height * MEMORY_DST_PITCH))
         pointers += [src, planar, repacked]
         grid = ((width + 31) // 32, height)
-        gpu.launch(module, "split_kernel", grid, 32, [(src, ctypes.c_void_p), (width, ctypes.c_int32),
-                                                      (height, ctypes.c_int32), (MEMORY_SRC_PITCH, ctypes.c_int64),
-                                                      (planar, ctypes.c_void_p)])
-        gpu.launch(module, "pack_kernel", grid, 32, [(planar, ctypes.c_void_p), (width, ctypes.c_int32),
-                                                     (height, ctypes.c_int32), (repacked, ctypes.c_void_p),
-                                                     (MEMORY_DST_PITCH, ctypes.c_int64)])
+        gpu.launch(
+            module,
+            "split_kernel",
+            grid,
+            32,
+            [
+                (src, ctypes.c_void_p),
+                (width, ctypes.c_int32),
+                (height, ctypes.c_int32),
+                (MEMORY_SRC_PITCH, ctypes.c_int64),
+                (planar, ctypes.c_void_p),
+            ],
+        )
+        gpu.launch(
+            module,
+            "pack_kernel",
+            grid,
+            32,
+            [
+                (planar, ctypes.c_void_p),
+                (width, ctypes.c_int32),
+                (height, ctypes.c_int32),
+                (repacked, ctypes.c_void_p),
+                (MEMORY_DST_PITCH, ctypes.c_int64),
+            ],
+        )
         reversed_words: dict[str, Array] = {}
         for suffix, dtype_name in (("u8", "uint8"), ("f16", "float16"), ("f32", "float32"), ("f64", "float64")):
             word_src = gpu.upload(words.tobytes())
             word_dst = gpu.upload(bytes(words.size))
             pointers += [word_src, word_dst]
-            gpu.launch(module, f"vec16_reverse_{suffix}", (1, 1), 64, [(word_src, ctypes.c_void_p),
-                                                                      (word_dst, ctypes.c_void_p),
-                                                                      (MEMORY_WORDS, ctypes.c_int64)])
+            gpu.launch(
+                module,
+                f"vec16_reverse_{suffix}",
+                (1, 1),
+                64,
+                [(word_src, ctypes.c_void_p), (word_dst, ctypes.c_void_p), (MEMORY_WORDS, ctypes.c_int64)],
+            )
             reversed_words[dtype_name] = np.frombuffer(gpu.download(word_dst, words.size), np.uint8)
-        check_memory_outputs(np.frombuffer(gpu.download(planar, 3 * height * width), np.uint8),
-                             np.frombuffer(gpu.download(repacked, height * MEMORY_DST_PITCH), np.uint8),
-                             reversed_words)
+        check_memory_outputs(
+            np.frombuffer(gpu.download(planar, 3 * height * width), np.uint8),
+            np.frombuffer(gpu.download(repacked, height * MEMORY_DST_PITCH), np.uint8),
+            reversed_words,
+        )
     finally:
         for pointer in pointers:
             gpu.free(pointer)
@@ -1227,5 +1488,21 @@ def test_packed_planar_and_vec16_access_on_gpu(compiler: str, build: Build) -> N
 def test_header_preprocesses_without_system_headers_under_rtc_macros(header: str) -> None:
     """Preprocess the header as NVRTC would see it (__CUDACC_RTC__ defined) with no system include
     path at all: any system header reached under NVRTC fails here (a stricter twin of the scan)."""
-    run_checked(["g++", "-E", "-nostdinc", "-x", "c++", "-D__CUDACC_RTC__", "-D__CUDACC__", "-D__CUDA_ARCH__=900",
-                 "-I", str(INCLUDE_DIR), str(HEADER_DIR / header), "-o", os.devnull], what=f"g++ -E -nostdinc {header}")
+    run_checked(
+        [
+            "g++",
+            "-E",
+            "-nostdinc",
+            "-x",
+            "c++",
+            "-D__CUDACC_RTC__",
+            "-D__CUDACC__",
+            "-D__CUDA_ARCH__=900",
+            "-I",
+            str(INCLUDE_DIR),
+            str(HEADER_DIR / header),
+            "-o",
+            os.devnull,
+        ],
+        what=f"g++ -E -nostdinc {header}",
+    )
