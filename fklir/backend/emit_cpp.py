@@ -19,6 +19,7 @@ kernel's `!fkl.params`; `KernelLayout` describes it for the host side (fklir.run
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from xdsl.ir import Operation
@@ -276,19 +277,31 @@ def _emit_flat(in_dtype: str, out_dtype: str, channels: int) -> list[str]:
     ]
 
 
-def _emit_entries(mode: str, n: int, chains: int) -> list[str]:
+def _emit_entries(mode: str, n: int, chains: int, flat_types: tuple[str, str, int] | None = None) -> list[str]:
     entry_fn = "dispatch" if chains > 1 else "pixel"
     pixel_call = f"{entry_fn}(p, x, y, blockIdx.z)"
     if mode == "flat":
-        per_block = n * FLAT_BLOCK
+        assert flat_types is not None
+        t_in, t_out, channels = CPP_TYPE[flat_types[0]], CPP_TYPE[flat_types[1]], flat_types[2]
+        group = math.lcm(16 // min(ELEMENT_SIZE[flat_types[0]], ELEMENT_SIZE[flat_types[1]]), channels)
         gpu_body = [
             "    flat(p, (fkl::i64)blockIdx.x * blockDim.x + threadIdx.x);",
         ]
         cpu_body = [
-            f"    // whole blocks of {FLAT_BLOCK} threads, as on the GPU (thread i's vectors depend on the block)",
-            f"    const fkl::i64 count = (p->h.n + {per_block - 1}) / {per_block} * {FLAT_BLOCK};",
+            "    // The CPU needs no coalescing: each channel's parameters are fixed at compile time, so the",
+            "    // compiler vectorises the groups (the GPU's flat() computes the same values).",
+            "    const Params q = *p;  // a local copy: stores to dst cannot alias the parameters",
+            f"    const {t_in}* __restrict__ src = (const {t_in}*)q.h.src;",
+            f"    {t_out}* __restrict__ dst = ({t_out}*)q.h.dst;",
+            f"    // groups of {group} elements: whole pixels and whole 16-byte vectors, channels known per element",
+            f"    const fkl::i64 groups = q.h.n / {group};",
             "#pragma omp parallel for schedule(static)",
-            "    for (fkl::i64 i = 0; i < count; ++i) flat(*p, i);",
+            "    for (fkl::i64 g = 0; g < groups; ++g) {",
+            f"        const fkl::i64 at = g * {group};",
+            *(f"        dst[at + {e}] = compute(q, src[at + {e}], {e % channels});" for e in range(group)),
+            "    }",
+            f"    for (fkl::i64 e = groups * {group}; e < q.h.n; ++e)"
+            f" dst[e] = compute(q, src[e], (int)(e % {channels}));",
         ]
     else:
         gpu_body = [
@@ -402,7 +415,7 @@ def emit_kernel(kernel: fkl.KernelOp) -> EmittedKernel:
     else:
         lines += _emit_chain_pixel(first, counts)
     lines.append("")
-    lines += _emit_entries(mode, n, len(chains))
+    lines += _emit_entries(mode, n, len(chains), (in_type.dtype, out_type.dtype, in_type.channels.data))
     layout = KernelLayout(
         mode=mode,
         elements_per_thread=n,

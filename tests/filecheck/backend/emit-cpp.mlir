@@ -40,10 +40,16 @@ fkl.write %3, "dst" : !fkl.image<?x?x?xnone>
 // CHECK-NEXT:  }
 // CHECK-NEXT:  #else
 // CHECK-NEXT:  extern "C" void fkl_run(const Params* p) {
-// CHECK-NEXT:      // whole blocks of 256 threads, as on the GPU (thread i's vectors depend on the block)
-// CHECK-NEXT:      const fkl::i64 count = (p->h.n + {{[0-9]+}}) / {{[0-9]+}} * 256;
+// CHECK:           const fkl::i64 groups = q.h.n / [[G:[0-9]+]];
 // CHECK-NEXT:  #pragma omp parallel for schedule(static)
-// CHECK-NEXT:      for (fkl::i64 i = 0; i < count; ++i) flat(*p, i);
+// CHECK-NEXT:      for (fkl::i64 g = 0; g < groups; ++g) {
+// CHECK-NEXT:          const fkl::i64 at = g * [[G]];
+// CHECK-NEXT:          dst[at + 0] = compute(q, src[at + 0], 0);
+// CHECK-NEXT:          dst[at + 1] = compute(q, src[at + 1], 1);
+// CHECK-NEXT:          dst[at + 2] = compute(q, src[at + 2], 2);
+// CHECK-NEXT:          dst[at + 3] = compute(q, src[at + 3], 0);
+// CHECK:           }
+// CHECK-NEXT:      for (fkl::i64 e = groups * [[G]]; e < q.h.n; ++e) dst[e] = compute(q, src[e], (int)(e % 3));
 // CHECK-NEXT:  }
 // CHECK-NEXT:  #endif
 // CHECK-NEXT:  {{//}} -----
