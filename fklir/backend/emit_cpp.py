@@ -29,7 +29,7 @@ from fklir.backend.emit_compute import emit_compute_element, emit_compute_pixel,
 from fklir.backend.emit_geometry import emit_stages
 from fklir.dialects import fkl
 
-CODEGEN_VERSION = "4"
+CODEGEN_VERSION = "5"
 
 GPU_ENTRY = "fkl_kernel"
 CPU_ENTRY = "fkl_run"
