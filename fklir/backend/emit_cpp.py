@@ -29,7 +29,7 @@ from fklir.backend.emit_compute import emit_compute_element, emit_compute_pixel,
 from fklir.backend.emit_geometry import emit_stages
 from fklir.dialects import fkl
 
-CODEGEN_VERSION = "5"
+CODEGEN_VERSION = "6"
 
 GPU_ENTRY = "fkl_kernel"
 CPU_ENTRY = "fkl_run"
@@ -280,6 +280,7 @@ def _emit_flat(in_dtype: str, out_dtype: str, channels: int) -> list[str]:
 def _emit_entries(mode: str, n: int, chains: int, flat_types: tuple[str, str, int] | None = None) -> list[str]:
     entry_fn = "dispatch" if chains > 1 else "pixel"
     pixel_call = f"{entry_fn}(p, x, y, blockIdx.z)"
+    cpu_helper: list[str] = []
     if mode == "flat":
         assert flat_types is not None
         t_in, t_out, channels = CPP_TYPE[flat_types[0]], CPP_TYPE[flat_types[1]], flat_types[2]
@@ -287,18 +288,27 @@ def _emit_entries(mode: str, n: int, chains: int, flat_types: tuple[str, str, in
         gpu_body = [
             "    flat(p, (fkl::i64)blockIdx.x * blockDim.x + threadIdx.x);",
         ]
-        cpu_body = [
-            "    // The CPU needs no coalescing: each channel's parameters are fixed at compile time, so the",
-            "    // compiler vectorises the groups (the GPU's flat() computes the same values).",
-            "    const Params q = *p;  // a local copy: stores to dst cannot alias the parameters",
-            f"    const {t_in}* __restrict__ src = (const {t_in}*)q.h.src;",
-            f"    {t_out}* __restrict__ dst = ({t_out}*)q.h.dst;",
-            f"    // groups of {group} elements: whole pixels and whole 16-byte vectors, channels known per element",
-            f"    const fkl::i64 groups = q.h.n / {group};",
-            "#pragma omp parallel for schedule(static)",
-            "    for (fkl::i64 g = 0; g < groups; ++g) {",
+        cpu_helper = [
+            f"// Groups [g0, g1) of {group} elements: whole pixels and whole 16-byte vectors, each element's channel",
+            "// fixed at compile time. A plain loop over restrict pointers, which g++ vectorises (the GPU's flat()",
+            "// computes the same values).",
+            f"static void run_groups(const Params& q, const {t_in}* __restrict__ src, {t_out}* __restrict__ dst,",
+            "                       fkl::i64 g0, fkl::i64 g1) {",
+            "    for (fkl::i64 g = g0; g < g1; ++g) {",
             f"        const fkl::i64 at = g * {group};",
             *(f"        dst[at + {e}] = compute(q, src[at + {e}], {e % channels});" for e in range(group)),
+            "    }",
+            "}",
+        ]
+        cpu_body = [
+            "    const Params q = *p;",
+            f"    const {t_in}* src = (const {t_in}*)q.h.src;",
+            f"    {t_out}* dst = ({t_out}*)q.h.dst;",
+            f"    const fkl::i64 groups = q.h.n / {group};",
+            "    const fkl::i64 chunk = 4096;",
+            "#pragma omp parallel for schedule(static)",
+            "    for (fkl::i64 g = 0; g < groups; g += chunk) {",
+            "        run_groups(q, src, dst, g, g + chunk < groups ? g + chunk : groups);",
             "    }",
             f"    for (fkl::i64 e = groups * {group}; e < q.h.n; ++e)"
             f" dst[e] = compute(q, src[e], (int)(e % {channels}));",
@@ -333,6 +343,7 @@ def _emit_entries(mode: str, n: int, chains: int, flat_types: tuple[str, str, in
         *gpu_body,
         "}",
         "#else",
+        *cpu_helper,
         f'extern "C" void {CPU_ENTRY}(const Params* p) {{',
         *cpu_body,
         "}",

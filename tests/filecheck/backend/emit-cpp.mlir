@@ -39,16 +39,19 @@ fkl.write %3, "dst" : !fkl.image<?x?x?xnone>
 // CHECK-NEXT:      flat(p, (fkl::i64)blockIdx.x * blockDim.x + threadIdx.x);
 // CHECK-NEXT:  }
 // CHECK-NEXT:  #else
-// CHECK-NEXT:  extern "C" void fkl_run(const Params* p) {
-// CHECK:           const fkl::i64 groups = q.h.n / [[G:[0-9]+]];
-// CHECK-NEXT:  #pragma omp parallel for schedule(static)
-// CHECK-NEXT:      for (fkl::i64 g = 0; g < groups; ++g) {
-// CHECK-NEXT:          const fkl::i64 at = g * [[G]];
+// CHECK-NEXT:  // Groups [g0, g1) of [[G:[0-9]+]] elements: whole pixels and whole 16-byte vectors, each element's channel
+// CHECK:       static void run_groups(const Params& q, const fkl::u8* __restrict__ src, fkl::u8* __restrict__ dst,
+// CHECK:               const fkl::i64 at = g * [[G]];
 // CHECK-NEXT:          dst[at + 0] = compute(q, src[at + 0], 0);
 // CHECK-NEXT:          dst[at + 1] = compute(q, src[at + 1], 1);
 // CHECK-NEXT:          dst[at + 2] = compute(q, src[at + 2], 2);
 // CHECK-NEXT:          dst[at + 3] = compute(q, src[at + 3], 0);
-// CHECK:           }
+// CHECK:       extern "C" void fkl_run(const Params* p) {
+// CHECK:           const fkl::i64 groups = q.h.n / [[G]];
+// CHECK:       #pragma omp parallel for schedule(static)
+// CHECK-NEXT:      for (fkl::i64 g = 0; g < groups; g += chunk) {
+// CHECK-NEXT:          run_groups(q, src, dst, g, g + chunk < groups ? g + chunk : groups);
+// CHECK-NEXT:      }
 // CHECK-NEXT:      for (fkl::i64 e = groups * [[G]]; e < q.h.n; ++e) dst[e] = compute(q, src[e], (int)(e % 3));
 // CHECK-NEXT:  }
 // CHECK-NEXT:  #endif
