@@ -12,44 +12,53 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from fklir.frontend.compose import DivergentPipeline, Pipeline, compose, compose_divergent
-from fklir.frontend.ops import (
-    Add,
-    AddLast,
-    BorderReader,
-    Cast,
-    ColorConversion,
-    Crop,
-    Deinterlace,
-    Discard,
-    Div,
-    IsEven,
-    Max,
-    Min,
-    Mul,
-    MxVFloat3,
-    ReadSet,
-    Resize,
-    Saturate,
-    SaturateCast,
-    SaturateFloat,
-    SplitWrite,
-    StaticLoop,
-    Sub,
-    TensorPack,
-    TensorRead,
-    TensorSplit,
-    TensorTSplit,
-    TensorWrite,
-    VectorAnd,
-    VectorReduce,
-    VectorReorder,
-    VectorReorderRT,
-    Warping,
-)
-
 if TYPE_CHECKING:
+    from fklir.frontend.compose import DivergentPipeline, Pipeline, compose, compose_divergent
+    from fklir.frontend.ops import (
+        Add,
+        AddLast,
+        BorderReader,
+        Cast,
+        ColorConversion,
+        Crop,
+        Deinterlace,
+        Discard,
+        Div,
+        IsEven,
+        Max,
+        Min,
+        Mul,
+        MxVFloat3,
+        ReadSet,
+        Resize,
+        Saturate,
+        SaturateCast,
+        SaturateFloat,
+        SplitWrite,
+        StaticLoop,
+        Sub,
+        TensorPack,
+        TensorRead,
+        TensorSplit,
+        TensorTSplit,
+        TensorWrite,
+        VectorAnd,
+        VectorReduce,
+        VectorReorder,
+        VectorReorderRT,
+        Warping,
+    )
     from fklir.runtime.device_buffer import DeviceBuffer
+
+# The public names resolve on first use, so that `fklir-opt` (which imports this package) does not
+# pay for numpy and the runtime: name -> module that defines it.
+_LAZY = {
+    "Pipeline": "fklir.frontend.compose",
+    "DivergentPipeline": "fklir.frontend.compose",
+    "compose": "fklir.frontend.compose",
+    "compose_divergent": "fklir.frontend.compose",
+    "DeviceBuffer": "fklir.runtime.device_buffer",
+}
 
 __all__ = [
     "Add",
@@ -125,8 +134,13 @@ def gpu_available() -> bool:
 
 
 def __getattr__(name: str) -> Any:
-    if name == "DeviceBuffer":
-        from fklir.runtime.device_buffer import DeviceBuffer
+    import importlib
 
-        return DeviceBuffer
-    raise AttributeError(f"module 'fklir' has no attribute {name!r}")
+    module = _LAZY.get(name)
+    if module is None and name in __all__:
+        module = "fklir.frontend.ops"
+    if module is None:
+        raise AttributeError(f"module 'fklir' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
