@@ -35,6 +35,9 @@ GPU_ENTRY = "fkl_kernel"
 CPU_ENTRY = "fkl_run"
 
 
+FLAT_BLOCK = 256  # threads per block of a flat kernel; the layout tells the launcher (KernelLayout.flat_block)
+
+
 @dataclass(frozen=True)
 class KernelLayout:
     """What the host needs to launch the emitted kernel (no IR in it)."""
@@ -53,6 +56,7 @@ class KernelLayout:
     read: str = "packed"  # "packed" | "planar" (TensorPack: [B][C][H][W]) | "none" (ReadSet)
     dst_table: int = 0  # > 0 (split_write): one output buffer per channel in Params::dst_table
     reciprocals: tuple[str, ...] = ()  # slots whose float32 reciprocals follow the slots (`<slot>_rcp`)
+    flat_block: int = FLAT_BLOCK  # flat kernels: threads per block, which the thread -> vector mapping assumes
 
 
 @dataclass(frozen=True)
@@ -202,7 +206,6 @@ def _emit_pixel(chain: Chain, last_stage: int) -> list[str]:
     ]
 
 
-FLAT_BLOCK = 256  # threads per block of a flat kernel (fklir.runtime.launch.FLAT_BLOCK)
 FLAT_ELEMENTS = 32  # elements per thread: enough to amortise reading the per-channel parameters
 
 

@@ -15,7 +15,6 @@ from typing import Any
 from fklir.runtime.params import pack_reciprocals, pack_slots, params_struct_type
 
 PIXEL_BLOCK = (32, 8, 1)
-FLAT_BLOCK = 256
 
 
 @dataclass(frozen=True)
@@ -140,7 +139,8 @@ class GpuLaunch(LaunchPlan):
         if self.layout.mode == "flat":
             n = e.dst_planes * e.dst_h * e.dst_w * e.channels_out
             threads = -(-n // self.layout.elements_per_thread)
-            self.grid, self.block = (max(1, -(-threads // FLAT_BLOCK)), 1, 1), (FLAT_BLOCK, 1, 1)
+            block = self.layout.flat_block
+            self.grid, self.block = (max(1, -(-threads // block)), 1, 1), (block, 1, 1)
         else:
             bx, by, _ = PIXEL_BLOCK
             self.grid, self.block = (-(-e.dst_w // bx), -(-e.dst_h // by), e.dst_planes), PIXEL_BLOCK

@@ -20,10 +20,9 @@ from fklir.frontend import ops as fops
 from fklir.frontend.lowering import kernels_of, lower_chain, run_passes
 from fklir.interpreters.fkl import run_module
 from fklir.passes.infer_types import InferTypesPass
-from fklir.runtime.params import SLOT_CTYPE, KernelHeader, pack_slots
+from fklir.runtime.params import pack_reciprocals, pack_slots, params_struct_type
 
 PIXEL_BLOCK = (32, 8, 1)
-FLAT_BLOCK = 256
 
 
 @dataclass(frozen=True)
@@ -77,16 +76,12 @@ def build(chain: Sequence[fops.Op], src: Source, target: str) -> BuiltKernel:
 
 
 def params_for(built: BuiltKernel) -> ctypes.Structure:
-    """The parameter block of the emitted `struct Params`, including a destination table."""
+    """The parameter block of the emitted `struct Params` (pointer tables, slots, reciprocals)."""
     layout = built.layout
-    fields: list[tuple[str, Any]] = [("h", KernelHeader)]
-    if layout.src_table:
-        fields.append(("src_table", ctypes.c_void_p * layout.src_table))
-    if layout.dst_table:
-        fields.append(("dst_table", ctypes.c_void_p * layout.dst_table))
-    fields += [(name, SLOT_CTYPE[kind] * count) for name, kind, count in layout.slots]
-    params = type("Params", (ctypes.Structure,), {"_fields_": fields})()
+    struct = params_struct_type(layout.slots, layout.src_table, layout.dst_table, layout.reciprocals)
+    params = struct()
     pack_slots(params, layout.slots, built.values)
+    pack_reciprocals(params, layout.reciprocals, built.values)
     return params
 
 
@@ -161,7 +156,8 @@ def run_gpu(chain: Sequence[fops.Op], src: Source) -> Any:
     planes, height, width, channels = extent
     if built.layout.mode == "flat":
         threads = -(-(planes * height * width * channels) // built.layout.elements_per_thread)
-        grid, block = (max(1, -(-threads // FLAT_BLOCK)), 1, 1), (FLAT_BLOCK, 1, 1)
+        flat_block = built.layout.flat_block
+        grid, block = (max(1, -(-threads // flat_block)), 1, 1), (flat_block, 1, 1)
     else:
         grid, block = (-(-width // PIXEL_BLOCK[0]), -(-height // PIXEL_BLOCK[1]), planes), PIXEL_BLOCK
     args = (ctypes.c_void_p * 1)(ctypes.addressof(params))
