@@ -4,8 +4,8 @@ The same text compiles with nvcc (entry `fkl_kernel`, a `__global__` taking the 
 value) and with g++ (entry `fkl_run`, an OpenMP loop taking a pointer to it). Two shapes:
 
 - flat: a packed read, no geometry, a packed write and channel-wise ops only. The image is a
-  flat run of elements; each thread loads 16 bytes at a time, applies the chain per element
-  (`compute(p, v, c)` with a compile-time channel c), stores 16 bytes.
+  flat run of elements, cut into groups of whole pixels and whole 16-byte vectors; the chain runs
+  per element (`compute(p, v, c)` with a compile-time channel c). See emit_flat.
 - pixel: one thread per output pixel. The read and the geometry after it become one function per
   stage (`stage0` reads the source, `stage1` crops it, `stage2` resizes the crop, ...; see
   emit_geometry), so each thread loads exactly the source pixels it needs; then the compute
@@ -19,23 +19,23 @@ kernel's `!fkl.params`; `KernelLayout` describes it for the host side (fklir.run
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from xdsl.ir import Operation
 
-from fklir.backend.cpp_types import CPP_TYPE, ELEMENT_SIZE, SLOT_CPP_TYPE, image_of, slot_of
+from fklir.backend.cpp_types import CPP_TYPE, SLOT_CPP_TYPE, image_of, slot_of
 from fklir.backend.emit_compute import emit_compute_element, emit_compute_pixel, is_channelwise
+from fklir.backend.emit_flat import emit_flat_cpu, emit_flat_gpu, flat_shape
 from fklir.backend.emit_geometry import emit_stages
 from fklir.dialects import fkl
 
-CODEGEN_VERSION = "6"
+CODEGEN_VERSION = "7"
 
 GPU_ENTRY = "fkl_kernel"
 CPU_ENTRY = "fkl_run"
 
 
-FLAT_BLOCK = 256  # threads per block of a flat kernel; the layout tells the launcher (KernelLayout.flat_block)
+FLAT_BLOCK = 256  # the layout's flat_block when the kernel is not flat (unused by the launcher then)
 
 
 @dataclass(frozen=True)
@@ -206,128 +206,9 @@ def _emit_pixel(chain: Chain, last_stage: int) -> list[str]:
     ]
 
 
-FLAT_ELEMENTS = 32  # elements per thread: enough to amortise reading the per-channel parameters
-
-
-def _flat_vectors(in_dtype: str) -> tuple[int, int]:
-    """(elements per 16-byte vector, vectors per thread)."""
-    per_vector = 16 // ELEMENT_SIZE[in_dtype]
-    return per_vector, max(1, FLAT_ELEMENTS // per_vector)
-
-
-def _flat_width(in_dtype: str, out_dtype: str, channels: int) -> int:
-    """Elements per thread (the launch grid divides the element count by it)."""
-    del out_dtype, channels
-    per_vector, vectors = _flat_vectors(in_dtype)
-    return per_vector * vectors
-
-
-def _emit_flat(in_dtype: str, out_dtype: str, channels: int) -> list[str]:
-    t_in, t_out = CPP_TYPE[in_dtype], CPP_TYPE[out_dtype]
-    n, k_count = _flat_vectors(in_dtype)
-    out_bytes = n * ELEMENT_SIZE[out_dtype]
-    per_store = 16 // ELEMENT_SIZE[out_dtype]
-    if out_bytes >= 16:
-        store = [
-            "#pragma unroll",
-            f"            for (int s = 0; s < {out_bytes // 16}; ++s) {{",
-            f"                fkl::Vec16<{t_out}> v;",
-            "#pragma unroll",
-            f"                for (int j = 0; j < {per_store}; ++j) v.v[j] = out[s * {per_store} + j];",
-            f"                fkl::store16(dst + s * {per_store}, v);",
-            "            }",
-        ]
-    else:  # a narrowing chain: the warp's stores are still one contiguous run
-        store = ["#pragma unroll", f"            for (int j = 0; j < {n}; ++j) dst[j] = out[j];"]
-    first = f"(first_vector + (fkl::i64)k * {FLAT_BLOCK}) * {n}"
-    return [
-        f"// Thread i (lane i % {FLAT_BLOCK} of block i / {FLAT_BLOCK}) takes {k_count} vectors of {n} elements,",
-        f"// {FLAT_BLOCK} vectors apart: each warp load or store is one contiguous run, all {k_count} loads are in",
-        "// flight before any compute, and the per-channel parameters are read once per thread. Element e has",
-        "// channel e % C; its parameters are picked without divergent reads.",
-        "FKL_HD void flat(const Params& p, fkl::i64 i) {",
-        f"    const {t_in}* src = (const {t_in}*)p.h.src;",
-        f"    {t_out}* dst_base = ({t_out}*)p.h.dst;",
-        f"    const fkl::i64 first_vector = (i / {FLAT_BLOCK}) * {FLAT_BLOCK * k_count} + i % {FLAT_BLOCK};",
-        f"    fkl::Vec16<{t_in}> in[{k_count}];",
-        "#pragma unroll",
-        f"    for (int k = 0; k < {k_count}; ++k) {{",
-        f"        const fkl::i64 first = {first};",
-        f"        if (p.h.aligned && first + {n} <= p.h.n) in[k] = fkl::load16(src + first);",
-        "    }",
-        "#pragma unroll",
-        f"    for (int k = 0; k < {k_count}; ++k) {{",
-        f"        const fkl::i64 first = {first};",
-        "        if (first >= p.h.n) return;",
-        f"        {t_out}* dst = dst_base + first;",
-        f"        int c = (int)(first % {channels});",
-        f"        if (p.h.aligned && first + {n} <= p.h.n) {{",
-        f"            {t_out} out[{n}];",
-        "#pragma unroll",
-        f"            for (int j = 0; j < {n}; ++j) {{",
-        "                out[j] = compute(p, in[k].v[j], c);",
-        f"                c = (c + 1 == {channels}) ? 0 : c + 1;",
-        "            }",
-        *store,
-        "            continue;",
-        "        }",
-        f"        for (int j = 0; j < {n} && first + j < p.h.n; ++j) {{",
-        "            dst[j] = compute(p, src[first + j], c);",
-        f"            c = (c + 1 == {channels}) ? 0 : c + 1;",
-        "        }",
-        "    }",
-        "}",
-    ]
-
-
-def _emit_entries(mode: str, n: int, chains: int, flat_types: tuple[str, str, int] | None = None) -> list[str]:
+def _emit_pixel_entries(chains: int) -> list[str]:
+    """The entry points of a pixel kernel: one thread (GPU) or loop iteration (CPU) per output pixel."""
     entry_fn = "dispatch" if chains > 1 else "pixel"
-    pixel_call = f"{entry_fn}(p, x, y, blockIdx.z)"
-    cpu_helper: list[str] = []
-    if mode == "flat":
-        assert flat_types is not None
-        t_in, t_out, channels = CPP_TYPE[flat_types[0]], CPP_TYPE[flat_types[1]], flat_types[2]
-        group = math.lcm(16 // min(ELEMENT_SIZE[flat_types[0]], ELEMENT_SIZE[flat_types[1]]), channels)
-        gpu_body = [
-            "    flat(p, (fkl::i64)blockIdx.x * blockDim.x + threadIdx.x);",
-        ]
-        cpu_helper = [
-            f"// Groups [g0, g1) of {group} elements: whole pixels and whole 16-byte vectors, each element's channel",
-            "// fixed at compile time. A plain loop over restrict pointers, which g++ vectorises (the GPU's flat()",
-            "// computes the same values).",
-            f"static void run_groups(const Params& q, const {t_in}* __restrict__ src, {t_out}* __restrict__ dst,",
-            "                       fkl::i64 g0, fkl::i64 g1) {",
-            "    for (fkl::i64 g = g0; g < g1; ++g) {",
-            f"        const fkl::i64 at = g * {group};",
-            *(f"        dst[at + {e}] = compute(q, src[at + {e}], {e % channels});" for e in range(group)),
-            "    }",
-            "}",
-        ]
-        cpu_body = [
-            "    const Params q = *p;",
-            f"    const {t_in}* src = (const {t_in}*)q.h.src;",
-            f"    {t_out}* dst = ({t_out}*)q.h.dst;",
-            f"    const fkl::i64 groups = q.h.n / {group};",
-            "    const fkl::i64 chunk = 4096;",
-            "#pragma omp parallel for schedule(static)",
-            "    for (fkl::i64 g = 0; g < groups; g += chunk) {",
-            "        run_groups(q, src, dst, g, g + chunk < groups ? g + chunk : groups);",
-            "    }",
-            f"    for (fkl::i64 e = groups * {group}; e < q.h.n; ++e)"
-            f" dst[e] = compute(q, src[e], (int)(e % {channels}));",
-        ]
-    else:
-        gpu_body = [
-            "    const fkl::i32 x = blockIdx.x * blockDim.x + threadIdx.x;",
-            "    const fkl::i32 y = blockIdx.y * blockDim.y + threadIdx.y;",
-            f"    if (x < p.h.dst_w && y < p.h.dst_h) {pixel_call};",
-        ]
-        cpu_body = [
-            "#pragma omp parallel for collapse(2) schedule(static)",
-            "    for (fkl::i32 z = 0; z < p->h.dst_planes; ++z)",
-            "        for (fkl::i32 y = 0; y < p->h.dst_h; ++y)",
-            f"            for (fkl::i32 x = 0; x < p->h.dst_w; ++x) {entry_fn}(*p, x, y, z);",
-        ]
     dispatch: list[str] = []
     if chains > 1:
         dispatch = [
@@ -343,12 +224,16 @@ def _emit_entries(mode: str, n: int, chains: int, flat_types: tuple[str, str, in
         *dispatch,
         "#if defined(__CUDACC__)",
         f'extern "C" __global__ void {GPU_ENTRY}(const Params p) {{',
-        *gpu_body,
+        "    const fkl::i32 x = blockIdx.x * blockDim.x + threadIdx.x;",
+        "    const fkl::i32 y = blockIdx.y * blockDim.y + threadIdx.y;",
+        f"    if (x < p.h.dst_w && y < p.h.dst_h) {entry_fn}(p, x, y, blockIdx.z);",
         "}",
         "#else",
-        *cpu_helper,
         f'extern "C" void {CPU_ENTRY}(const Params* p) {{',
-        *cpu_body,
+        "#pragma omp parallel for collapse(2) schedule(static)",
+        "    for (fkl::i32 z = 0; z < p->h.dst_planes; ++z)",
+        "        for (fkl::i32 y = 0; y < p->h.dst_h; ++y)",
+        f"            for (fkl::i32 x = 0; x < p->h.dst_w; ++x) {entry_fn}(*p, x, y, z);",
         "}",
         "#endif",
     ]
@@ -397,8 +282,7 @@ def emit_kernel(kernel: fkl.KernelOp) -> EmittedKernel:
     src_table = len(first.read.sources) if len(first.read.sources) > 1 else 0
     dst_table = out_type.channels.data if first.write_kind == "split_write" else 0
     divergent = len(chains) > 1
-    flat = _is_flat(chains, src_table)
-    mode = "flat" if flat else "pixel"
+    shape = flat_shape(in_type.dtype, out_type.dtype, in_type.channels.data) if _is_flat(chains, src_table) else None
 
     lines = [
         f"// Generated by fklir (codegen v{CODEGEN_VERSION}) from fkl.kernel @{kernel.sym_name.data}.",
@@ -407,7 +291,6 @@ def emit_kernel(kernel: fkl.KernelOp) -> EmittedKernel:
         *_emit_params(slots, src_table, dst_table, float_divisor_slots(chains)),
         "",
     ]
-    n = 1
     out_planes = out_type.planes.data
     if divergent:
         _check_divergent(chains)
@@ -421,18 +304,18 @@ def emit_kernel(kernel: fkl.KernelOp) -> EmittedKernel:
                 f"}}  // namespace c{k}",
                 "",
             ]
-    elif flat:
-        n = _flat_width(in_type.dtype, out_type.dtype, in_type.channels.data)
+    elif shape is not None:
         lines += emit_compute_element(first.compute, in_type.dtype, out_type.dtype)
-        lines.append("")
-        lines += _emit_flat(in_type.dtype, out_type.dtype, in_type.channels.data)
     else:
         lines += _emit_chain_pixel(first, counts)
     lines.append("")
-    lines += _emit_entries(mode, n, len(chains), (in_type.dtype, out_type.dtype, in_type.channels.data))
+    if shape is not None:
+        lines += ["#if defined(__CUDACC__)", *emit_flat_gpu(shape), "#else", *emit_flat_cpu(shape), "#endif"]
+    else:
+        lines += _emit_pixel_entries(len(chains))
     layout = KernelLayout(
-        mode=mode,
-        elements_per_thread=n,
+        mode="pixel" if shape is None else "flat",
+        elements_per_thread=1 if shape is None else shape.per_thread,
         slots=tuple(slots),
         in_dtype=in_type.dtype,
         in_channels=in_type.channels.data,
@@ -445,5 +328,6 @@ def emit_kernel(kernel: fkl.KernelOp) -> EmittedKernel:
         read=first.read_kind,
         dst_table=dst_table,
         reciprocals=float_divisor_slots(chains),
+        flat_block=FLAT_BLOCK if shape is None else shape.threads,
     )
     return EmittedKernel("\n".join(lines) + "\n", layout)

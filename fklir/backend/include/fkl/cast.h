@@ -62,7 +62,11 @@ struct Cast<f32> {
     static FKL_HD f32 exec(From x) {
 #if defined(FKL_DEVICE_CODE)
         if (sizeof(From) <= 2 && From(1) / From(2) == From(0)) {
-            return f32_from_bits(0x4B400000u + (u32)(i32)x) - 12582912.0f;
+            // Unsigned values fill only the low 16 bits, so OR places them (one LOP3 with the byte
+            // extract); signed ones need the carry of an addition.
+            const bool is_signed = From(-1) < From(0);
+            const u32 bits = is_signed ? 0x4B400000u + (u32)(i32)x : 0x4B400000u | (u32)x;
+            return f32_from_bits(bits) - 12582912.0f;
         }
 #endif
         return (f32)x;
@@ -115,10 +119,13 @@ struct SaturateCast {
             const f32 hi = (f32)Limits<To>::highest();
 #if defined(FKL_DEVICE_CODE)
             // Same result without the GPU's quarter-rate round and convert units: clamp, then add
-            // 1.5 * 2^23, where the float spacing is 1, so the addition itself rounds half to even.
+            // 1.5 * 2^23, where the float spacing is 1, so the addition itself rounds half to even;
+            // the low 16 bits of the sum are the rounded value (two's complement), which the
+            // narrowing conversion keeps. fmaxf maps NaN to lo, which is the answer when lo is 0.
             const f32 clamped = fminf(fmaxf(x, lo), hi);
-            const i32 rounded = (i32)(bits_of(clamped + 12582912.0f) - 0x4B400000u);
-            return x != x ? To(0) : (To)rounded;
+            const To rounded = (To)bits_of(clamped + 12582912.0f);
+            if (lo < 0.0f && x != x) return To(0);
+            return rounded;
 #else
             return (To)detail::clamp_and_round(x, lo, hi);
 #endif

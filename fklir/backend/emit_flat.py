@@ -1,0 +1,192 @@
+"""Flat kernels: a packed read, channel-wise ops only, a packed write, so the image is one run of elements.
+
+The work unit is a *group* of G elements, G = lcm(16-byte vector of the input, of the output, channels):
+whole pixels and whole 16-byte vectors on both sides, so element e of a group has the compile-time
+channel e % C and every parameter is read at a fixed offset (no per-element selects).
+
+GPU, staged (the default): block b owns the tile of THREADS * G elements starting at b * THREADS * G.
+Its threads copy the tile into shared memory with coalesced 16-byte loads (consecutive lanes,
+consecutive vectors), thread t computes group t from there, the results overwrite the tile, and the
+block stores it with coalesced 16-byte stores. On the H200 (benchmarks/flat_variants.py, RESULTS.md)
+the 6-op float32 chain ran at 1.03x the copy floor this way, 1.2x when each thread loaded its group
+straight from global memory (lanes 48 bytes apart) and 2.7x when parameters were picked per element.
+GPU, direct (1-byte input and output): thread t loads group t straight from global memory. Such
+chains do many operations per byte, and there the barriers of the staged tile cost more than the
+strided access does (uint8 normalise: 17.0 us direct, 19.8 us staged, same run).
+A partial last tile and unaligned pointers take an element-wise loop (`flat_elementwise`).
+
+CPU: a loop over groups with restrict pointers, which g++ vectorises (`run_groups`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from fklir.backend.cpp_types import CPP_TYPE, ELEMENT_SIZE
+
+TILE_BYTES = 24 * 1024  # most shared memory per block: 9 blocks fit an H100/H200 SM (228 KiB)
+MAX_THREADS = 256
+
+
+@dataclass(frozen=True)
+class FlatShape:
+    """How a flat kernel cuts the image: one group of `group` elements per thread, `threads` per block."""
+
+    in_dtype: str
+    out_dtype: str
+    channels: int
+    group: int
+    threads: int
+    staged: bool  # through a shared-memory tile (see the module docstring)
+
+    @property
+    def t_in(self) -> str:
+        return CPP_TYPE[self.in_dtype]
+
+    @property
+    def t_out(self) -> str:
+        return CPP_TYPE[self.out_dtype]
+
+    @property
+    def per_thread(self) -> int:
+        """Elements per thread (the launcher's grid is elements / per_thread / threads)."""
+        return self.group
+
+    def lanes(self, dtype: str) -> int:
+        """Elements of `dtype` in one 16-byte vector."""
+        return 16 // ELEMENT_SIZE[dtype]
+
+    def vectors(self, dtype: str) -> int:
+        """16-byte vectors of `dtype` in one group."""
+        return self.group * ELEMENT_SIZE[dtype] // 16
+
+
+def flat_shape(in_dtype: str, out_dtype: str, channels: int) -> FlatShape:
+    """Up to MAX_THREADS per block, fewer when the tile would not fit TILE_BYTES (the input and the
+    results share the tile in turn)."""
+    group = math.lcm(16 // ELEMENT_SIZE[in_dtype], 16 // ELEMENT_SIZE[out_dtype], channels)
+    group_bytes = group * max(ELEMENT_SIZE[in_dtype], ELEMENT_SIZE[out_dtype])
+    threads = MAX_THREADS
+    while threads > 32 and threads * group_bytes > TILE_BYTES:
+        threads //= 2
+    staged = max(ELEMENT_SIZE[in_dtype], ELEMENT_SIZE[out_dtype]) > 1
+    return FlatShape(in_dtype, out_dtype, channels, group, threads, staged)
+
+
+def emit_flat_gpu(s: FlatShape) -> list[str]:
+    """`flat_elementwise` and the `fkl_kernel` entry (inside the emitter's `#if defined(__CUDACC__)`)."""
+    vin, vout = s.vectors(s.in_dtype), s.vectors(s.out_dtype)
+    tile = s.threads * s.group
+    how = (
+        "The tile goes through shared memory so that global\n// loads and stores are coalesced 16-byte accesses."
+        if s.staged
+        else "Each thread loads its group straight from global\n// memory (a 1-byte chain: see emit_flat.py)."
+    )
+    return [
+        f"// Block b owns elements [b * {tile}, (b + 1) * {tile}): {s.threads} groups of {s.group} elements"
+        f" ({s.group // s.channels} whole pixels,",
+        f"// {vin} input and {vout} output vectors), one per thread. {how}",
+        "__device__ void flat_elementwise(const Params& p, fkl::i64 begin, fkl::i64 end) {",
+        f"    const {s.t_in}* src = (const {s.t_in}*)p.h.src;",
+        f"    {s.t_out}* dst = ({s.t_out}*)p.h.dst;",
+        f"    for (fkl::i64 e = begin + threadIdx.x; e < end; e += {s.threads})"
+        f" dst[e] = compute(p, src[e], (int)(e % {s.channels}));",
+        "}",
+        "",
+        f'extern "C" __global__ void __launch_bounds__({s.threads}) fkl_kernel(const Params p) {{',
+        *(_staged_body(s) if s.staged else _direct_body(s)),
+        "}",
+    ]
+
+
+def _compute_group(s: FlatShape, indent: str) -> list[str]:
+    """`out` = the chain on every element of `in` (the group), each with its compile-time channel."""
+    lin, lout = s.lanes(s.in_dtype), s.lanes(s.out_dtype)
+    return [
+        f"{indent}fkl::Vec16<{s.t_out}> out[{s.vectors(s.out_dtype)}];",
+        "#pragma unroll",
+        f"{indent}for (int e = 0; e < {s.group}; ++e)"
+        f" out[e / {lout}].v[e % {lout}] = compute(p, in[e / {lin}].v[e % {lin}], e % {s.channels});",
+    ]
+
+
+def _tile_guard(s: FlatShape) -> list[str]:
+    tile = s.threads * s.group
+    return [
+        f"    const fkl::i64 begin = (fkl::i64)blockIdx.x * {tile};",
+        f"    if (!p.h.aligned || begin + {tile} > p.h.n) {{",
+        f"        flat_elementwise(p, begin, begin + {tile} < p.h.n ? begin + {tile} : p.h.n);",
+        "        return;",
+        "    }",
+    ]
+
+
+def _staged_body(s: FlatShape) -> list[str]:
+    vin, vout, b = s.vectors(s.in_dtype), s.vectors(s.out_dtype), s.threads
+    return [
+        f"    __shared__ fkl::Vec16<fkl::u8> tile[{b * max(vin, vout)}];  // raw 16-byte vectors: inputs, then results",
+        *_tile_guard(s),
+        f"    const fkl::u8* src = (const fkl::u8*)((const {s.t_in}*)p.h.src + begin);",
+        f"    fkl::u8* dst = (fkl::u8*)(({s.t_out}*)p.h.dst + begin);",
+        "    const int t = threadIdx.x;",
+        "#pragma unroll",
+        f"    for (int k = 0; k < {vin}; ++k) tile[t + k * {b}] = fkl::load16(src + (t + k * {b}) * 16);",
+        "    __syncthreads();",
+        f"    fkl::Vec16<{s.t_in}> in[{vin}];",
+        "#pragma unroll",
+        f"    for (int k = 0; k < {vin}; ++k) in[k] = fkl::load16((const {s.t_in}*)tile[t * {vin} + k].v);",
+        *_compute_group(s, "    "),
+        "    __syncthreads();  // every input is read before a result overwrites it",
+        "#pragma unroll",
+        f"    for (int k = 0; k < {vout}; ++k) fkl::store16(({s.t_out}*)tile[t * {vout} + k].v, out[k]);",
+        "    __syncthreads();",
+        "#pragma unroll",
+        f"    for (int k = 0; k < {vout}; ++k) fkl::store16(dst + (t + k * {b}) * 16, tile[t + k * {b}]);",
+    ]
+
+
+def _direct_body(s: FlatShape) -> list[str]:
+    vin, vout = s.vectors(s.in_dtype), s.vectors(s.out_dtype)
+    lin, lout = s.lanes(s.in_dtype), s.lanes(s.out_dtype)
+    return [
+        *_tile_guard(s),
+        f"    const fkl::i64 first = begin + (fkl::i64)threadIdx.x * {s.group};",
+        f"    const {s.t_in}* src = (const {s.t_in}*)p.h.src + first;",
+        f"    {s.t_out}* dst = ({s.t_out}*)p.h.dst + first;",
+        f"    fkl::Vec16<{s.t_in}> in[{vin}];",
+        "#pragma unroll",
+        f"    for (int k = 0; k < {vin}; ++k) in[k] = fkl::load16(src + k * {lin});",
+        *_compute_group(s, "    "),
+        "#pragma unroll",
+        f"    for (int k = 0; k < {vout}; ++k) fkl::store16(dst + k * {lout}, out[k]);",
+    ]
+
+
+def emit_flat_cpu(s: FlatShape) -> list[str]:
+    """`run_groups` and the `fkl_run` entry (inside the emitter's `#else`)."""
+    g, c = s.group, s.channels
+    return [
+        f"// Groups [g0, g1) of {g} elements: whole pixels and whole 16-byte vectors, each element's channel",
+        "// fixed at compile time. A plain loop over restrict pointers, which g++ vectorises (the GPU kernel",
+        "// computes the same values).",
+        f"static void run_groups(const Params& q, const {s.t_in}* __restrict__ src, {s.t_out}* __restrict__ dst,",
+        "                       fkl::i64 g0, fkl::i64 g1) {",
+        "    for (fkl::i64 g = g0; g < g1; ++g) {",
+        f"        const fkl::i64 at = g * {g};",
+        *(f"        dst[at + {e}] = compute(q, src[at + {e}], {e % c});" for e in range(g)),
+        "    }",
+        "}",
+        'extern "C" void fkl_run(const Params* p) {',
+        "    const Params q = *p;",
+        f"    const {s.t_in}* src = (const {s.t_in}*)q.h.src;",
+        f"    {s.t_out}* dst = ({s.t_out}*)q.h.dst;",
+        f"    const fkl::i64 groups = q.h.n / {g};",
+        "    const fkl::i64 chunk = 4096;",
+        "#pragma omp parallel for schedule(static)",
+        "    for (fkl::i64 g = 0; g < groups; g += chunk) {",
+        "        run_groups(q, src, dst, g, g + chunk < groups ? g + chunk : groups);",
+        "    }",
+        f"    for (fkl::i64 e = groups * {g}; e < q.h.n; ++e) dst[e] = compute(q, src[e], (int)(e % {c}));",
+        "}",
+    ]
