@@ -29,13 +29,15 @@ from fklir.backend.emit_flat import emit_flat_cpu, emit_flat_gpu, flat_shape
 from fklir.backend.emit_geometry import emit_stages
 from fklir.dialects import fkl
 
-CODEGEN_VERSION = "7"
+CODEGEN_VERSION = "8"
 
 GPU_ENTRY = "fkl_kernel"
 CPU_ENTRY = "fkl_run"
 
 
 FLAT_BLOCK = 256  # the layout's flat_block when the kernel is not flat (unused by the launcher then)
+PIXEL_BLOCK_X = 32  # pixel kernels: threads along x per block (fklir.runtime.launch.PIXEL_BLOCK)
+PIXELS_PER_THREAD = 4  # pixel kernels (GPU): pixels per thread along x, PIXEL_BLOCK_X apart
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,7 @@ class KernelLayout:
     dst_table: int = 0  # > 0 (split_write): one output buffer per channel in Params::dst_table
     reciprocals: tuple[str, ...] = ()  # slots whose float32 reciprocals follow the slots (`<slot>_rcp`)
     flat_block: int = FLAT_BLOCK  # flat kernels: threads per block, which the thread -> vector mapping assumes
+    pixels_per_thread: int = 1  # pixel kernels on the GPU: pixels along x per thread (grid x = w / (32 * this))
 
 
 @dataclass(frozen=True)
@@ -194,39 +197,81 @@ _WRITE_COMMENT = {
 def _emit_pixel(chain: Chain, last_stage: int) -> list[str]:
     stage, out = chain.stage_type, chain.out_type
     t_in, t_out = CPP_TYPE[stage.dtype], CPP_TYPE[out.dtype]
+    channels = out.channels.data
     return [
-        f"// One output pixel: sample through the geometry stages, compute, write {_WRITE_COMMENT[chain.write_kind]}.",
-        "FKL_HD void pixel(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z) {",
+        "// One output pixel: sample through the geometry stages and compute (`sample`), then write",
+        f"// {_WRITE_COMMENT[chain.write_kind]} (`store`).",
+        "FKL_HD void sample(const Params& p, const Plane& q, fkl::i32 x, fkl::i32 y, fkl::i32 z,"
+        f" {t_out} out[{channels}]) {{",
         f"    {t_in} in[{stage.channels.data}];",
-        f"    stage{last_stage}(p, x, y, z, in);",
-        f"    {t_out} out[{out.channels.data}];",
+        f"    stage{last_stage}(p, q, x, y, z, in);",
         "    compute_pixel(p, in, out);",
-        *_emit_write(chain.write_kind, t_out, out.channels.data),
+        "}",
+        f"FKL_HD void store(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z, const {t_out} out[{channels}]) {{",
+        *_emit_write(chain.write_kind, t_out, channels),
+        "}",
+        "FKL_HD void pixel(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z) {",
+        f"    {t_out} out[{channels}];",
+        "    sample(p, plane_of(p, z), x, y, z, out);",
+        "    store(p, x, y, z, out);",
         "}",
     ]
 
 
-def _emit_pixel_entries(chains: int) -> list[str]:
-    """The entry points of a pixel kernel: one thread (GPU) or loop iteration (CPU) per output pixel."""
-    entry_fn = "dispatch" if chains > 1 else "pixel"
+def _emit_pixel_entries(chains: list[Chain]) -> list[str]:
+    """The entry points of a pixel kernel: PIXELS_PER_THREAD pixels per thread (GPU), one per loop
+    iteration (CPU)."""
+    divergent = len(chains) > 1
+    entry_fn = "dispatch" if divergent else "pixel"
     dispatch: list[str] = []
-    if chains > 1:
+    if divergent:
         dispatch = [
             "// Divergent batch: plane z runs chain planemap[z].",
             "FKL_HD void dispatch(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z) {",
             f"    switch (p.{fkl.PLANE_MAP_SLOT}[z]) {{",
-            *(f"        case {k}: c{k}::pixel(p, x, y, z); break;" for k in range(chains)),
+            *(f"        case {k}: c{k}::pixel(p, x, y, z); break;" for k in range(len(chains))),
             "    }",
             "}",
             "",
         ]
+        each_pixel = [
+            f"        const fkl::i32 x = x0 + k * {PIXEL_BLOCK_X};",
+            "        if (x < p.h.dst_w) dispatch(p, x, y, blockIdx.z);",
+        ]
+        outputs = []
+    else:
+        out = chains[0].out_type
+        # All samples (at a clamped x) before any store: one basic block without stores in between,
+        # where the compiler computes what the samples share (a resize's f64 scales) once.
+        each_pixel = [
+            f"        const fkl::i32 x = x0 + k * {PIXEL_BLOCK_X};",
+            "        sample(p, q, x < p.h.dst_w ? x : p.h.dst_w - 1, y, blockIdx.z, out[k]);",
+            "    }",
+            "#pragma unroll",
+            f"    for (int k = 0; k < {PIXELS_PER_THREAD}; ++k) {{",
+            f"        const fkl::i32 x = x0 + k * {PIXEL_BLOCK_X};",
+            "        if (x < p.h.dst_w) store(p, x, y, blockIdx.z, out[k]);",
+        ]
+        outputs = [
+            "    const Plane q = plane_of(p, blockIdx.z);",
+            f"    {CPP_TYPE[out.dtype]} out[{PIXELS_PER_THREAD}][{out.channels.data}];",
+        ]
     return [
         *dispatch,
         "#if defined(__CUDACC__)",
+        f"// Thread (tx, ty) of block (bx, by, z) makes pixels x = bx * {PIXEL_BLOCK_X * PIXELS_PER_THREAD} + tx + k *"
+        f" {PIXEL_BLOCK_X}, k < {PIXELS_PER_THREAD},",
+        "// of row y = by * blockDim.y + ty in plane z: a warp still writes consecutive pixels, and what",
+        "// depends only on the row and the plane (rects, scales, the row's taps) is computed once.",
         f'extern "C" __global__ void {GPU_ENTRY}(const Params p) {{',
-        "    const fkl::i32 x = blockIdx.x * blockDim.x + threadIdx.x;",
+        f"    const fkl::i32 x0 = blockIdx.x * {PIXEL_BLOCK_X * PIXELS_PER_THREAD} + threadIdx.x;",
         "    const fkl::i32 y = blockIdx.y * blockDim.y + threadIdx.y;",
-        f"    if (x < p.h.dst_w && y < p.h.dst_h) {entry_fn}(p, x, y, blockIdx.z);",
+        "    if (y >= p.h.dst_h) return;",
+        *outputs,
+        "#pragma unroll",
+        f"    for (int k = 0; k < {PIXELS_PER_THREAD}; ++k) {{",
+        *each_pixel,
+        "    }",
         "}",
         "#else",
         f'extern "C" void {CPU_ENTRY}(const Params* p) {{',
@@ -312,7 +357,7 @@ def emit_kernel(kernel: fkl.KernelOp) -> EmittedKernel:
     if shape is not None:
         lines += ["#if defined(__CUDACC__)", *emit_flat_gpu(shape), "#else", *emit_flat_cpu(shape), "#endif"]
     else:
-        lines += _emit_pixel_entries(len(chains))
+        lines += _emit_pixel_entries(chains)
     layout = KernelLayout(
         mode="pixel" if shape is None else "flat",
         elements_per_thread=1 if shape is None else shape.per_thread,
@@ -329,5 +374,6 @@ def emit_kernel(kernel: fkl.KernelOp) -> EmittedKernel:
         dst_table=dst_table,
         reciprocals=float_divisor_slots(chains),
         flat_block=FLAT_BLOCK if shape is None else shape.threads,
+        pixels_per_thread=PIXELS_PER_THREAD if shape is None else 1,
     )
     return EmittedKernel("\n".join(lines) + "\n", layout)

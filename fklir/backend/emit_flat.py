@@ -13,7 +13,7 @@ straight from global memory (lanes 48 bytes apart) and 2.7x when parameters were
 GPU, direct (1-byte input and output): thread t loads group t straight from global memory. Such
 chains do many operations per byte, and there the barriers of the staged tile cost more than the
 strided access does (uint8 normalise: 17.0 us direct, 19.8 us staged, same run).
-A partial last tile and unaligned pointers take an element-wise loop (`flat_elementwise`).
+Unaligned pointers and a partial last tile (group, direct) take an element-wise loop.
 
 CPU: a loop over groups with restrict pointers, which g++ vectorises (`run_groups`).
 """
@@ -83,10 +83,7 @@ def emit_flat_gpu(s: FlatShape) -> list[str]:
         if s.staged
         else "Each thread loads its group straight from global\n// memory (a 1-byte chain: see emit_flat.py)."
     )
-    return [
-        f"// Block b owns elements [b * {tile}, (b + 1) * {tile}): {s.threads} groups of {s.group} elements"
-        f" ({s.group // s.channels} whole pixels,",
-        f"// {vin} input and {vout} output vectors), one per thread. {how}",
+    elementwise = [
         "__device__ void flat_elementwise(const Params& p, fkl::i64 begin, fkl::i64 end) {",
         f"    const {s.t_in}* src = (const {s.t_in}*)p.h.src;",
         f"    {s.t_out}* dst = ({s.t_out}*)p.h.dst;",
@@ -94,6 +91,12 @@ def emit_flat_gpu(s: FlatShape) -> list[str]:
         f" dst[e] = compute(p, src[e], (int)(e % {s.channels}));",
         "}",
         "",
+    ]
+    return [
+        f"// Block b owns elements [b * {tile}, (b + 1) * {tile}): {s.threads} groups of {s.group} elements"
+        f" ({s.group // s.channels} whole pixels,",
+        f"// {vin} input and {vout} output vectors), one per thread. {how}",
+        *(elementwise if s.staged else []),
         f'extern "C" __global__ void __launch_bounds__({s.threads}) fkl_kernel(const Params p) {{',
         *(_staged_body(s) if s.staged else _direct_body(s)),
         "}",
@@ -150,16 +153,31 @@ def _direct_body(s: FlatShape) -> list[str]:
     vin, vout = s.vectors(s.in_dtype), s.vectors(s.out_dtype)
     lin, lout = s.lanes(s.in_dtype), s.lanes(s.out_dtype)
     return [
-        *_tile_guard(s),
-        f"    const fkl::i64 first = begin + (fkl::i64)threadIdx.x * {s.group};",
+        f"    const fkl::i64 first = ((fkl::i64)blockIdx.x * {s.threads} + threadIdx.x) * {s.group};",
         f"    const {s.t_in}* src = (const {s.t_in}*)p.h.src + first;",
         f"    {s.t_out}* dst = ({s.t_out}*)p.h.dst + first;",
+        f"    const bool whole = p.h.aligned && first + {s.group} <= p.h.n;",
         f"    fkl::Vec16<{s.t_in}> in[{vin}];",
+        "    if (whole) {",
         "#pragma unroll",
-        f"    for (int k = 0; k < {vin}; ++k) in[k] = fkl::load16(src + k * {lin});",
-        *_compute_group(s, "    "),
+        f"        for (int k = 0; k < {vin}; ++k) in[k] = fkl::load16(src + k * {lin});",
+        "    }",
+        "    if (first >= p.h.n) return;",
+        "    if (!whole) {  // the last, partial group or unaligned pointers",
+        f"        for (int e = 0; first + e < p.h.n && e < {s.group}; ++e)",
+        f"            dst[e] = compute(p, src[e], e % {s.channels});",
+        "        return;",
+        "    }",
+        f"    {s.t_out} out[{s.group}];  // all results before any packing: the widest choice of instructions",
         "#pragma unroll",
-        f"    for (int k = 0; k < {vout}; ++k) fkl::store16(dst + k * {lout}, out[k]);",
+        f"    for (int e = 0; e < {s.group}; ++e) out[e] = compute(p, in[e / {lin}].v[e % {lin}], e % {s.channels});",
+        "#pragma unroll",
+        f"    for (int k = 0; k < {vout}; ++k) {{",
+        f"        fkl::Vec16<{s.t_out}> v;",
+        "#pragma unroll",
+        f"        for (int j = 0; j < {lout}; ++j) v.v[j] = out[k * {lout} + j];",
+        f"        fkl::store16(dst + k * {lout}, v);",
+        "    }",
     ]
 
 

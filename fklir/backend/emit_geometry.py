@@ -1,9 +1,11 @@
 """C++ for the read and the geometry folded into it: one `stageK` function per op.
 
-`stage0` reads source pixel (x, y) of plane z; `stageK(p, x, y, z, out)` produces pixel (x, y) of
-plane z of geometry op K's result by calling `stage{K-1}` at the coordinates it needs, and
+`stage0` reads source pixel (x, y) of plane z; `stageK(p, q, x, y, z, out)` produces pixel (x, y)
+of plane z of geometry op K's result by calling `stage{K-1}` at the coordinates it needs, and
 `sizeK(p, z)` says how large that result is. So a thread loads exactly the source pixels its
-output pixel depends on and no intermediate image exists.
+output pixel depends on and no intermediate image exists. `q` (a `Plane`, from `plane_of(p, z)`)
+holds what every pixel of a plane shares and costs divisions to compute: each resize's scales and
+content box, so a thread making several pixels computes them once.
 
 Coordinates reaching a stage are inside its `size`, except right after an fkl.border, which
 defines every coordinate; that is why only a crop or warp directly after a border may reach
@@ -31,7 +33,7 @@ ASPECT_RATIO = {
     "preserve_even": "PreserveEven",
 }
 
-STAGE_ARGS = "const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z"
+STAGE_ARGS = "const Params& p, const Plane& q, fkl::i32 x, fkl::i32 y, fkl::i32 z"
 
 # Channel k of the four taps a b c d as f64 (inside a `for k` loop).
 _TAPS_TO_F64 = (
@@ -60,12 +62,68 @@ def _size_fn(k: int, body: list[str]) -> list[str]:
 
 
 def emit_stages(read: fkl.ReadOp, geometry: list[Operation], counts: dict[str, int]) -> list[str]:
-    """stage0 (the read) and one stage per geometry op."""
-    lines = _emit_read(read)
+    """The `Plane` struct, stage0 (the read), one stage per geometry op, then `plane_of`."""
+    lines = [*_plane_struct(geometry), "", *_emit_read(read)]
     for k, op in enumerate(geometry, start=1):
         previous = geometry[k - 2] if k >= 2 else read
         lines += _emit_stage(k, op, previous, counts)
-    return lines
+    return [*lines, *_plane_of(geometry)]
+
+
+def _stage_planes(geometry: list[Operation]) -> list[str]:
+    """The z that stage k sees when the last stage is called with the thread's z: `z`, or `0` below a
+    one-plane input (what `_plane_expr` passes down)."""
+    planes = ["z"] * (len(geometry) + 1)
+    for k in range(len(geometry), 0, -1):
+        planes[k - 1] = planes[k] if image_of(geometry[k - 1].operands[0].type).planes.data > 1 else "0"
+    return planes
+
+
+def _plane_struct(geometry: list[Operation]) -> list[str]:
+    fields: list[str] = []
+    for k, op in enumerate(geometry, start=1):
+        if not isinstance(op, fkl.ResizeOp):
+            continue
+        if op.mode != "ignore":
+            fields.append(f"    fkl::Rect box{k};  // stage{k}'s content box")
+        fields.append(f"    fkl::f64 scale{k}_x, scale{k}_y;  // stage{k}'s source step per output pixel")
+    return [
+        "// What every pixel of a plane shares (see plane_of).",
+        "struct Plane {",
+        *fields,
+        "};",
+    ]
+
+
+def _plane_of(geometry: list[Operation]) -> list[str]:
+    planes = _stage_planes(geometry)
+    body: list[str] = []
+    for k, op in enumerate(geometry, start=1):
+        if not isinstance(op, fkl.ResizeOp):
+            continue
+        slot = slot_of(op)
+        dst_w, dst_h = f"p.{slot}[0]", f"p.{slot}[1]"
+        body.append(f"    const fkl::Size src{k} = size{k - 1}(p, {planes[k - 1]});")
+        if op.mode != "ignore":
+            body.append(
+                f"    q.box{k} = fkl::resize_content_box(src{k}.w, src{k}.h, {dst_w}, {dst_h}, "
+                f"fkl::AspectRatio::{ASPECT_RATIO[op.mode]});"
+            )
+            dst_w, dst_h = f"q.box{k}.w", f"q.box{k}.h"
+        body += [
+            f"    q.scale{k}_x = fkl::resize_scale(src{k}.w, {dst_w});",
+            f"    q.scale{k}_y = fkl::resize_scale(src{k}.h, {dst_h});",
+        ]
+    return [
+        "// The shared values of plane z (each resize: its content box and its scales).",
+        "FKL_HD Plane plane_of(const Params& p, fkl::i32 z) {",
+        "    (void)p;",
+        "    (void)z;",
+        "    Plane q;",
+        *body,
+        "    return q;",
+        "}",
+    ]
 
 
 def _emit_read(read: fkl.ReadOp) -> list[str]:
@@ -163,7 +221,7 @@ def _border(
             "        return;",
             "    }",
         ]
-    body.append(f"    stage{prev}(p, sx, sy, {zin}, out);")
+    body.append(f"    stage{prev}(p, q, sx, sy, {zin}, out);")
     return [
         f"// stage{k}: fkl.border {op.mode.data} — any (x, y), however far outside, maps into the image.",
         _signature(k, out_type.dtype, channels),
@@ -187,7 +245,7 @@ def _crop(
         f"// stage{k}: fkl.crop — the rect's pixel (x, y) is source pixel (x + r.x, y + r.y).",
         _signature(k, out_type.dtype, out_type.channels.data),
         f"    const fkl::Rect r = {rect};",
-        f"    stage{prev}(p, x + r.x, y + r.y, {zin}, out);",
+        f"    stage{prev}(p, q, x + r.x, y + r.y, {zin}, out);",
         "}",
         *_size_fn(k, [f"    const fkl::Rect r = {rect};", "    return {r.w, r.h};"]),
     ]
@@ -205,11 +263,9 @@ def _resize(
     slot, prev, zin, channels = slot_of(op), k - 1, _plane_expr(in_type), out_type.channels.data
     t_in = CPP_TYPE[in_type.dtype]
     head = [f"    const fkl::Size src = size{prev}(p, {zin});"]
-    dst_w, dst_h = f"p.{slot}[0]", f"p.{slot}[1]"
     if op.mode != "ignore":
         head += [
-            f"    const fkl::Rect box = fkl::resize_content_box(src.w, src.h, p.{slot}[0], p.{slot}[1], "
-            f"fkl::AspectRatio::{ASPECT_RATIO[op.mode]});",
+            f"    const fkl::Rect box = q.box{k};",
             "    if (!fkl::box_contains(box, x, y)) {",
             f"        for (int c = 0; c < {channels}; ++c) out[c] = p.{slot_of(op, 'background')}[c];",
             "        return;",
@@ -217,24 +273,23 @@ def _resize(
             "    x -= box.x;",
             "    y -= box.y;",
         ]
-        dst_w, dst_h = "box.w", "box.h"
     if op.interp.data == "nearest":
         comment = f"// stage{k}: fkl.resize nearest — OpenCV INTER_NEAREST source index per axis."
         body = [
-            f"    const fkl::i32 sx = fkl::nearest_index(x, src.w, {dst_w});",
-            f"    const fkl::i32 sy = fkl::nearest_index(y, src.h, {dst_h});",
-            f"    stage{prev}(p, sx, sy, {zin}, out);",
+            f"    const fkl::i32 sx = fkl::nearest_index(x, q.scale{k}_x, src.w);",
+            f"    const fkl::i32 sy = fkl::nearest_index(y, q.scale{k}_y, src.h);",
+            f"    stage{prev}(p, q, sx, sy, {zin}, out);",
         ]
     else:
         comment = f"// stage{k}: fkl.resize linear — OpenCV INTER_LINEAR: half-pixel centres, taps clamped, f64 blend."
         body = [
-            f"    const fkl::LinearTap tx = fkl::linear_tap(x, src.w, {dst_w});",
-            f"    const fkl::LinearTap ty = fkl::linear_tap(y, src.h, {dst_h});",
+            f"    const fkl::LinearTap tx = fkl::linear_tap(x, q.scale{k}_x, src.w);",
+            f"    const fkl::LinearTap ty = fkl::linear_tap(y, q.scale{k}_y, src.h);",
             f"    {t_in} a[{channels}], b[{channels}], c[{channels}], d[{channels}];",
-            f"    stage{prev}(p, tx.i0, ty.i0, {zin}, a);",
-            f"    stage{prev}(p, tx.i1, ty.i0, {zin}, b);",
-            f"    stage{prev}(p, tx.i0, ty.i1, {zin}, c);",
-            f"    stage{prev}(p, tx.i1, ty.i1, {zin}, d);",
+            f"    stage{prev}(p, q, tx.i0, ty.i0, {zin}, a);",
+            f"    stage{prev}(p, q, tx.i1, ty.i0, {zin}, b);",
+            f"    stage{prev}(p, q, tx.i0, ty.i1, {zin}, c);",
+            f"    stage{prev}(p, q, tx.i1, ty.i1, {zin}, d);",
             f"    for (int k = 0; k < {channels}; ++k) {{",
             *_TAPS_TO_F64,
             "        out[k] = fkl::linear_blend(fa, fb, fc, fd, tx.w1, ty.w1);",
@@ -270,7 +325,7 @@ def _warp(
     else:
         fill = "0.0f"
     if bordered:
-        tap = [f"    stage{prev}(p, x, y, z, out);"]
+        tap = [f"    stage{prev}(p, q, x, y, z, out);"]
         tap_comment = "the preceding fkl.border defines every coordinate"
     else:
         tap = [
@@ -279,7 +334,7 @@ def _warp(
             f"        for (int c = 0; c < {channels}; ++c) out[c] = {t_in}{{}};",
             "        return;",
             "    }",
-            f"    stage{prev}(p, x, y, z, out);",
+            f"    stage{prev}(p, q, x, y, z, out);",
         ]
         tap_comment = "outside the source it is constant 0 (cv2's BORDER_CONSTANT)"
     kind = "affine" if op.kind.data == "affine" else "perspective"
@@ -297,10 +352,10 @@ def _warp(
         "        return;",
         "    }",
         f"    {t_in} a[{channels}], b[{channels}], c[{channels}], d[{channels}];",
-        f"    tap{k}(p, s.ix, s.iy, {zin}, a);",
-        f"    tap{k}(p, s.ix + 1, s.iy, {zin}, b);",
-        f"    tap{k}(p, s.ix, s.iy + 1, {zin}, c);",
-        f"    tap{k}(p, s.ix + 1, s.iy + 1, {zin}, d);",
+        f"    tap{k}(p, q, s.ix, s.iy, {zin}, a);",
+        f"    tap{k}(p, q, s.ix + 1, s.iy, {zin}, b);",
+        f"    tap{k}(p, q, s.ix, s.iy + 1, {zin}, c);",
+        f"    tap{k}(p, q, s.ix + 1, s.iy + 1, {zin}, d);",
         f"    for (int k = 0; k < {channels}; ++k) {{",
         *_TAPS_TO_F64,
         "        out[k] = fkl::Warping::blend(fa, fb, fc, fd, s.fx, s.fy);",
@@ -329,8 +384,8 @@ def _deinterlace(
         "    fkl::i32 first, second;",
         f"    fkl::Deinterlace::rows(fkl::DeinterlaceMode::{mode}, y, src.h, first, second);",
         f"    {t_in} a[{channels}], b[{channels}];",
-        f"    stage{prev}(p, x, first, {zin}, a);",
-        f"    stage{prev}(p, x, second, {zin}, b);",
+        f"    stage{prev}(p, q, x, first, {zin}, a);",
+        f"    stage{prev}(p, q, x, second, {zin}, b);",
         f"    for (int c = 0; c < {channels}; ++c) {{",
         "        const fkl::f64 upper = fkl::Cast<fkl::f64>::exec(a[c]);",
         "        const fkl::f64 lower = fkl::Cast<fkl::f64>::exec(b[c]);",

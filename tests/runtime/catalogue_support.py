@@ -159,7 +159,8 @@ def run_gpu(chain: Sequence[fops.Op], src: Source) -> Any:
         flat_block = built.layout.flat_block
         grid, block = (max(1, -(-threads // flat_block)), 1, 1), (flat_block, 1, 1)
     else:
-        grid, block = (-(-width // PIXEL_BLOCK[0]), -(-height // PIXEL_BLOCK[1]), planes), PIXEL_BLOCK
+        across = PIXEL_BLOCK[0] * built.layout.pixels_per_thread
+        grid, block = (-(-width // across), -(-height // PIXEL_BLOCK[1]), planes), PIXEL_BLOCK
     args = (ctypes.c_void_p * 1)(ctypes.addressof(params))
     stream = cuda_driver.internal_stream(0)
     cuda_driver.launch(built.entry, grid, block, ctypes.addressof(args), stream)  # pyright: ignore[reportArgumentType]

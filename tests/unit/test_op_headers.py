@@ -677,7 +677,7 @@ def geometry_cases() -> list[Case]:
                     name=linear_tap_name(field, src, dst),
                     arg="i32",
                     out=out,
-                    expr=f"fkl::linear_tap(a, {src}, {dst}).{field}",
+                    expr=f"fkl::linear_tap(a, fkl::resize_scale({src}, {dst}), {src}).{field}",
                     a=d,
                 )
             )
@@ -687,7 +687,7 @@ def geometry_cases() -> list[Case]:
                 name=nearest_name(src, dst),
                 arg="i32",
                 out="i32",
-                expr=f"fkl::nearest_index(a, {src}, {dst})",
+                expr=f"fkl::nearest_index(a, fkl::resize_scale({src}, {dst}), {src})",
                 a=np.arange(dst, dtype=np.int32),
             )
         )

@@ -32,13 +32,17 @@ struct LinearTap {
     f32 w1;
 };
 
-// INTER_LINEAR (half-pixel centres): s = (d + 0.5) * src_len / dst_len - 0.5, i0 = floor(s),
-// w1 = s - i0; clamped to the image at both ends.
-// Computed exactly as cv2.resize does: the scale is a double, 1.0 / (dst_len / src_len)
-// (which can differ from src_len / dst_len in the last bit), the coordinate is rounded to
-// float, and the weight is taken in float.
-FKL_HD LinearTap linear_tap(i32 d, i32 src_len, i32 dst_len) {
-    const f64 scale = 1.0 / ((f64)dst_len / (f64)src_len);
+// The source step per destination pixel of a resize, as cv2.resize computes it: a double,
+// 1.0 / (dst_len / src_len) (which can differ from src_len / dst_len in the last bit). Two f64
+// divisions: a kernel computes it once per plane (the emitted `plane_of`), not per pixel.
+FKL_HD f64 resize_scale(i32 src_len, i32 dst_len) {
+    return 1.0 / ((f64)dst_len / (f64)src_len);
+}
+
+// INTER_LINEAR (half-pixel centres): s = (d + 0.5) * scale - 0.5, i0 = floor(s), w1 = s - i0;
+// clamped to the image at both ends. As cv2.resize: the coordinate is rounded to float and the
+// weight is taken in float.
+FKL_HD LinearTap linear_tap(i32 d, f64 scale, i32 src_len) {
     const f32 s = (f32)(((f64)d + 0.5) * scale - 0.5);
     LinearTap tap;
     tap.i0 = floor_to_i32(s);
@@ -67,11 +71,10 @@ FKL_HD f32 linear_blend(f64 a, f64 b, f64 c, f64 d, f32 wx, f32 wy) {
     return (f32)(left * (1.0 - x1) + right * x1);
 }
 
-// INTER_NEAREST: i = min(floor(d * (1.0 / (dst_len / src_len))), src_len - 1), in double,
+// INTER_NEAREST: i = min(floor(d * scale), src_len - 1) in double with scale = resize_scale(...),
 // exactly as cv2.resize (plain floor(d * src_len / dst_len) differs on sizes such as 300 -> 224).
-FKL_HD i32 nearest_index(i32 d, i32 src_len, i32 dst_len) {
-    const f64 inv_scale = 1.0 / ((f64)dst_len / (f64)src_len);
-    const i32 i = floor_to_i32((f64)d * inv_scale);
+FKL_HD i32 nearest_index(i32 d, f64 scale, i32 src_len) {
+    const i32 i = floor_to_i32((f64)d * scale);
     return i < src_len - 1 ? i : src_len - 1;
 }
 
