@@ -86,6 +86,22 @@ def get_backend() -> str:
     """The GPU compiler in use: the one set with set_backend(), else nvcc when it is on PATH, else NVRTC."""
     if _gpu_backend is not None:
         return _gpu_backend
+    return _automatic_backend()
+
+
+@functools.cache
+def _automatic_backend() -> str:
+    """compilers.default_gpu_compiler()'s choice, made once per process. An nvcc whose identity the disk
+    cache remembers (see _remembered_identity) is taken without running `nvcc --version`, which alone
+    costs 5-30 ms of a fresh process's first call; otherwise default_gpu_compiler decides."""
+    nvcc = compilers.find_nvcc()
+    if nvcc is not None:
+        try:
+            _remembered_identity(nvcc)
+        except compilers.CompileError:
+            pass  # a broken nvcc: default_gpu_compiler falls back to NVRTC or says what to install
+        else:
+            return "nvcc"
     choose = getattr(compilers, "default_gpu_compiler", None)
     return choose() if choose is not None else "nvcc"
 
@@ -125,7 +141,7 @@ def _compiler_and_flags(target: str, backend: str) -> tuple[str, tuple[str, ...]
     if target == "cpu":
         return _remembered_identity(compilers.find_cxx()), compilers.GXX_FLAGS
     if backend == "nvrtc":
-        return compilers.nvrtc_identity(), compilers.NVRTC_FLAGS  # pyright: ignore[reportAttributeAccessIssue]
+        return compilers.nvrtc_identity(), compilers.nvrtc_flags()  # the fast flags too: they vary by version
     return _remembered_identity(compilers.find_nvcc() or "nvcc"), compilers.NVCC_FLAGS
 
 

@@ -37,6 +37,16 @@ def _driver() -> ModuleType:
     return importlib.import_module("cuda.bindings.driver")
 
 
+def preload() -> None:
+    """Import cuda.bindings.driver now (20-90 ms) rather than in the first call that needs it. Never raises:
+    when the import fails, the first real use of the driver fails the same way and says why (a failed
+    import is not cached). Touches no device."""
+    try:
+        _driver()
+    except Exception:  # an optimisation only: the error belongs to the call that needs the driver
+        pass
+
+
 def _error_name(code: int) -> str:
     try:
         return str(_driver().CUresult(code).name)

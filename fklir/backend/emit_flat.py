@@ -164,6 +164,7 @@ def _direct_body(s: FlatShape) -> list[str]:
         "    }",
         "    if (first >= p.h.n) return;",
         "    if (!whole) {  // the last, partial group or unaligned pointers",
+        "#pragma unroll 1",  # a rare path: unrolling it only lengthens the compile
         f"        for (int e = 0; first + e < p.h.n && e < {s.group}; ++e)",
         f"            dst[e] = compute(p, src[e], e % {s.channels});",
         "        return;",

@@ -5,6 +5,11 @@ describe_gpu_array() turns an input into a GpuArray (pointer, shape, element typ
 an error that names the argument and the problem. torch and CuPy are never imported here: an object can only
 be a torch tensor if torch is already in sys.modules, which keeps `import fklir` light. The per-type handler
 is cached, so the hot path for a torch tensor is one dict lookup plus the tensor's own accessors.
+
+The warm path of a pipeline call does not even build a GpuArray: warm_key() gives a hashable key (type,
+element type, shape, device, ...) and the pointer of an array that is usable as it is, so that a call on
+an input seen before is one dict hit (see Pipeline._call_warm); anything unusual falls back to
+describe_gpu_array, which also says what is wrong.
 """
 
 from __future__ import annotations
@@ -253,6 +258,103 @@ def is_c_contiguous(shape: Sequence[int], strides: Sequence[int], itemsize: int)
             return False
         expected *= extent
     return True
+
+
+# ----- the warm path: a key and a pointer per call ---------------------------------------------------
+
+WarmKey = tuple[object, ...]
+_WarmReader = Callable[[Any], "tuple[WarmKey, int] | None"]
+_warm_readers: dict[type, _WarmReader | None] = {}
+
+
+def warm_key(x: object) -> tuple[WarmKey, int] | None:
+    """(key, device pointer) of a torch tensor, CuPy array or DeviceBuffer that a kernel can use as it is
+    (on a CUDA device, C-contiguous, not freed); None for anything else, which then goes through
+    describe_gpu_array.
+
+    Arrays with equal keys describe alike (describe_gpu_array gives the same element type, shape, device,
+    framework and read-only flag), so a check made once on a full description holds for every array with
+    the same key. A key costs the array's own accessors (no __cuda_array_interface__ dict).
+    """
+    try:
+        reader = _warm_readers[type(x)]
+    except KeyError:
+        reader = _warm_readers[type(x)] = _choose_warm_reader(x)
+    return None if reader is None else reader(x)
+
+
+def _choose_warm_reader(x: object) -> _WarmReader | None:
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(x, torch.Tensor):
+        return _torch_warm
+    cupy = sys.modules.get("cupy")
+    if cupy is not None and isinstance(x, cupy.ndarray):
+        return _cupy_warm
+    if isinstance(x, DeviceBuffer):
+        return _device_buffer_warm
+    return None
+
+
+def _torch_warm(x: Any) -> tuple[WarmKey, int] | None:
+    if not x.is_cuda or not x.is_contiguous():
+        return None
+    return (type(x), x.dtype, x.shape, x.get_device()), x.data_ptr()
+
+
+def _cupy_warm(x: Any) -> tuple[WarmKey, int] | None:
+    if not x.flags.c_contiguous:
+        return None
+    memory = x.data
+    return (type(x), x.dtype, x.shape, memory.device_id), memory.ptr
+
+
+def _device_buffer_warm(x: DeviceBuffer) -> tuple[WarmKey, int] | None:
+    ptr = x.ptr
+    if ptr == 0 and x.nbytes > 0:
+        return None  # freed: describe_gpu_array says so
+    return (DeviceBuffer, x.dtype_name, x.shape, x.device, x.readonly), ptr
+
+
+def producer_stream(framework: str, device: int, advertised: int | None) -> int | None:
+    """The raw handle of the stream on which an array's producer queues its work, or None when unknown:
+    torch's and CuPy's current stream, else the stream the array advertises (CAI v3, DeviceBuffer)."""
+    if framework == "torch":
+        return _torch_current_stream(device)
+    if framework == "cupy":
+        cupy = importlib.import_module("cupy")
+        return int(cupy.cuda.get_current_stream().ptr)
+    return int(advertised) if advertised else None
+
+
+def _torch_current_stream(device: int) -> int:
+    """torch's current stream on `device` as a raw handle. torch._C._cuda_getCurrentRawStream (what
+    torch.compile's generated code calls) skips building a torch.cuda.Stream object: ~10x cheaper."""
+    torch = sys.modules["torch"]
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return int(raw(device))
+    return int(torch.cuda.current_stream(device).cuda_stream)
+
+
+def output_maker(framework: str, like: object, shape: tuple[int, ...], dtype_name: str, device: int) -> Any:
+    """A callable `make(like) -> (array, pointer)` that allocates one output per call, in `like`'s framework
+    (see empty_like_framework), with the framework's objects resolved once. For a plain torch.Tensor
+    input it is `like.new_empty(shape, dtype=...)`: no device string to parse."""
+    if framework == "torch":
+        torch = sys.modules["torch"]
+        dtype = getattr(torch, dtype_name)
+        if type(like) is torch.Tensor:
+
+            def make_torch(like: Any) -> tuple[object, int]:
+                tensor = like.new_empty(shape, dtype=dtype)
+                return tensor, tensor.data_ptr()
+
+            return make_torch
+
+    def make(like: Any) -> tuple[object, int]:
+        return empty_like_framework(framework, shape, dtype_name, device, like)
+
+    return make
 
 
 # ----- outputs ---------------------------------------------------------------------------------------

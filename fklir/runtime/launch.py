@@ -8,6 +8,7 @@ Nothing here touches IR.
 from __future__ import annotations
 
 import ctypes
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,7 +32,7 @@ class Extent:
     channels_out: int
 
 
-@dataclass
+@dataclass(slots=True)
 class LaunchCounter:
     """Kernel launches (GPU) and fused-loop calls (CPU) since start: tests assert one per call."""
 
@@ -52,6 +53,7 @@ class LaunchPlan:
         pack_reciprocals(self.params, layout.reciprocals, values)
         self.header = self.params.h  # pyright: ignore[reportAttributeAccessIssue]
         self.extent: Extent | None = None
+        self._pointers: tuple[int, int] | None = None  # (src, dst) as the header holds them
 
     def set_sources(self, pointers: Sequence[int]) -> None:
         """The pointer table of a list input (one image per plane); nothing for a single input."""
@@ -83,10 +85,16 @@ class LaunchPlan:
         self.extent = e
 
     def set_pointers(self, src: int, dst: int) -> None:
+        # a loop over preallocated buffers passes the same pair every call: comparing two ints is
+        # cheaper than three ctypes field writes
+        pointers = (src, dst)
+        if pointers == self._pointers:
+            return
         h = self.header
         h.src = src
         h.dst = dst
         h.aligned = not ((src | dst) & 15)
+        self._pointers = pointers
 
 
 class CpuLaunch(LaunchPlan):
@@ -106,16 +114,33 @@ class CpuLaunch(LaunchPlan):
         self.entry(self.address)
 
 
+# Launch results that mean "this thread's current context is not the kernel's" (another device's or
+# another library's context is current, or none is, as on a new thread): make ours current and retry.
+_CONTEXT_ERRORS = frozenset(
+    {
+        201,  # CUDA_ERROR_INVALID_CONTEXT
+        400,  # CUDA_ERROR_INVALID_HANDLE: the function belongs to another context than the current one
+        709,  # CUDA_ERROR_CONTEXT_IS_DESTROYED: the current context was destroyed under us
+    }
+)
+
+# Stream handles that name a default stream of the CURRENT context (legacy 0 and 1, per-thread 2) rather
+# than a stream object that carries its own context.
+LAST_DEFAULT_STREAM = 2
+
+
 class GpuLaunch(LaunchPlan):
     """cuLaunchKernel of `fkl_kernel(Params)` with the block passed by value through a prebuilt void*[1].
 
-    The launch callable, the function handle and the device's context handle are looked up once, so
-    a warm launch is one context query and one driver call.
+    The launch callable is prebuilt with the function handle, grid and block bound (functools.partial),
+    so a warm launch on a caller's stream is one driver call with three arguments. The thread's current
+    context is not queried first: a stream handle carries its context, and a launch that the driver
+    refuses because the current context is not ours has no side effect, so we then make ours current and
+    launch once more (see _recover). Only the default streams (handles 0, 1, 2), which mean "the current
+    context's", make the context current before launching.
     """
 
     def __init__(self, kernel: Any, layout: Any, values: Mapping[str, Sequence[float]]):
-        from cuda.bindings import driver  # pyright: ignore[reportAttributeAccessIssue]
-
         from fklir.backend import cuda_driver
 
         super().__init__(layout, values)
@@ -127,10 +152,16 @@ class GpuLaunch(LaunchPlan):
         self.block: tuple[int, int, int] = PIXEL_BLOCK
         cuda_driver.ensure_context(self.device)
         self._context = cuda_driver.current_context_handle()
+        driver = cuda_driver._driver()
         self._get_current = driver.cuCtxGetCurrent
         self._cu_launch = driver.cuLaunchKernel
         self._function = kernel.function
-        self._success = driver.CUresult.CUDA_SUCCESS
+        self._launch = self._bind_launch()
+
+    def _bind_launch(self) -> Any:
+        """cuLaunchKernel with everything but (stream, kernelParams, extra) bound."""
+        g, b = self.grid, self.block
+        return functools.partial(self._cu_launch, self._function, g[0], g[1], g[2], b[0], b[1], b[2], 0)
 
     def set_extent(self, e: Extent) -> None:
         if e is self.extent or e == self.extent:
@@ -143,7 +174,9 @@ class GpuLaunch(LaunchPlan):
             self.grid, self.block = (max(1, -(-threads // block)), 1, 1), (block, 1, 1)
         else:
             bx, by, _ = PIXEL_BLOCK
-            self.grid, self.block = (-(-e.dst_w // bx), -(-e.dst_h // by), e.dst_planes), PIXEL_BLOCK
+            across = bx * self.layout.pixels_per_thread
+            self.grid, self.block = (-(-e.dst_w // across), -(-e.dst_h // by), e.dst_planes), PIXEL_BLOCK
+        self._launch = self._bind_launch()
 
     def make_current(self) -> None:
         """Make the kernel's device context current when something (another device, a library) changed it."""
@@ -159,10 +192,29 @@ class GpuLaunch(LaunchPlan):
 
     def launch(self, stream: int) -> None:
         """Launch with the block as it is (a bound pipeline's warm call does only this)."""
+        if stream <= LAST_DEFAULT_STREAM:
+            self.make_current()  # which context's default stream is meant depends on the current one
+        (result,) = self._launch(stream, self.arg_address, 0)
+        if result:
+            self._recover(int(result), stream)
         LAUNCHES.count += 1
-        g, b = self.grid, self.block
-        (result,) = self._cu_launch(self._function, g[0], g[1], g[2], b[0], b[1], b[2], 0, stream, self.arg_address, 0)
-        if result != self._success:
-            from fklir.backend import cuda_driver
 
-            cuda_driver.check((result,), f"cuLaunchKernel(grid={g}, block={b})")
+    def _recover(self, code: int, stream: int) -> None:
+        """A refused launch: if it was refused because our context is not current, make it current and
+        launch once more (the refused launch queued nothing); any other error is raised."""
+        from fklir.backend import cuda_driver
+
+        if code in _CONTEXT_ERRORS and int(self._get_current()[1]) != self._context:
+            cuda_driver.ensure_context(self.device)
+            (result,) = self._launch(stream, self.arg_address, 0)
+            code = int(result)
+        if code:
+            cuda_driver.check((code,), f"cuLaunchKernel(grid={self.grid}, block={self.block}, stream={stream:#x})")
+
+    def synchronize(self, stream: int) -> None:
+        """Wait for the stream; a default stream handle is waited on in the kernel's context."""
+        from fklir.backend import cuda_driver
+
+        if stream <= LAST_DEFAULT_STREAM:
+            self.make_current()
+        cuda_driver.synchronize(stream)

@@ -18,12 +18,16 @@ from fklir.backend import compilers
 from fklir.backend.build import INCLUDE_DIR
 from fklir.backend.compilers import (
     NVCC_FLAGS,
+    NVRTC_FAST_FLAGS,
     NVRTC_FLAGS,
     CompileError,
     compile_cubin_nvrtc,
     default_gpu_compiler,
     nvrtc_available,
+    nvrtc_flags,
     nvrtc_identity,
+    nvrtc_options,
+    nvrtc_version,
 )
 
 needs_nvrtc = pytest.mark.skipif(not nvrtc_available(), reason="libnvrtc is not loadable here")
@@ -150,6 +154,57 @@ def test_malformed_arch_is_refused_before_loading_anything(tmp_path: Path, arch:
         compile_cubin_nvrtc(HALF_SOURCE, INCLUDE_DIR, arch, tmp_path)
 
 
+@pytest.mark.parametrize(
+    ("version", "extra"),
+    [
+        ((12, 3), ()),
+        ((12, 4), ("--minimal",)),
+        ((12, 8), ("--minimal", "--pch")),
+        ((13, 0), ("--minimal", "--pch", "--no-cache")),
+    ],
+)
+def test_fast_flags_are_those_the_nvrtc_version_knows(
+    monkeypatch: pytest.MonkeyPatch, version: tuple[int, int], extra: tuple[str, ...]
+) -> None:
+    monkeypatch.setattr(compilers, "nvrtc_version", lambda: version)  # an older NVRTC refuses unknown options
+    assert nvrtc_flags() == (*NVRTC_FLAGS, *extra)
+    assert set(extra) <= {flag for _since, flag in NVRTC_FAST_FLAGS}
+    assert not any("fast" in flag or flag.startswith("-O") for flag in nvrtc_flags())  # no code changes
+
+
+def test_pch_folder_is_per_call_and_stays_out_of_the_flags(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(compilers, "nvrtc_version", lambda: (13, 0))
+    monkeypatch.setattr(compilers, "_pch_folder", lambda include_dir: tmp_path / "pch")
+    options = nvrtc_options(INCLUDE_DIR, "sm_90")
+    assert options == [*nvrtc_flags(), "-arch=sm_90", f"-I{INCLUDE_DIR}", f"--pch-dir={tmp_path / 'pch'}"]
+    assert not any(flag.startswith("--pch-dir") for flag in nvrtc_flags())  # a temporary path: not in the key
+    # without a folder NVRTC would put its PCH files in the current directory: no --pch then
+    monkeypatch.setattr(compilers, "_pch_folder", lambda include_dir: None)
+    assert nvrtc_options(INCLUDE_DIR, "sm_90") == [
+        *(flag for flag in nvrtc_flags() if flag != "--pch"),
+        "-arch=sm_90",
+        f"-I{INCLUDE_DIR}",
+    ]
+
+
+def test_kernel_key_follows_the_fast_flags(monkeypatch: pytest.MonkeyPatch) -> None:
+    from fklir.backend import build
+
+    monkeypatch.setattr(build, "_gpu_backend", "nvrtc")
+    monkeypatch.setattr(compilers, "nvrtc_identity", lambda: "NVRTC 13.0")  # the same identity for both
+
+    def key_with(version: tuple[int, int]) -> str:
+        monkeypatch.setattr(compilers, "nvrtc_version", lambda: version)
+        build._compiler_and_flags.cache_clear()  # pyright: ignore[reportPrivateUsage]
+        return build.kernel_key("structure", "gpu", "sm_90")
+
+    try:
+        assert key_with((12, 3)) != key_with((13, 0)), "other options must give another key"
+        assert key_with((13, 0)) == key_with((13, 0))
+    finally:
+        build._compiler_and_flags.cache_clear()  # pyright: ignore[reportPrivateUsage]
+
+
 # ----- compiling -------------------------------------------------------------------------------------
 
 
@@ -222,6 +277,67 @@ def test_no_system_header_is_reachable(tmp_path: Path) -> None:
     # Our headers include nothing under NVRTC; a kernel that includes a system header must fail cleanly.
     with pytest.raises(CompileError, match="cstdio"):
         compile_cubin_nvrtc('#include <cstdio>\nextern "C" __global__ void k() {}\n', INCLUDE_DIR, "sm_90", tmp_path)
+
+
+def _pipeline_source(scale: float, dtype: str = "float32") -> str:
+    import fklir as fkl
+
+    ops = [fkl.Mul(scale)] * (1 + int(scale)) + [fkl.Add(1.0)]  # scale picks the structure
+    return fkl.compose(fkl.TensorRead(), *ops, fkl.TensorWrite(), target="gpu").source_for(dtype, (9, 9, 3))
+
+
+@pytest.fixture
+def own_pch_root(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """A PCH root of this test's own, under tmp_path (the process's root stays as it was)."""
+    import tempfile
+
+    monkeypatch.setattr(compilers, "_pch_root", None)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    return tmp_path
+
+
+def _pch_files(root: Path) -> list[Path]:
+    return sorted(root.glob("fklir-nvrtc-pch-*/*/*.pch"))
+
+
+@needs_nvrtc
+def test_fast_flags_leave_the_cubin_unchanged(monkeypatch: pytest.MonkeyPatch, own_pch_root: Path) -> None:
+    sources = [_pipeline_source(2.0), _pipeline_source(1.0, "uint8")]
+    fast = [compile_cubin_nvrtc(source, INCLUDE_DIR, "sm_90") for source in sources]  # the 2nd one reads a PCH
+
+    def plain_options(include_dir: Path, arch: str) -> list[str]:
+        return [*NVRTC_FLAGS, f"-arch={arch}", f"-I{include_dir}"]
+
+    monkeypatch.setattr(compilers, "nvrtc_options", plain_options)
+    plain = [compile_cubin_nvrtc(source, INCLUDE_DIR, "sm_90") for source in sources]
+    assert fast == plain
+
+
+@needs_nvrtc
+@pytest.mark.skipif(nvrtc_available() and nvrtc_version() < (12, 8), reason="NVRTC < 12.8 has no PCH")
+def test_precompiled_header_is_made_once_per_process_and_reused(own_pch_root: Path) -> None:
+    compile_cubin_nvrtc(_pipeline_source(1.0), INCLUDE_DIR, "sm_90")
+    (made,) = _pch_files(own_pch_root)  # the first compile wrote it
+    written = made.stat().st_mtime_ns
+    for scale in (2.0, 3.0):
+        assert b"fkl_kernel" in compile_cubin_nvrtc(_pipeline_source(scale), INCLUDE_DIR, "sm_90")
+    assert _pch_files(own_pch_root) == [made] and made.stat().st_mtime_ns == written  # read, not rewritten
+
+
+@needs_nvrtc
+@pytest.mark.skipif(nvrtc_available() and nvrtc_version() < (12, 8), reason="NVRTC < 12.8 has no PCH")
+def test_an_edited_header_is_not_read_from_a_stale_pch(own_pch_root: Path, tmp_path: Path) -> None:
+    # NVRTC itself would reuse the PCH of the old header (measured on 13.0); each header state has its folder
+    include_dir = tmp_path / "include"
+    include_dir.mkdir()
+    source = '#include "value.h"\nextern "C" __global__ void k(unsigned* p) { p[0] = VALUE; }\n'
+    cubins = []
+    for value in (0x1234567, 0x7654321):
+        (include_dir / "value.h").write_text(f"#pragma once\n#define VALUE {value}u\n")
+        cubins.append(compile_cubin_nvrtc(source + f"// {value}\n", include_dir, "sm_90"))
+    assert (0x1234567).to_bytes(4, "little") in cubins[0]
+    assert (0x7654321).to_bytes(4, "little") in cubins[1] and (0x1234567).to_bytes(4, "little") not in cubins[1]
+    assert len(_pch_files(own_pch_root)) == 2
 
 
 # ----- running (needs a GPU) -------------------------------------------------------------------------

@@ -1,0 +1,354 @@
+"""The GPU host path without a GPU: warm bound and unbound calls, the launch's context recovery, stream rules
+and the first call of a fresh process, over a fake driver and a fake torch (tests/runtime/fake_driver.py).
+
+What these pin down is fklir's own logic (which driver calls a call makes, on which stream, with which
+pointers, and which checks still run on the warm path); test_bound_compose.py and test_gpu_*.py check the
+same paths numerically on a real device.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import fklir as fkl
+from fklir.backend import build, cuda_driver
+from fklir.frontend import compose as compose_module
+from fklir.runtime import interop
+from fklir.runtime.device_buffer import DeviceBuffer
+from fklir.runtime.launch import LAUNCHES, GpuLaunch
+from tests.runtime.fake_driver import CUresult, FakeDriver, installed, make_fake_torch
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
+    """(driver, torch): a strict fake driver with one device, a fake torch, a private disk cache, and
+    kernels that 'compile' to a stand-in cubin without any compiler."""
+    monkeypatch.setenv("FKLIR_CACHE_DIR", str(tmp_path))
+    torch = make_fake_torch()
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    monkeypatch.setattr(build, "get_backend", lambda: "nvcc")
+    monkeypatch.setattr(build, "_compiler_and_flags", lambda target, backend: ("fake nvcc 1.0", ()))
+    monkeypatch.setattr(build, "_compile_gpu", lambda emitted, key, arch: b"stand-in cubin")
+    with installed(FakeDriver(devices=2)) as driver:
+        yield driver, torch
+
+
+def _chain(read: fkl.TensorRead, write: fkl.TensorWrite) -> fkl.Pipeline:
+    return fkl.compose(read, fkl.Cast("float32"), fkl.Mul(0.5), fkl.SaturateCast("uint8"), write, target="gpu")
+
+
+def _plan(pipe: fkl.Pipeline) -> GpuLaunch:
+    (plan,) = pipe._plans.values()
+    assert isinstance(plan, GpuLaunch)
+    return plan
+
+
+def _primary(driver: FakeDriver, device: int = 0) -> int:
+    return int(driver.primary[device])
+
+
+# ---- the warm bound call ----------------------------------------------------------------------------
+
+
+def test_warm_bound_call_is_one_launch_on_the_callers_stream(fake: Any) -> None:
+    driver, torch = fake
+    x = torch.empty((6, 5, 3), dtype=torch.uint8)
+    y = torch.empty((6, 5, 3), dtype=torch.uint8)
+    s = torch.cuda.Stream()
+    k = _chain(fkl.TensorRead(x), fkl.TensorWrite(y))
+    assert k(stream=s) is y  # the first call fills the block with the bindings
+    plan = _plan(k)
+    assert (plan.header.src, plan.header.dst) == (x.data_ptr(), y.data_ptr())
+    driver.calls.clear()
+    driver.launches.clear()
+    launches = LAUNCHES.count
+    for _ in range(3):
+        assert k(stream=s) is y
+    assert LAUNCHES.count == launches + 3
+    assert [launch[3] for launch in driver.launches] == [s.cuda_stream] * 3
+    assert driver.calls.get("cuCtxGetCurrent", 0) == 0, "a warm launch on a real stream queries no context"
+    assert driver.calls.get("cuStreamSynchronize", 0) == 0, "a caller's stream is never synchronised"
+
+
+def test_the_block_goes_back_to_the_bindings_after_an_override(fake: Any) -> None:
+    _driver, torch = fake
+    x = torch.empty((6, 5, 3), dtype=torch.uint8)
+    y = torch.empty((6, 5, 3), dtype=torch.uint8)
+    other = torch.empty((6, 5, 3), dtype=torch.uint8)
+    k = _chain(fkl.TensorRead(x), fkl.TensorWrite(y))
+    plan = _plan(k)
+    k(stream=7)
+    k(other, stream=7)
+    assert (plan.header.src, plan.header.dst) == (other.data_ptr(), y.data_ptr())
+    k(stream=7)
+    assert (plan.header.src, plan.header.dst) == (x.data_ptr(), y.data_ptr())
+    with pytest.raises(ValueError, match="input override: expected uint8"):
+        k(torch.empty((7, 5, 3), dtype=torch.uint8), stream=7)
+    k(stream=7)
+    assert (plan.header.src, plan.header.dst) == (x.data_ptr(), y.data_ptr())
+
+
+@pytest.mark.parametrize("who", ["foreign", "other device", "none"])
+def test_a_launch_refused_for_the_wrong_context_makes_ours_current_and_runs_once(fake: Any, who: str) -> None:
+    driver, torch = fake
+    x = torch.empty((6, 5, 3), dtype=torch.uint8)
+    k = _chain(fkl.TensorRead(x), fkl.TensorWrite(torch.empty((6, 5, 3), dtype=torch.uint8)))
+    k(stream=7)
+    driver.set_current({"foreign": driver.foreign, "other device": driver.primary[1], "none": None}[who])
+    driver.launches.clear()
+    driver.attempts = 0
+    k(stream=7)
+    assert len(driver.launches) == 1 and driver.attempts == 2
+    assert driver.current() == _primary(driver)
+
+
+def test_a_new_thread_without_a_current_context_can_launch(fake: Any) -> None:
+    driver, torch = fake
+    x = torch.empty((6, 5, 3), dtype=torch.uint8)
+    k = _chain(fkl.TensorRead(x), fkl.TensorWrite(torch.empty((6, 5, 3), dtype=torch.uint8)))
+    k(stream=7)
+    driver.launches.clear()
+    errors: list[BaseException] = []
+
+    def worker() -> None:
+        try:
+            assert driver.current() == 0
+            k(stream=7)
+            k(torch.empty((6, 5, 3), dtype=torch.uint8), stream=7)
+        except BaseException as error:
+            errors.append(error)
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join()
+    assert not errors
+    assert len(driver.launches) == 2
+
+
+def test_other_launch_errors_are_raised_without_a_retry(fake: Any) -> None:
+    driver, torch = fake
+    x = torch.empty((6, 5, 3), dtype=torch.uint8)
+    k = _chain(fkl.TensorRead(x), fkl.TensorWrite(torch.empty((6, 5, 3), dtype=torch.uint8)))
+    k(stream=7)
+    for code in (CUresult.CUDA_ERROR_INVALID_VALUE, CUresult.CUDA_ERROR_INVALID_HANDLE):
+        driver.fail, driver.attempts = code, 0
+        launches = LAUNCHES.count
+        with pytest.raises(cuda_driver.CudaError, match=f"cuLaunchKernel.*failed with {code.name}"):
+            k(stream=7)
+        # our context is current, so even a context-like error is the stream's or the call's: no retry
+        assert driver.attempts == 1
+        assert LAUNCHES.count == launches
+
+
+def test_default_stream_handles_mean_our_contexts_default_stream(fake: Any) -> None:
+    """0, 1 and 2 name the CURRENT context's default streams: ours is made current before the launch,
+    even by a driver that would accept the launch in another context."""
+    driver, torch = fake
+    driver.strict = False
+    x = torch.empty((6, 5, 3), dtype=torch.uint8)
+    k = _chain(fkl.TensorRead(x), fkl.TensorWrite(torch.empty((6, 5, 3), dtype=torch.uint8)))
+    for handle in (0, 1, 2):
+        driver.set_current(driver.foreign)
+        k(stream=handle)
+        assert driver.current() == _primary(driver)
+    driver.set_current(driver.foreign)
+    k(stream=7)  # a real stream carries its context: nothing to change
+    assert driver.current() == int(driver.foreign)
+
+
+# ---- the warm unbound call --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def counted_descriptions(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Every array that the pipeline describes in full (the slow path)."""
+    described: list[object] = []
+    real = compose_module.describe_gpu_array
+
+    def counting(x: object, what: str, stream: int | None = None) -> Any:
+        described.append(x)
+        return real(x, what, stream)
+
+    monkeypatch.setattr(compose_module, "describe_gpu_array", counting)
+    return described
+
+
+def test_an_input_seen_before_is_not_described_again(fake: Any, counted_descriptions: list[object]) -> None:
+    driver, torch = fake
+    pipe = _chain(fkl.TensorRead(), fkl.TensorWrite())
+    s = torch.cuda.Stream()
+    x, y = torch.empty((6, 5, 3), dtype=torch.uint8), torch.empty((6, 5, 3), dtype=torch.uint8)
+    assert pipe(x, out=y, stream=s) is y
+    assert counted_descriptions == [x, y]
+    driver.calls.clear()
+    for _ in range(3):  # new arrays of the same kind: keys only, pointers per call
+        x, y = torch.empty((6, 5, 3), dtype=torch.uint8), torch.empty((6, 5, 3), dtype=torch.uint8)
+        assert pipe(x, out=y, stream=s) is y
+        assert (_plan(pipe).header.src, _plan(pipe).header.dst) == (x.data_ptr(), y.data_ptr())
+    assert len(counted_descriptions) == 2
+    assert driver.launches[-1][3] == s.cuda_stream
+    assert driver.calls.get("cuCtxGetCurrent", 0) == 0
+    assert driver.calls.get("cuStreamSynchronize", 0) == 0
+
+
+def test_the_warm_path_keeps_every_check(fake: Any) -> None:
+    _driver, torch = fake
+    pipe = _chain(fkl.TensorRead(), fkl.TensorWrite())
+    x, y = torch.empty((6, 5, 3), dtype=torch.uint8), torch.empty((6, 5, 3), dtype=torch.uint8)
+    pipe(x, out=y, stream=7)
+    with pytest.raises(ValueError, match=r"out: expected a uint8 array of shape \(6, 5, 3\) on device 0"):
+        pipe(x, out=torch.empty((6, 5, 3), dtype=torch.float32), stream=7)
+    with pytest.raises(ValueError, match="out: expected a uint8 array of shape"):
+        pipe(x, out=torch.empty((5, 6, 3), dtype=torch.uint8), stream=7)
+    with pytest.raises(ValueError, match=r"on device 0, got uint8 .* on device 1"):
+        pipe(x, out=torch.empty((6, 5, 3), dtype=torch.uint8, device="cuda:1"), stream=7)
+    with pytest.raises(ValueError, match="not C-contiguous"):
+        pipe(x, out=torch.Tensor((6, 5, 3), torch.uint8, 0, strides=(1, 6, 30)), stream=7)
+    with pytest.raises(ValueError, match="not C-contiguous"):
+        pipe(torch.Tensor((6, 5, 3), torch.uint8, 0, strides=(1, 6, 30)), out=y, stream=7)
+    with pytest.raises(TypeError, match="needs a CUDA tensor"):
+        pipe(torch.Tensor((6, 5, 3), torch.uint8, -1), out=y, stream=7)
+    with pytest.raises(TypeError, match="unsupported element type"):
+        pipe(torch.empty((6, 5, 3), dtype=torch.complex64), stream=7)
+    read_only = DeviceBuffer.from_ptr(0x7000, (6, 5, 3), "uint8", readonly=True)
+    with pytest.raises(ValueError, match="read-only"):
+        pipe(x, out=read_only, stream=7)
+    with pytest.raises(ValueError, match="read-only"):  # and again, now that its kind was seen
+        pipe(x, out=read_only, stream=7)
+    writable = DeviceBuffer.from_ptr(0x7000, (6, 5, 3), "uint8")
+    assert pipe(x, out=writable, stream=7) is writable
+
+
+def test_outputs_follow_the_inputs_framework_and_device(fake: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    driver, torch = fake
+    pipe = fkl.compose(fkl.TensorRead(), fkl.Cast("float32"), fkl.TensorWrite(), target="gpu")
+    for device in (0, 1, 0, 1):
+        x = torch.empty((4, 3), dtype=torch.uint8, device=f"cuda:{device}")
+        out = pipe(x, stream=7)
+        assert isinstance(out, torch.Tensor)
+        assert (tuple(out.shape), out.dtype, out.get_device()) == ((4, 3), torch.float32, device)
+        assert _plan_for(pipe, device).header.dst == out.data_ptr()
+
+    class Subclass(torch.Tensor):
+        __slots__ = ()
+
+    made: list[object] = []
+    real_empty = torch.empty
+    monkeypatch.setattr(torch, "empty", lambda *a, **k: made.append(k) or real_empty(*a, **k))
+    out = pipe(Subclass((4, 3), torch.uint8, 0), stream=7)
+    assert type(out) is torch.Tensor and len(made) == 1  # a subclass input: torch.empty, never new_empty
+    for _ in range(2):  # cold, then warm
+        out = pipe(DeviceBuffer.from_ptr(0x9000, (4, 3), "uint8", device=1), stream=7)
+        assert isinstance(out, DeviceBuffer) and (out.shape, out.dtype_name, out.device) == ((4, 3), "float32", 1)
+        assert _plan_for(pipe, 1).header.dst == out.ptr
+    assert driver.launches
+
+
+def _plan_for(pipe: fkl.Pipeline, device: int) -> GpuLaunch:
+    (plan,) = [plan for (_sig, d), plan in pipe._plans.items() if d == device]
+    assert isinstance(plan, GpuLaunch)
+    return plan
+
+
+def test_without_a_stream_the_producers_stream_is_used_and_synchronised(fake: Any) -> None:
+    driver, torch = fake
+    pipe = _chain(fkl.TensorRead(), fkl.TensorWrite())
+    x, y = torch.empty((6, 5, 3), dtype=torch.uint8), torch.empty((6, 5, 3), dtype=torch.uint8)
+    for _ in range(2):  # cold, then warm
+        driver.calls.clear()
+        driver.set_current(driver.foreign)
+        pipe(x, out=y)
+        assert driver.launches[-1][3] == 0  # torch's current stream: its default stream here
+        assert driver.calls["cuStreamSynchronize"] == 1
+        assert driver.current() == _primary(driver), "the default stream meant is our context's"
+    advertised = DeviceBuffer.from_ptr(0x8000, (6, 5, 3), "uint8", stream=0x55)
+    for _ in range(2):
+        driver.calls.clear()
+        pipe(advertised, out=y)
+        assert driver.launches[-1][3] == 0x55 and driver.calls["cuStreamSynchronize"] == 1
+
+
+def test_an_empty_output_launches_nothing_but_still_synchronises(fake: Any) -> None:
+    driver, torch = fake
+    pipe = _chain(fkl.TensorRead(), fkl.TensorWrite())
+    x = torch.empty((0, 5, 3), dtype=torch.uint8)
+    for _ in range(2):
+        driver.launches.clear()
+        driver.calls.clear()
+        driver.set_current(None)
+        assert tuple(pipe(x).shape) == (0, 5, 3)
+        assert not driver.launches and driver.calls["cuStreamSynchronize"] == 1
+
+
+def test_warm_keys_tell_apart_what_a_description_tells_apart(fake: Any) -> None:
+    _driver, torch = fake
+    x = torch.empty((6, 5, 3), dtype=torch.uint8)
+    key, ptr = interop.warm_key(x) or ((), 0)
+    assert ptr == x.data_ptr()
+    assert interop.warm_key(torch.empty((6, 5, 3), dtype=torch.uint8))[0] == key  # pyright: ignore[reportOptionalSubscript]
+    others = [
+        torch.empty((6, 5, 3), dtype=torch.int8),
+        torch.empty((6, 5, 4), dtype=torch.uint8),
+        torch.empty((6, 5, 3), dtype=torch.uint8, device="cuda:1"),
+    ]
+    assert all(interop.warm_key(o)[0] != key for o in others)  # pyright: ignore[reportOptionalSubscript]
+    assert interop.warm_key(torch.Tensor((6, 5, 3), torch.uint8, 0, strides=(1, 6, 30))) is None
+    assert interop.warm_key(torch.Tensor((6, 5, 3), torch.uint8, -1)) is None
+    assert interop.warm_key([x]) is None and interop.warm_key(None) is None
+    plain = DeviceBuffer.from_ptr(0x7000, (6, 5, 3), "uint8")
+    read_only = DeviceBuffer.from_ptr(0x7000, (6, 5, 3), "uint8", readonly=True)
+    assert interop.warm_key(plain)[0] != interop.warm_key(read_only)[0]  # pyright: ignore[reportOptionalSubscript]
+
+
+# ---- the first call of a fresh process --------------------------------------------------------------
+
+FIRST_CALL = r"""
+import sys
+sys.path.insert(0, {root!r})
+from tests.runtime.fake_driver import FakeDriver, install, make_fake_torch
+torch = sys.modules["torch"] = make_fake_torch()
+install(FakeDriver())
+import fklir as fkl
+from fklir.backend import build
+def compile_gpu(emitted, key, arch):
+    build.STATS.compiles += 1
+    return b"stand-in cubin"
+if {fill}:
+    build._compile_gpu = compile_gpu
+x = torch.empty((8, 6, 3), dtype=torch.uint8)
+pipe = fkl.compose(fkl.TensorRead(), fkl.Cast("float32"), fkl.Mul(0.5), fkl.TensorWrite(), target="gpu")
+before = set(sys.modules)
+pipe(x)
+print(sorted(set(sys.modules) - before), build.STATS.compiles, build.STATS.disk_hits)
+"""
+
+
+def test_a_fresh_processs_first_call_imports_nothing_and_runs_no_compiler(tmp_path: Path) -> None:
+    """compose() imports what the first call needs; the first call finds the kernel on disk and learns
+    the compiler from the disk cache instead of running `nvcc --version`."""
+    runs = tmp_path / "identity-runs"
+    nvcc = tmp_path / "nvcc"  # answers --version like python does, and logs each run
+    nvcc.write_text(f'#!/bin/sh\necho run >> "{runs}"\nexec "{sys.executable}" "$@"\n')
+    nvcc.chmod(0o755)
+    env = {**os.environ, "FKLIR_CACHE_DIR": str(tmp_path / "cache"), "FKLIR_NVCC": str(nvcc)}
+
+    def first_call(fill: bool) -> tuple[str, str, str]:
+        script = FIRST_CALL.format(root=str(ROOT), fill=fill)
+        run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=False)
+        assert run.returncode == 0, run.stderr
+        imported, compiles, disk_hits = run.stdout.rsplit(maxsplit=2)
+        return imported, compiles, disk_hits
+
+    assert first_call(fill=True)[1:] == ("1", "0")
+    assert runs.read_text().count("run") == 1
+    assert first_call(fill=False) == ("[]", "0", "1")
+    assert runs.read_text().count("run") == 1, "the compiler's identity is remembered on disk"
