@@ -39,6 +39,7 @@ class FlatShape:
     group: int
     threads: int
     staged: bool  # through a shared-memory tile (see the module docstring)
+    table: bool = False  # a list input: plane z (grid y) reads Params::src_table[z], n counts one plane
 
     @property
     def t_in(self) -> str:
@@ -62,7 +63,7 @@ class FlatShape:
         return self.group * ELEMENT_SIZE[dtype] // 16
 
 
-def flat_shape(in_dtype: str, out_dtype: str, channels: int) -> FlatShape:
+def flat_shape(in_dtype: str, out_dtype: str, channels: int, table: bool = False) -> FlatShape:
     """Up to MAX_THREADS per block, fewer when the tile would not fit TILE_BYTES (the input and the
     results share the tile in turn)."""
     group = math.lcm(16 // ELEMENT_SIZE[in_dtype], 16 // ELEMENT_SIZE[out_dtype], channels)
@@ -71,7 +72,7 @@ def flat_shape(in_dtype: str, out_dtype: str, channels: int) -> FlatShape:
     while threads > 32 and threads * group_bytes > TILE_BYTES:
         threads //= 2
     staged = max(ELEMENT_SIZE[in_dtype], ELEMENT_SIZE[out_dtype]) > 1
-    return FlatShape(in_dtype, out_dtype, channels, group, threads, staged)
+    return FlatShape(in_dtype, out_dtype, channels, group, threads, staged, table)
 
 
 def emit_flat_gpu(s: FlatShape) -> list[str]:
@@ -84,21 +85,26 @@ def emit_flat_gpu(s: FlatShape) -> list[str]:
         else "Each thread loads its group straight from global\n// memory (a 1-byte chain: see emit_flat.py)."
     )
     elementwise = [
-        "__device__ void flat_elementwise(const Params& p, fkl::i64 begin, fkl::i64 end) {",
-        f"    const {s.t_in}* src = (const {s.t_in}*)p.h.src;",
-        f"    {s.t_out}* dst = ({s.t_out}*)p.h.dst;",
+        f"__device__ void flat_elementwise(const Params& p, const {s.t_in}* src, {s.t_out}* dst, fkl::i64 begin,"
+        " fkl::i64 end) {",
         f"    for (fkl::i64 e = begin + threadIdx.x; e < end; e += {s.threads})"
         f" dst[e] = compute(p, src[e], (int)(e % {s.channels}));",
         "}",
         "",
     ]
+    planes = (
+        ["// A list input: grid y is the image; image z comes from the pointer table, its output plane follows."]
+        if s.table
+        else []
+    )
     return [
         f"// Block b owns elements [b * {tile}, (b + 1) * {tile}): {s.threads} groups of {s.group} elements"
         f" ({s.group // s.channels} whole pixels,",
         f"// {vin} input and {vout} output vectors), one per thread. {how}",
         *(elementwise if s.staged else []),
+        *planes,
         f'extern "C" __global__ void __launch_bounds__({s.threads}) fkl_kernel(const Params p) {{',
-        *(_staged_body(s) if s.staged else _direct_body(s)),
+        *(_staged_body(s) if s.staged else [*_plane_pointers(s), *_direct_body(s)]),
         "}",
     ]
 
@@ -114,12 +120,25 @@ def _compute_group(s: FlatShape, indent: str) -> list[str]:
     ]
 
 
+def _plane_pointers(s: FlatShape) -> list[str]:
+    """`in_base` and `out_base`: the first element of this kernel's (grid y's) source and output."""
+    if not s.table:
+        return [
+            f"    const {s.t_in}* in_base = (const {s.t_in}*)p.h.src;",
+            f"    {s.t_out}* out_base = ({s.t_out}*)p.h.dst;",
+        ]
+    return [
+        f"    const {s.t_in}* in_base = (const {s.t_in}*)p.src_table[blockIdx.y];",
+        f"    {s.t_out}* out_base = ({s.t_out}*)p.h.dst + blockIdx.y * p.h.dst_plane_stride;",
+    ]
+
+
 def _tile_guard(s: FlatShape) -> list[str]:
     tile = s.threads * s.group
     return [
         f"    const fkl::i64 begin = (fkl::i64)blockIdx.x * {tile};",
         f"    if (!p.h.aligned || begin + {tile} > p.h.n) {{",
-        f"        flat_elementwise(p, begin, begin + {tile} < p.h.n ? begin + {tile} : p.h.n);",
+        f"        flat_elementwise(p, in_base, out_base, begin, begin + {tile} < p.h.n ? begin + {tile} : p.h.n);",
         "        return;",
         "    }",
     ]
@@ -129,9 +148,10 @@ def _staged_body(s: FlatShape) -> list[str]:
     vin, vout, b = s.vectors(s.in_dtype), s.vectors(s.out_dtype), s.threads
     return [
         f"    __shared__ fkl::Vec16<fkl::u8> tile[{b * max(vin, vout)}];  // raw 16-byte vectors: inputs, then results",
+        *_plane_pointers(s),
         *_tile_guard(s),
-        f"    const fkl::u8* src = (const fkl::u8*)((const {s.t_in}*)p.h.src + begin);",
-        f"    fkl::u8* dst = (fkl::u8*)(({s.t_out}*)p.h.dst + begin);",
+        "    const fkl::u8* src = (const fkl::u8*)(in_base + begin);",
+        "    fkl::u8* dst = (fkl::u8*)(out_base + begin);",
         "    const int t = threadIdx.x;",
         "#pragma unroll",
         f"    for (int k = 0; k < {vin}; ++k) tile[t + k * {b}] = fkl::load16(src + (t + k * {b}) * 16);",
@@ -154,8 +174,8 @@ def _direct_body(s: FlatShape) -> list[str]:
     lin, lout = s.lanes(s.in_dtype), s.lanes(s.out_dtype)
     return [
         f"    const fkl::i64 first = ((fkl::i64)blockIdx.x * {s.threads} + threadIdx.x) * {s.group};",
-        f"    const {s.t_in}* src = (const {s.t_in}*)p.h.src + first;",
-        f"    {s.t_out}* dst = ({s.t_out}*)p.h.dst + first;",
+        f"    const {s.t_in}* src = in_base + first;",
+        f"    {s.t_out}* dst = out_base + first;",
         f"    const bool whole = p.h.aligned && first + {s.group} <= p.h.n;",
         f"    fkl::Vec16<{s.t_in}> in[{vin}];",
         "    if (whole) {",
@@ -198,14 +218,32 @@ def emit_flat_cpu(s: FlatShape) -> list[str]:
         "}",
         'extern "C" void fkl_run(const Params* p) {',
         "    const Params q = *p;",
-        f"    const {s.t_in}* src = (const {s.t_in}*)q.h.src;",
-        f"    {s.t_out}* dst = ({s.t_out}*)q.h.dst;",
-        f"    const fkl::i64 groups = q.h.n / {g};",
-        "    const fkl::i64 chunk = 4096;",
-        "#pragma omp parallel for schedule(static)",
-        "    for (fkl::i64 g = 0; g < groups; g += chunk) {",
-        "        run_groups(q, src, dst, g, g + chunk < groups ? g + chunk : groups);",
-        "    }",
-        f"    for (fkl::i64 e = groups * {g}; e < q.h.n; ++e) dst[e] = compute(q, src[e], (int)(e % {c}));",
+        *(
+            ["    for (fkl::i32 z = 0; z < q.h.dst_planes; ++z) {  // one image of the list at a time"]
+            if s.table
+            else []
+        ),
+        *_cpu_plane(s),
         "}",
     ]
+
+
+def _cpu_plane(s: FlatShape) -> list[str]:
+    """The CPU loop over one run of elements (the image, or image z of a list)."""
+    g, c = s.group, s.channels
+    indent = "    " * (2 if s.table else 1)
+    src = "(const {0}*)q.src_table[z]" if s.table else "(const {0}*)q.h.src"
+    dst = "({0}*)q.h.dst + z * q.h.dst_plane_stride" if s.table else "({0}*)q.h.dst"
+    lines = [
+        f"const {s.t_in}* src = {src.format(s.t_in)};",
+        f"{s.t_out}* dst = {dst.format(s.t_out)};",
+        f"const fkl::i64 groups = q.h.n / {g};",
+        "const fkl::i64 chunk = 4096;",
+        "#pragma omp parallel for schedule(static)",
+        "for (fkl::i64 g = 0; g < groups; g += chunk) {",
+        "    run_groups(q, src, dst, g, g + chunk < groups ? g + chunk : groups);",
+        "}",
+        f"for (fkl::i64 e = groups * {g}; e < q.h.n; ++e) dst[e] = compute(q, src[e], (int)(e % {c}));",
+    ]
+    body = [line if line.startswith("#") else indent + line for line in lines]
+    return [*body, "    }"] if s.table else body

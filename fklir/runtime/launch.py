@@ -53,15 +53,19 @@ class LaunchPlan:
         pack_reciprocals(self.params, layout.reciprocals, values)
         self.header = self.params.h  # pyright: ignore[reportAttributeAccessIssue]
         self.extent: Extent | None = None
-        self._pointers: tuple[int, int] | None = None  # (src, dst) as the header holds them
+        self._pointers: tuple[int, int, int] | None = None  # (src, dst, table bits) as the header holds them
+        self._table_bits = 0  # the OR of the pointer table's entries: any misaligned one disables vectors
 
     def set_sources(self, pointers: Sequence[int]) -> None:
         """The pointer table of a list input (one image per plane); nothing for a single input."""
         if not self.layout.src_table:
             return
         table = self.params.src_table  # pyright: ignore[reportAttributeAccessIssue]
+        bits = 0
         for i, ptr in enumerate(pointers):
             table[i] = ptr
+            bits |= ptr
+        self._table_bits = bits
 
     def set_outputs(self, pointers: Sequence[int]) -> None:
         """SplitWrite's per-channel output table; nothing for the other writes."""
@@ -81,19 +85,20 @@ class LaunchPlan:
         h.dst_pitch = e.dst_w * e.channels_out
         h.dst_plane_stride = e.dst_h * e.dst_w * e.channels_out
         h.dst_w, h.dst_h, h.dst_planes = e.dst_w, e.dst_h, e.dst_planes
-        h.n = e.dst_planes * e.dst_h * e.dst_w * e.channels_out
+        # a flat kernel over a list input runs one image per grid row: n counts one plane then
+        h.n = (1 if self.layout.src_table else e.dst_planes) * e.dst_h * e.dst_w * e.channels_out
         self.extent = e
 
     def set_pointers(self, src: int, dst: int) -> None:
         # a loop over preallocated buffers passes the same pair every call: comparing two ints is
         # cheaper than three ctypes field writes
-        pointers = (src, dst)
+        pointers = (src, dst, self._table_bits)
         if pointers == self._pointers:
             return
         h = self.header
         h.src = src
         h.dst = dst
-        h.aligned = not ((src | dst) & 15)
+        h.aligned = not ((src | dst | self._table_bits) & 15)
         self._pointers = pointers
 
 
@@ -168,10 +173,12 @@ class GpuLaunch(LaunchPlan):
             return
         super().set_extent(e)
         if self.layout.mode == "flat":
-            n = e.dst_planes * e.dst_h * e.dst_w * e.channels_out
+            # a list input: one grid row per image, each a flat run of its own
+            rows = e.dst_planes if self.layout.src_table else 1
+            n = e.dst_planes * e.dst_h * e.dst_w * e.channels_out // rows
             threads = -(-n // self.layout.elements_per_thread)
             block = self.layout.flat_block
-            self.grid, self.block = (max(1, -(-threads // block)), 1, 1), (block, 1, 1)
+            self.grid, self.block = (max(1, -(-threads // block)), rows, 1), (block, 1, 1)
         else:
             bx, by, _ = PIXEL_BLOCK
             across = bx * self.layout.pixels_per_thread

@@ -124,6 +124,25 @@ def test_list_of_images_is_one_launch(target: str) -> None:
 
 
 @pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("dtype", ["uint8", "float32"])
+def test_list_of_images_with_a_misaligned_member(target: str, dtype: str) -> None:
+    # a flat kernel over the pointer table: one member one element off a 16-byte boundary must send
+    # every image down the element-wise path, and the results must not change
+    shape = (33, 17, 3)
+    backing = [RNG.integers(0, 200, (shape[0] * shape[1] * shape[2] + 1,)).astype(dtype) for _ in range(5)]
+    images = [b[1:].reshape(shape) if i == 2 else b[:-1].reshape(shape) for i, b in enumerate(backing)]
+    pipe = fkl.compose(fkl.TensorRead(), fkl.Add((3, 5, 7)), fkl.TensorWrite(), target=target)
+    expected = [x.astype(np.float64) + np.array([3, 5, 7]) for x in images]
+    inputs = [_to(target, b) for b in backing]
+    views = [v[1:].reshape(shape) if i == 2 else v[:-1].reshape(shape) for i, v in enumerate(inputs)]
+    out = _back(target, _one_call(pipe, views))
+    for i in range(5):
+        np.testing.assert_allclose(out[i], expected[i], rtol=1e-6)
+    aligned = _back(target, pipe([_to(target, np.ascontiguousarray(x)) for x in images]))
+    np.testing.assert_array_equal(aligned, out)
+
+
+@pytest.mark.parametrize("target", TARGETS)
 def test_list_of_images_with_crop_and_resize(target: str) -> None:
     images = [RNG.integers(0, 256, (50, 70), dtype=np.uint8) for _ in range(3)]
     pipe = fkl.compose(fkl.TensorRead(), fkl.Crop(5, 6, 40, 30), fkl.Resize(17, 13), fkl.TensorWrite(), target=target)

@@ -33,6 +33,8 @@ fkl.write %3, "dst" : !fkl.image<?x?x?xnone>
 // CHECK:       #if defined(__CUDACC__)
 // CHECK-NEXT:  // Block b owns elements [b * 12288, (b + 1) * 12288): 256 groups of 48 elements (16 whole pixels,
 // CHECK:       extern "C" __global__ void __launch_bounds__(256) fkl_kernel(const Params p) {
+// CHECK-NEXT:      const fkl::u8* in_base = (const fkl::u8*)p.h.src;
+// CHECK-NEXT:      fkl::u8* out_base = (fkl::u8*)p.h.dst;
 // CHECK-NEXT:      const fkl::i64 first = ((fkl::i64)blockIdx.x * 256 + threadIdx.x) * 48;
 // CHECK:           const bool whole = p.h.aligned && first + 48 <= p.h.n;
 // CHECK:           for (int k = 0; k < 3; ++k) in[k] = fkl::load16(src + k * 16);
@@ -217,7 +219,7 @@ fkl.write %2, "dst" : !fkl.image<?x?x?xnone>
 // and 12 output vectors per group, coalesced loads and stores of the whole tile.
 // CHECK:       extern "C" __global__ void __launch_bounds__(128) fkl_kernel(const Params p) {
 // CHECK-NEXT:      __shared__ fkl::Vec16<fkl::u8> tile[1536];
-// CHECK:           flat_elementwise(p, begin, begin + 6144 < p.h.n ? begin + 6144 : p.h.n);
+// CHECK:           flat_elementwise(p, in_base, out_base, begin, begin + 6144 < p.h.n ? begin + 6144 : p.h.n);
 // CHECK:           for (int k = 0; k < 3; ++k) tile[t + k * 128] = fkl::load16(src + (t + k * 128) * 16);
 // CHECK-NEXT:      __syncthreads();
 // CHECK:           for (int e = 0; e < 48; ++e) out[e / 4].v[e % 4] = compute(p, in[e / 16].v[e % 16], e % 3);
@@ -231,7 +233,7 @@ fkl.write %2, "dst" : !fkl.image<?x?x?xnone>
 
 // -----
 
-// ---- A pointer table: plane z reads image z (no flat mode: each plane has its own pointer). ----
+// ---- A pointer table: a flat kernel whose grid row z reads image z of the list. ------------------
 
 %0 = fkl.read ["s0", "s1"] : !fkl.image<?x?x3xui8, planes 2>
 %1 = fkl.add %0, 1 : !fkl.image<?x?x3xui8, planes 2>
@@ -243,14 +245,18 @@ fkl.write %1, "dst" : !fkl.image<?x?x3xui8, planes 2>
 // CHECK-NEXT:      const void* src_table[2];
 // CHECK-NEXT:      fkl::u8 [[ADD:add[0-9]+]][3];
 // CHECK-NEXT:  };
-// CHECK:       for (int c = 0; c < 3; ++c) v1[c] = fkl::Add::exec(v0[c], fkl::pick(p.[[ADD]], c));
-// CHECK:       FKL_HD void stage0(const Params& p, const Plane& q, fkl::i32 x, fkl::i32 y, fkl::i32 z, fkl::u8 out[3]) {
-// CHECK-NEXT:      const fkl::u8* px = (const fkl::u8*)p.src_table[z] + y * p.h.src_pitch + (fkl::i64)x * 3;
-// CHECK:       sample(p, q, x < p.h.dst_w ? x : p.h.dst_w - 1, y, blockIdx.z, out[k]);
+// CHECK:       FKL_HD fkl::u8 compute(const Params& p, fkl::u8 v0, int c) {
+// CHECK:           const fkl::u8 v1 = fkl::Add::exec(v0, fkl::pick(p.[[ADD]], c));
+// CHECK-NOT:   stage0
+// CHECK:       extern "C" __global__ void __launch_bounds__(256) fkl_kernel(const Params p) {
+// CHECK-NEXT:      const fkl::u8* in_base = (const fkl::u8*)p.src_table[blockIdx.y];
+// CHECK-NEXT:      fkl::u8* out_base = (fkl::u8*)p.h.dst + blockIdx.y * p.h.dst_plane_stride;
 // CHECK:       {{//}} -----
 
 // CPP-LABEL:   // ---- fkl.kernel @k0 (target cpp) ----
-// CPP:         p.src_table[z]
+// CPP:         for (fkl::i32 z = 0; z < q.h.dst_planes; ++z) {
+// CPP-NEXT:        const fkl::u8* src = (const fkl::u8*)q.src_table[z];
+// CPP-NEXT:        fkl::u8* dst = (fkl::u8*)q.h.dst + z * q.h.dst_plane_stride;
 // CPP:         {{//}} -----
 
 // -----
