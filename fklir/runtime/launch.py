@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from fklir.runtime.params import pack_reciprocals, pack_slots, params_struct_type
 
 PIXEL_BLOCK = (32, 8, 1)
@@ -53,8 +55,11 @@ class LaunchPlan:
         pack_reciprocals(self.params, layout.reciprocals, values)
         self.header = self.params.h  # pyright: ignore[reportAttributeAccessIssue]
         self.extent: Extent | None = None
-        self._pointers: tuple[int, int, int] | None = None  # (src, dst, table bits) as the header holds them
+        self._pointers: tuple[int, int, int] | None = None  # (src, dst, table and plane bits) as the header holds
         self._table_bits = 0  # the OR of the pointer table's entries: any misaligned one disables vectors
+        # a list input's output planes start every plane_bytes: unless that is a multiple of 16, some
+        # plane starts off a 16-byte boundary, so its low bits join the alignment check like a pointer's
+        self._plane_bits = 0
 
     def set_sources(self, pointers: Sequence[int]) -> None:
         """The pointer table of a list input (one image per plane); nothing for a single input."""
@@ -87,19 +92,25 @@ class LaunchPlan:
         h.dst_w, h.dst_h, h.dst_planes = e.dst_w, e.dst_h, e.dst_planes
         # a flat kernel over a list input runs one image per grid row: n counts one plane then
         h.n = (1 if self.layout.src_table else e.dst_planes) * e.dst_h * e.dst_w * e.channels_out
+        if self.layout.src_table:
+            self._plane_bits = h.dst_plane_stride * _itemsize(self.layout.out_dtype)
         self.extent = e
 
     def set_pointers(self, src: int, dst: int) -> None:
         # a loop over preallocated buffers passes the same pair every call: comparing two ints is
         # cheaper than three ctypes field writes
-        pointers = (src, dst, self._table_bits)
+        pointers = (src, dst, self._table_bits | self._plane_bits)
         if pointers == self._pointers:
             return
         h = self.header
         h.src = src
         h.dst = dst
-        h.aligned = not ((src | dst | self._table_bits) & 15)
+        h.aligned = not ((src | dst | pointers[2]) & 15)
         self._pointers = pointers
+
+
+def _itemsize(dtype_name: str) -> int:
+    return 2 if dtype_name == "bfloat16" else np.dtype(dtype_name).itemsize
 
 
 class CpuLaunch(LaunchPlan):
