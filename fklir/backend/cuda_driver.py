@@ -257,11 +257,28 @@ def stream_wait(waiting: int, producer: int, device: int) -> None:
 
 
 def pointer_device(ptr: int) -> int:
-    """The ordinal of the device that owns a device pointer (CudaError when it is not device memory)."""
+    """The ordinal of the device that owns a device pointer (CudaError when it is not device memory).
+
+    Through cuda-bindings 13 on the 2-GPU H200 machine, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL answered 0 for
+    memory of device 1, so the device comes from the allocation's context instead (a primary context we
+    know, else cuCtxGetDevice inside it); the ordinal attribute is the fallback for context-less memory.
+    """
     _initialise()
     driver = _driver()
-    attribute = driver.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
-    return int(check(driver.cuPointerGetAttribute(attribute, ptr), f"cuPointerGetAttribute({ptr:#x})"))
+    attributes = driver.CUpointer_attribute
+    what = f"cuPointerGetAttribute({ptr:#x})"
+    context = check(driver.cuPointerGetAttribute(attributes.CU_POINTER_ATTRIBUTE_CONTEXT, ptr), what)
+    handle = int(context)
+    if handle == 0:
+        return int(check(driver.cuPointerGetAttribute(attributes.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr), what))
+    for device, known in _primary_context_handles.items():
+        if known == handle:
+            return device
+    check(driver.cuCtxPushCurrent(context), "cuCtxPushCurrent")
+    try:
+        return int(check(driver.cuCtxGetDevice(), "cuCtxGetDevice"))
+    finally:
+        driver.cuCtxPopCurrent()
 
 
 def current_context_handle() -> int:
