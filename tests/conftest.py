@@ -15,3 +15,20 @@ try:
     cv2.ipp.setUseIPP(False)
 except ImportError:  # opencv is a test extra; tests that need it import it themselves
     pass
+
+
+def pytest_addoption(parser: object) -> None:
+    parser.addoption(  # type: ignore[attr-defined]
+        "--gpu-backend",
+        choices=("nvcc", "nvrtc"),
+        default=None,
+        help="compile every GPU kernel of the run with this backend (fkl.set_backend); default: the automatic choice",
+    )
+
+
+def pytest_configure(config: object) -> None:
+    backend = config.getoption("--gpu-backend")  # type: ignore[attr-defined]
+    if backend is not None:
+        import fklir
+
+        fklir.set_backend(backend)
