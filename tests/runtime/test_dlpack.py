@@ -1,8 +1,8 @@
 """DLPack on the GPU: DeviceBuffer → torch / CuPy without a copy (ownership moves to the consumer), any
 producer → DeviceBuffer or a pipeline input, and the stream contract. Skipped without a CUDA device.
 
-Memory accounting uses cuMemGetInfo with 1 GiB buffers, so "still held" and "released" are unambiguous
-against the few MiB that the frameworks' own allocators may take meanwhile.
+"Still held" and "released" are read from the allocation itself (the driver's buffer id of its address,
+tests/runtime/gpu_memory.py), not from free device memory, which other test processes move.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from fklir.backend import cuda_driver
 from fklir.runtime import dlpack
 from fklir.runtime.device_buffer import ELEMENT_TYPES, DeviceBuffer
 from fklir.runtime.interop import describe_gpu_array
+from tests.runtime.gpu_memory import allocation_id
 
 if TYPE_CHECKING:
     from typing_extensions import CapsuleType
@@ -35,19 +36,6 @@ SHAPE = (33, 17, 3)  # odd sizes on purpose
 
 def collected() -> None:
     gc.collect()
-
-
-def allocation_id(ptr: int) -> int | None:
-    """The driver's id of the live allocation at ptr, None once it is freed. Unlike free device memory,
-    this sees only this allocation, so other processes (pytest-xdist workers) cannot disturb it."""
-    driver = cuda_driver._driver()
-    with cuda_driver.using_device(0):
-        cuda_driver.check(driver.cuCtxSynchronize(), "cuCtxSynchronize")
-        attribute = driver.CUpointer_attribute.CU_POINTER_ATTRIBUTE_BUFFER_ID
-        result, value = driver.cuPointerGetAttribute(attribute, ptr)
-    if result != driver.CUresult.CUDA_SUCCESS:
-        return None
-    return int(value)
 
 
 def random_host(dtype_name: str, shape: tuple[int, ...] = SHAPE) -> np.ndarray[Any, Any]:
