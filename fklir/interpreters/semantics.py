@@ -510,12 +510,10 @@ def saturate_cast(img: Image, to: str) -> Image:
     """SaturateCast(dtype): clamp to the target range, then round half to even; NaN -> 0.
 
     Float targets clamp to their finite range (an infinity becomes the largest finite value) and
-    keep NaN.  A bool target is ``x != 0``, as the op library's SaturateCast<bool> (NaN -> True);
-    SPEC's "clamp to [0, 1], round half to even" would give 0.5 -> False: an open question.
+    keep NaN.  A bool target is the integer range [0, 1]: 0.5 -> False, 0.7 -> True, 3 -> True,
+    -2 -> False, NaN -> False.
     """
     target = dtype_info(to, "SaturateCast")
-    if to == "bool":
-        return Image(img.data != 0, to)
     if target.is_float:
         clamped = np.clip(_to_float64(img), target.lo, target.hi)
         return _float_image(clamped, to)

@@ -423,8 +423,8 @@ def arith_cases(rng: np.random.Generator) -> list[Case]:
 def saturate_expected(x: Array, to: str) -> Array:
     """SPEC SaturateCast from float64 values: clamp to the range, round half to even, NaN -> 0."""
     kind = TYPES[to].kind
-    if kind == "bool":
-        return x != 0
+    if kind == "bool":  # the range [0, 1]: 0.5 -> False, 0.7 -> True, NaN -> False
+        return np.where(np.isnan(x), 0.0, np.rint(np.clip(x, 0, 1))) != 0
     if kind == "int":
         lo, hi = int_range(to)
         return np.where(np.isnan(x), 0.0, np.rint(np.clip(x, lo, hi))).astype(TYPES[to].storage)

@@ -114,7 +114,7 @@ struct Cast<bf16> {
 // ---------------------------------------------------------------------------------------------
 // SaturateCast<To>: clamp to To's range, then round half to even (0.5 -> 0, 1.5 -> 2,
 // 2.5 -> 2, -2.5 -> -2). Integer targets: NaN -> 0. Float targets: clamp to the finite range
-// (+-Inf -> +-largest finite), NaN stays NaN. bool target: x != 0.
+// (+-Inf -> +-largest finite), NaN stays NaN. bool target: [0, 1] like an integer (x > 0.5 for floats).
 // ---------------------------------------------------------------------------------------------
 
 // To = an integer type (u8 i8 u16 i16 i32 u32).
@@ -155,10 +155,15 @@ struct SaturateCast {
 
 template <>
 struct SaturateCast<bool> {
+    // Clamp to [0, 1], then round half to even: an integer is true from 1 up, a float above 0.5
+    // (0.5 rounds to 0; NaN compares false, so it gives 0 as SPEC asks).
     template <typename From>
-    static FKL_HD bool exec(From x) { return x != From(0); }
-    static FKL_HD bool exec(f16 x) { return to_f32(x) != 0.0f; }
-    static FKL_HD bool exec(bf16 x) { return to_f32(x) != 0.0f; }
+    static FKL_HD bool exec(From x) { return x >= From(1); }
+    static FKL_HD bool exec(bool x) { return x; }
+    static FKL_HD bool exec(f32 x) { return x > 0.5f; }
+    static FKL_HD bool exec(f64 x) { return x > 0.5; }
+    static FKL_HD bool exec(f16 x) { return to_f32(x) > 0.5f; }
+    static FKL_HD bool exec(bf16 x) { return to_f32(x) > 0.5f; }
 };
 
 template <>
