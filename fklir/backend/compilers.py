@@ -60,7 +60,9 @@ NVRTC_FAST_FLAGS: tuple[tuple[tuple[int, int], str], ...] = (
 )
 
 # No -march=native: a cached .so must stay valid when the cache folder is shared with another CPU.
-GXX_FLAGS: tuple[str, ...] = ("-std=c++17", "-O3", "-fopenmp", "-fPIC", "-shared")
+# -ffp-contract=off: the CPU twin of --fmad=false (g++ contracts a*b+c to an FMA wherever the target
+# has one, e.g. on aarch64), so CPU results equal the GPU's and the reference's bit for bit.
+GXX_FLAGS: tuple[str, ...] = ("-std=c++17", "-O3", "-ffp-contract=off", "-fopenmp", "-fPIC", "-shared")
 
 HEADER_SUFFIXES: tuple[str, ...] = (".h", ".hpp", ".cuh", ".inl")
 

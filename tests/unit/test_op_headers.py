@@ -36,7 +36,7 @@ CPP_DIR = Path(__file__).resolve().parent / "cpp"
 LIBRARY_HEADERS = ("core.h", "arith.h", "cast.h", "geometry.h", "memory.h", "fkl.h")
 HEADERS = tuple(sorted(path.name for path in HEADER_DIR.glob("*.h")))  # the library's and any added next to it
 
-CPU_FLAGS = ("-std=c++17", "-O3", "-fopenmp", "-Wall", "-Wextra", "-Werror")
+CPU_FLAGS = ("-std=c++17", "-O3", "-ffp-contract=off", "-fopenmp", "-Wall", "-Wextra", "-Werror")
 UBSAN_FLAGS = ("-std=c++17", "-O1", "-fsanitize=undefined,float-cast-overflow", "-fno-sanitize-recover=all")
 NVCC_FLAGS = ("-std=c++17", "-cubin", "-arch=sm_90", "-O3")
 NVRTC_FLAGS = ("--std=c++17", "-arch=sm_90")
