@@ -29,6 +29,9 @@ CHAINS = {
     ),
     "f16": ((fkl.Add(1.0), fkl.Max(0.0), fkl.Cast("bfloat16")), "float16", (5, 5, 4)),
     "nearest_i16": ((fkl.Resize(7, 3, "nearest"), fkl.Mul(-2)), "int16", (9, 9)),
+    # the widest flat group: 48 u8 in, 48 f64 out (384 bytes a thread), so the tile shrinks to 64 threads
+    "u8_to_f64": ((fkl.Cast("float64"), fkl.Mul(0.5)), "uint8", (7, 5, 3)),
+    "letterbox": ((fkl.Resize(12, 8, aspect_ratio="preserve", background=0.0), fkl.Mul(2.0)), "uint8", (9, 13, 3)),
 }
 
 
