@@ -35,7 +35,6 @@ GPU_ENTRY = "fkl_kernel"
 CPU_ENTRY = "fkl_run"
 
 
-FLAT_BLOCK = 256  # the layout's flat_block when the kernel is not flat (unused by the launcher then)
 PIXEL_BLOCK_X = 32  # pixel kernels: threads along x per block (fklir.runtime.launch.PIXEL_BLOCK)
 PIXELS_PER_THREAD = 4  # pixel kernels (GPU): pixels per thread along x, PIXEL_BLOCK_X apart
 
@@ -58,7 +57,7 @@ class KernelLayout:
     read: str = "packed"  # "packed" | "planar" (TensorPack: [B][C][H][W]) | "none" (ReadSet)
     dst_table: int = 0  # > 0 (split_write): one output buffer per channel in Params::dst_table
     reciprocals: tuple[str, ...] = ()  # slots whose float32 reciprocals follow the slots (`<slot>_rcp`)
-    flat_block: int = FLAT_BLOCK  # flat kernels: threads per block, which the thread -> vector mapping assumes
+    flat_block: int = 0  # flat kernels: threads per block, which the thread -> element mapping assumes
     pixels_per_thread: int = 1  # pixel kernels on the GPU: pixels along x per thread (grid x = w / (32 * this))
 
 
@@ -376,7 +375,7 @@ def emit_kernel(kernel: fkl.KernelOp) -> EmittedKernel:
         read=first.read_kind,
         dst_table=dst_table,
         reciprocals=float_divisor_slots(chains),
-        flat_block=FLAT_BLOCK if shape is None else shape.threads,
+        flat_block=0 if shape is None else shape.threads,
         pixels_per_thread=PIXELS_PER_THREAD if shape is None else 1,
     )
     return EmittedKernel("\n".join(lines) + "\n", layout)
