@@ -29,14 +29,14 @@ from fklir.backend.emit_flat import emit_flat_cpu, emit_flat_gpu, flat_shape
 from fklir.backend.emit_geometry import emit_stages
 from fklir.dialects import fkl
 
-CODEGEN_VERSION = "9"
+CODEGEN_VERSION = "10"
 
 GPU_ENTRY = "fkl_kernel"
 CPU_ENTRY = "fkl_run"
 
 
 PIXEL_BLOCK_X = 32  # pixel kernels: threads along x per block (fklir.runtime.launch.PIXEL_BLOCK)
-PIXELS_PER_THREAD = 4  # pixel kernels (GPU): pixels per thread along x, PIXEL_BLOCK_X apart
+PIXELS_PER_THREAD = 2  # pixel kernels (GPU): pixels per thread along x, PIXEL_BLOCK_X apart (RESULTS.md)
 
 
 @dataclass(frozen=True)
@@ -217,6 +217,22 @@ def _emit_pixel(chain: Chain, last_stage: int) -> list[str]:
     ]
 
 
+def _block_plane(chain: Chain) -> list[str]:
+    """`q`, the plane's shared values, in a GPU pixel kernel (before the rows outside the image return).
+
+    A resize's scales cost f64 divisions, so one thread of the block computes them for all (the
+    block's threads share blockIdx.z); without a resize the Plane is empty and costs nothing."""
+    if not any(isinstance(op, fkl.ResizeOp) for op in chain.geometry):
+        return ["    if (y >= p.h.dst_h) return;", "    const Plane q = plane_of(p, blockIdx.z);"]
+    return [
+        "    __shared__ Plane block_plane;",
+        "    if (threadIdx.x == 0 && threadIdx.y == 0) block_plane = plane_of(p, blockIdx.z);",
+        "    __syncthreads();",
+        "    if (y >= p.h.dst_h) return;",
+        "    const Plane q = block_plane;",
+    ]
+
+
 def _emit_pixel_entries(chains: list[Chain]) -> list[str]:
     """The entry points of a pixel kernel: PIXELS_PER_THREAD pixels per thread (GPU), one per loop
     iteration (CPU)."""
@@ -237,7 +253,7 @@ def _emit_pixel_entries(chains: list[Chain]) -> list[str]:
             f"        const fkl::i32 x = x0 + k * {PIXEL_BLOCK_X};",
             "        if (x < p.h.dst_w) dispatch(p, x, y, blockIdx.z);",
         ]
-        outputs = []
+        outputs = ["    if (y >= p.h.dst_h) return;"]
     else:
         out = chains[0].out_type
         # All samples (at a clamped x) before any store: one basic block without stores in between,
@@ -252,7 +268,7 @@ def _emit_pixel_entries(chains: list[Chain]) -> list[str]:
             "        if (x < p.h.dst_w) store(p, x, y, blockIdx.z, out[k]);",
         ]
         outputs = [
-            "    const Plane q = plane_of(p, blockIdx.z);",
+            *_block_plane(chains[0]),
             f"    {CPP_TYPE[out.dtype]} out[{PIXELS_PER_THREAD}][{out.channels.data}];",
         ]
     return [
@@ -265,7 +281,6 @@ def _emit_pixel_entries(chains: list[Chain]) -> list[str]:
         f'extern "C" __global__ void {GPU_ENTRY}(const Params p) {{',
         f"    const fkl::i32 x0 = blockIdx.x * {PIXEL_BLOCK_X * PIXELS_PER_THREAD} + threadIdx.x;",
         "    const fkl::i32 y = blockIdx.y * blockDim.y + threadIdx.y;",
-        "    if (y >= p.h.dst_h) return;",
         *outputs,
         "#pragma unroll",
         f"    for (int k = 0; k < {PIXELS_PER_THREAD}; ++k) {{",

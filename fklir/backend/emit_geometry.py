@@ -7,6 +7,9 @@ output pixel depends on and no intermediate image exists. `q` (a `Plane`, from `
 holds what every pixel of a plane shares and costs divisions to compute: each resize's scales and
 content box, so a thread making several pixels computes them once.
 
+`stage0` addresses a pixel inside its plane with 32-bit offsets (one integer multiply-add per tap
+instead of 64-bit pointer arithmetic); the launcher refuses a source image of 2^32 elements or more.
+
 Coordinates reaching a stage are inside its `size`, except right after an fkl.border, which
 defines every coordinate; that is why only a crop or warp directly after a border may reach
 outside (a warp without one reads constant 0 there, as cv2's BORDER_CONSTANT does).
@@ -39,6 +42,11 @@ STAGE_ARGS = "const Params& p, const Plane& q, fkl::i32 x, fkl::i32 y, fkl::i32 
 _TAPS_TO_F64 = (
     "        const fkl::f64 fa = fkl::Cast<fkl::f64>::exec(a[k]), fb = fkl::Cast<fkl::f64>::exec(b[k]);",
     "        const fkl::f64 fc = fkl::Cast<fkl::f64>::exec(c[k]), fd = fkl::Cast<fkl::f64>::exec(d[k]);",
+)
+# The same as f32 (a resize blends in f32, as OpenCV's float path does).
+_TAPS_TO_F32 = (
+    "        const fkl::f32 fa = fkl::tap_f32(a[k]), fb = fkl::tap_f32(b[k]);",
+    "        const fkl::f32 fc = fkl::tap_f32(c[k]), fd = fkl::tap_f32(d[k]);",
 )
 
 
@@ -139,14 +147,14 @@ def _emit_read(read: fkl.ReadOp) -> list[str]:
     if planar:
         body = [
             f"    const {t}* plane = {base};",
-            "    const fkl::i64 channel_stride = (fkl::i64)p.h.src_h * p.h.src_w;",
-            "    const fkl::i64 at = (fkl::i64)y * p.h.src_w + x;",
+            "    const fkl::u32 channel_stride = (fkl::u32)p.h.src_h * (fkl::u32)p.h.src_w;",
+            "    const fkl::u32 at = (fkl::u32)y * (fkl::u32)p.h.src_w + (fkl::u32)x;",
             f"    for (int c = 0; c < {channels}; ++c) out[c] = plane[c * channel_stride + at];",
         ]
         comment = f"// stage0: fkl.read (planar, TensorPack) — pixel (x, y) of {where}, channel c from plane c."
     else:
         body = [
-            f"    const {t}* px = {base} + y * p.h.src_pitch + (fkl::i64)x * {channels};",
+            f"    const {t}* px = {base} + ((fkl::u32)y * (fkl::u32)p.h.src_pitch + (fkl::u32)x * {channels}u);",
             f"    for (int c = 0; c < {channels}; ++c) out[c] = px[c];",
         ]
         comment = f"// stage0: fkl.read — pixel (x, y) of {where}."
@@ -281,7 +289,7 @@ def _resize(
             f"    stage{prev}(p, q, sx, sy, {zin}, out);",
         ]
     else:
-        comment = f"// stage{k}: fkl.resize linear — OpenCV INTER_LINEAR: half-pixel centres, taps clamped, f64 blend."
+        comment = f"// stage{k}: fkl.resize linear — OpenCV INTER_LINEAR: half-pixel centres, taps clamped, f32 blend."
         body = [
             f"    const fkl::LinearTap tx = fkl::linear_tap(x, q.scale{k}_x, src.w);",
             f"    const fkl::LinearTap ty = fkl::linear_tap(y, q.scale{k}_y, src.h);",
@@ -291,7 +299,7 @@ def _resize(
             f"    stage{prev}(p, q, tx.i0, ty.i1, {zin}, c);",
             f"    stage{prev}(p, q, tx.i1, ty.i1, {zin}, d);",
             f"    for (int k = 0; k < {channels}; ++k) {{",
-            *_TAPS_TO_F64,
+            *_TAPS_TO_F32,
             "        out[k] = fkl::linear_blend(fa, fb, fc, fd, tx.w1, ty.w1);",
             "    }",
         ]

@@ -3,7 +3,8 @@ Deinterlace.  They work on the whole (B, H, W, C) source, the way they fold into
 
 Resize (linear) follows OpenCV INTER_LINEAR: half-pixel centres, sx = (dx + 0.5) * src/dst - 0.5
 (src/dst taken as 1 / (dst/src) in double, then sx rounded to float32 as OpenCV's own C++ path
-does), taps clamped to the image, blended in float64 and rounded once to float32.  That matches
+does), taps clamped to the image, the taps converted to float32 and blended in float32 in
+OpenCV's order (along x, then along y; each product and sum rounded on its own).  That matches
 cv2.resize with IPP disabled to a few float32 ulps (tested).  Intel IPP, which pip builds of cv2
 use by default for float32 INTER_LINEAR, weighs differently (up to ~2e-2 on 0..255 data); the
 project's convention is OpenCV's own path, so tests call cv2.ipp.setUseIPP(False).
@@ -245,7 +246,7 @@ def _linear_taps(src_n: int, dst_n: int) -> tuple[NDArray[np.int64], NDArray[np.
 
     The source position is evaluated in double and rounded to float32 before its floor and
     fraction are taken, as OpenCV's own resize does; at 0..255 data that rounding alone moves
-    results by up to ~5e-3, so it is part of the semantics (the blend itself is float64).
+    results by up to ~5e-3, so it is part of the semantics.
     """
     scale = 1.0 / (dst_n / src_n)
     centres = _to_float32((np.arange(dst_n, dtype=np.float64) + 0.5) * scale - 0.5)
@@ -266,17 +267,24 @@ def _nearest_taps(src_n: int, dst_n: int) -> NDArray[np.int64]:
 
 
 def _resize_data(data: np.ndarray, w: int, h: int, interp: str) -> np.ndarray:
-    """Resize (B, H, W, C) data to (B, h, w, C): float64 for linear, source type for nearest."""
+    """Resize (B, H, W, C) data to (B, h, w, C): float32 values in a float64 array for linear, the
+    source type for nearest."""
     src_h, src_w = data.shape[1], data.shape[2]
     if interp == "nearest":
         return data[:, _nearest_taps(src_h, h)][:, :, _nearest_taps(src_w, w)]
-    values = data.astype(np.float64)
+    # float32 numpy ufuncs round every product and sum on its own, as the op library does.
+    values = data.astype(np.float32)
     y0, y1, fy = _linear_taps(src_h, h)
     x0, x1, fx = _linear_taps(src_w, w)
-    fy_b = fy[None, :, None, None]
-    rows = values[:, y0] * (1.0 - fy_b) + values[:, y1] * fy_b
-    fx_b = fx[None, None, :, None]
-    return rows[:, :, x0] * (1.0 - fx_b) + rows[:, :, x1] * fx_b
+    wx = fx.astype(np.float32)[None, None, :, None]
+    wy = fy.astype(np.float32)[None, :, None, None]
+    one = np.float32(1.0)
+
+    def along_x(rows: np.ndarray) -> np.ndarray:
+        return rows[:, :, x0] * (one - wx) + rows[:, :, x1] * wx
+
+    blended = along_x(values[:, y0]) * (one - wy) + along_x(values[:, y1]) * wy
+    return blended.astype(np.float64)
 
 
 def resize(

@@ -18,6 +18,7 @@ import numpy as np
 from fklir.runtime.params import pack_reciprocals, pack_slots, params_struct_type
 
 PIXEL_BLOCK = (32, 8, 1)
+MAX_PIXEL_KERNEL_ELEMENTS = 2**32 - 1  # pixel kernels address a source image with 32-bit offsets
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,13 @@ class LaunchPlan:
     def set_extent(self, e: Extent) -> None:
         if e == self.extent:
             return
+        elements = e.src_w * e.src_h * e.channels_in
+        if self.layout.mode == "pixel" and elements > MAX_PIXEL_KERNEL_ELEMENTS:
+            raise ValueError(
+                f"TensorRead: an input image of {e.src_w}x{e.src_h}x{e.channels_in} = {elements} elements is too"
+                f" large for a resampling kernel (at most {MAX_PIXEL_KERNEL_ELEMENTS}: offsets inside an image are"
+                " 32-bit); split it, e.g. into row bands"
+            )
         h = self.header
         h.src_pitch = e.src_w * e.channels_in
         h.src_plane_stride = e.src_h * e.src_w * e.channels_in

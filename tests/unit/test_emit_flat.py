@@ -40,7 +40,10 @@ def test_plane_of_holds_each_resize_scale_and_box_once() -> None:
     assert "const fkl::Size src2 = size1(p, 0);" in source
     assert "q.scale2_x = fkl::resize_scale(src2.w, q.box2.w);" in source
     assert source.count("fkl::resize_scale(") == 2, "the scales are computed in plane_of only"
-    assert "const Plane q = plane_of(p, blockIdx.z);" in source
+    # one thread of the block computes them for all (f64 divisions), before any thread returns
+    entry = source[source.index("__global__") :]
+    assert "if (threadIdx.x == 0 && threadIdx.y == 0) block_plane = plane_of(p, blockIdx.z);" in entry
+    assert entry.index("__syncthreads();") < entry.index("if (y >= p.h.dst_h) return;")
 
 
 def test_plane_of_follows_the_plane_when_each_plane_has_its_rect() -> None:
@@ -52,3 +55,5 @@ def test_plane_of_follows_the_plane_when_each_plane_has_its_rect() -> None:
 def test_a_chain_without_resize_has_an_empty_plane() -> None:
     source = _source(fkl.Crop(1, 1, 8, 8), fkl.Mul(2))
     assert "struct Plane {\n};" in source
+    entry = source[source.index("__global__") :]
+    assert "__shared__" not in entry and "const Plane q = plane_of(p, blockIdx.z);" in entry

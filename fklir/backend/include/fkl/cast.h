@@ -76,7 +76,7 @@ struct Cast<f32> {
 };
 
 // 8- and 16-bit integers to f64 exactly, the same way with 2^52 + 2^51: one f64 addition instead
-// of the GPU's slow integer-to-double convert (resize blends its taps in f64).
+// of the GPU's slow integer-to-double convert (Warping and Deinterlace blend their taps in f64).
 template <>
 struct Cast<f64> {
     template <typename From>

@@ -61,14 +61,23 @@ FKL_HD LinearTap linear_tap(i32 d, f64 scale, i32 src_len) {
     return tap;
 }
 
+// A tap as f32 for linear_blend: the plain conversion (one I2FP for a byte already in a register;
+// Cast<f32>'s magic-number add takes two instructions, which the resize kernels feel).
+template <typename T>
+FKL_HD f32 tap_f32(T x) { return (f32)x; }
+FKL_HD f32 tap_f32(f16 x) { return to_f32(x); }
+FKL_HD f32 tap_f32(bf16 x) { return to_f32(x); }
+
 // The INTER_LINEAR blend of four taps (a b on the upper row, c d on the lower; wx, wy the weights
-// of b/d and c/d): first along y, r0 = a (1 - wy) + c wy and r1 = b (1 - wy) + d wy, then along x,
-// r0 (1 - wx) + r1 wx; in f64, rounded once to f32 (so every compiler gives the same bits).
-FKL_HD f32 linear_blend(f64 a, f64 b, f64 c, f64 d, f32 wx, f32 wy) {
-    const f64 x1 = wx, y1 = wy;
-    const f64 left = a * (1.0 - y1) + c * y1;
-    const f64 right = b * (1.0 - y1) + d * y1;
-    return (f32)(left * (1.0 - x1) + right * x1);
+// of b/d and c/d), in f32 and in OpenCV's order: along x first, r0 = a (1 - wx) + b wx and
+// r1 = c (1 - wx) + d wx, then along y, r0 (1 - wy) + r1 wy. Every product and sum is rounded to
+// f32 on its own (the kernels are built without FMA contraction), so every compiler gives the
+// same bits as the reference interpreter.
+FKL_HD f32 linear_blend(f32 a, f32 b, f32 c, f32 d, f32 wx, f32 wy) {
+    const f32 ux = 1.0f - wx, uy = 1.0f - wy;
+    const f32 upper = a * ux + b * wx;
+    const f32 lower = c * ux + d * wx;
+    return upper * uy + lower * wy;
 }
 
 // INTER_NEAREST: i = min(floor(d * scale), src_len - 1) in double with scale = resize_scale(...),
