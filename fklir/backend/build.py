@@ -26,6 +26,7 @@ from fklir.backend.emit_cpp import (
     CODEGEN_VERSION,
     CPU_ENTRY,
     GPU_ENTRY,
+    GPU_NARROW_ENTRY,
     EmittedKernel,
     KernelLayout,
     emit_kernel,
@@ -209,7 +210,7 @@ def _load_entry(key: str, target: str, device: int) -> object | None:
         return None
     from fklir.backend import cuda_driver
 
-    return cuda_driver.load_kernel(cubin, GPU_ENTRY, device)
+    return cuda_driver.load_kernel(cubin, GPU_ENTRY, device, GPU_NARROW_ENTRY)
 
 
 def description_key(description: str, target: str, device: int) -> str:
@@ -251,7 +252,7 @@ def _build_or_load(
     from fklir.backend import cuda_driver
 
     cubin = disk.build_or_load(key, ".cubin", lambda: _compile_gpu(emitted, key, arch))
-    return cuda_driver.load_kernel(cubin, GPU_ENTRY, device)
+    return cuda_driver.load_kernel(cubin, GPU_ENTRY, device, GPU_NARROW_ENTRY)
 
 
 def build_kernel(kernel: fkl.KernelOp, target: str, device: int = 0) -> BuiltKernel:

@@ -171,9 +171,27 @@ def device_arch(device: int) -> str:
     return f"sm_{int(major)}{int(minor)}"
 
 
+@functools.cache
+def resident_threads(device: int) -> int:
+    """How many threads the device holds at once (SMs x threads per SM): an output with at most this
+    many pixels is one wave of a one-pixel-per-thread grid."""
+    driver = _driver()
+    handle = check(driver.cuDeviceGet(device), f"cuDeviceGet({device})")
+    attributes = driver.CUdevice_attribute
+    sms = check(
+        driver.cuDeviceGetAttribute(attributes.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, handle),
+        "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)",
+    )
+    per_sm = check(
+        driver.cuDeviceGetAttribute(attributes.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, handle),
+        "cuDeviceGetAttribute(MAX_THREADS_PER_MULTIPROCESSOR)",
+    )
+    return int(sms) * int(per_sm)
+
+
 @dataclass(frozen=True)
 class LoadedKernel:
-    """One kernel of a cubin loaded into one device's primary context.
+    """One kernel of a cubin loaded into one device's primary context, with its optional second entry.
 
     The module stays loaded for the life of the process (unloading while work is queued is unsafe).
     """
@@ -182,10 +200,12 @@ class LoadedKernel:
     function: Any  # CUfunction
     name: str
     device: int
+    narrow: Any = None  # CUfunction of the one-pixel-per-thread entry of a pixel kernel, if the cubin has one
 
 
-def load_kernel(cubin: bytes, name: str, device: int) -> LoadedKernel:
-    """Load a cubin into the device's primary context and look up the (extern "C") kernel `name`."""
+def load_kernel(cubin: bytes, name: str, device: int, narrow_name: str | None = None) -> LoadedKernel:
+    """Load a cubin into the device's primary context and look up the (extern "C") kernel `name`, and
+    `narrow_name` where the cubin has it (pixel kernels do, flat ones do not)."""
     driver = _driver()
     with using_device(device):
         module = check(driver.cuModuleLoadData(cubin), f"cuModuleLoadData (kernel {name!r}, device {device})")
@@ -194,7 +214,11 @@ def load_kernel(cubin: bytes, name: str, device: int) -> LoadedKernel:
         except CudaError:
             driver.cuModuleUnload(module)
             raise
-    return LoadedKernel(module=module, function=function, name=name, device=device)
+        narrow = None
+        if narrow_name is not None:
+            result, found = driver.cuModuleGetFunction(module, narrow_name.encode())
+            narrow = found if int(result) == 0 else None
+    return LoadedKernel(module=module, function=function, name=name, device=device, narrow=narrow)
 
 
 def launch(

@@ -26,17 +26,19 @@ from xdsl.ir import Operation
 from fklir.backend.cpp_types import CPP_TYPE, SLOT_CPP_TYPE, image_of, slot_of
 from fklir.backend.emit_compute import emit_compute_element, emit_compute_pixel, is_channelwise
 from fklir.backend.emit_flat import emit_flat_cpu, emit_flat_gpu, flat_shape
-from fklir.backend.emit_geometry import emit_stages
+from fklir.backend.emit_geometry import emit_stages, has_block_taps
 from fklir.dialects import fkl
 
-CODEGEN_VERSION = "10"
+CODEGEN_VERSION = "11"
 
 GPU_ENTRY = "fkl_kernel"
+GPU_NARROW_ENTRY = "fkl_kernel_narrow"  # pixel kernels: one pixel per thread, for launches of few pixels
 CPU_ENTRY = "fkl_run"
 
 
 PIXEL_BLOCK_X = 32  # pixel kernels: threads along x per block (fklir.runtime.launch.PIXEL_BLOCK)
-PIXELS_PER_THREAD = 2  # pixel kernels (GPU): pixels per thread along x, PIXEL_BLOCK_X apart (RESULTS.md)
+PIXEL_BLOCK_Y = 8  # and along y
+PIXELS_PER_THREAD = 4  # pixel kernels (GPU): pixels per thread along x, PIXEL_BLOCK_X apart (RESULTS.md)
 
 
 @dataclass(frozen=True)
@@ -214,31 +216,103 @@ def _emit_pixel(chain: Chain, last_stage: int) -> list[str]:
         "    sample(p, plane_of(p, z), x, y, z, out);",
         "    store(p, x, y, z, out);",
         "}",
+        *(_sample_taps(chain, last_stage) if has_block_taps(chain.geometry) else []),
     ]
 
 
-def _block_plane(chain: Chain) -> list[str]:
-    """`q`, the plane's shared values, in a GPU pixel kernel (before the rows outside the image return).
+def _sample_taps(chain: Chain, last_stage: int) -> list[str]:
+    """`sample` for a kernel whose block computed the final resize's taps (see has_block_taps)."""
+    stage, out = chain.stage_type, chain.out_type
+    return [
+        "FKL_HD void sample_taps(const Params& p, const Plane& q, const fkl::LinearTap& tx, const fkl::LinearTap& ty,",
+        f"                        fkl::i32 z, {CPP_TYPE[out.dtype]} out[{out.channels.data}]) {{",
+        f"    {CPP_TYPE[stage.dtype]} in[{stage.channels.data}];",
+        f"    stage{last_stage}_taps(p, q, tx, ty, z, in);",
+        "    compute_pixel(p, in, out);",
+        "}",
+    ]
 
-    A resize's scales cost f64 divisions, so one thread of the block computes them for all (the
-    block's threads share blockIdx.z); without a resize the Plane is empty and costs nothing."""
+
+def _block_prologue(chain: Chain, pixels: int, block_taps: bool) -> list[str]:
+    """What a GPU block shares, computed by a few of its threads before any thread returns: the
+    Plane (a resize's scales cost f64 divisions; the block's threads share blockIdx.z), and with
+    `block_taps` the final resize's taps of the block's columns and rows (see has_block_taps). Then `q`."""
     if not any(isinstance(op, fkl.ResizeOp) for op in chain.geometry):
         return ["    if (y >= p.h.dst_h) return;", "    const Plane q = plane_of(p, blockIdx.z);"]
-    return [
+    lines = [
         "    __shared__ Plane block_plane;",
         "    if (threadIdx.x == 0 && threadIdx.y == 0) block_plane = plane_of(p, blockIdx.z);",
         "    __syncthreads();",
-        "    if (y >= p.h.dst_h) return;",
         "    const Plane q = block_plane;",
+    ]
+    if block_taps:
+        k = len(chain.geometry)
+        lines += [
+            f"    __shared__ fkl::LinearTap block_tx[{PIXEL_BLOCK_X * pixels}], block_ty[{PIXEL_BLOCK_Y}];",
+            "    if (threadIdx.y == 0) {",
+            "#pragma unroll",
+            f"        for (int k = 0; k < {pixels}; ++k) {{",
+            f"            const fkl::i32 x = x0 + k * {PIXEL_BLOCK_X};",
+            f"            block_tx[threadIdx.x + k * {PIXEL_BLOCK_X}] ="
+            f" stage{k}_tap_x(p, q, x < p.h.dst_w ? x : p.h.dst_w - 1, blockIdx.z);",
+            "        }",
+            "    }",
+            "    if (threadIdx.x == 0)",
+            f"        block_ty[threadIdx.y] = stage{k}_tap_y(p, q, y < p.h.dst_h ? y : p.h.dst_h - 1, blockIdx.z);",
+            "    __syncthreads();",
+        ]
+    return [*lines, "    if (y >= p.h.dst_h) return;"]
+
+
+def _gpu_entry_head(name: str, pixels: int) -> list[str]:
+    return [
+        f'extern "C" __global__ void {name}(const Params p) {{',
+        f"    const fkl::i32 x0 = blockIdx.x * {PIXEL_BLOCK_X * pixels} + threadIdx.x;",
+        "    const fkl::i32 y = blockIdx.y * blockDim.y + threadIdx.y;",
+    ]
+
+
+def _gpu_entry(name: str, chain: Chain, pixels: int, block_taps: bool) -> list[str]:
+    """A GPU entry of a one-chain pixel kernel that makes `pixels` pixels per thread."""
+    out = chain.out_type
+    if block_taps:
+        sample = [
+            "    const fkl::LinearTap ty = block_ty[threadIdx.y];",
+            "#pragma unroll",
+            f"    for (int k = 0; k < {pixels}; ++k)",
+            f"        sample_taps(p, q, block_tx[threadIdx.x + k * {PIXEL_BLOCK_X}], ty, blockIdx.z, out[k]);",
+        ]
+    else:
+        sample = [
+            "#pragma unroll",
+            f"    for (int k = 0; k < {pixels}; ++k) {{",
+            f"        const fkl::i32 x = x0 + k * {PIXEL_BLOCK_X};",
+            "        sample(p, q, x < p.h.dst_w ? x : p.h.dst_w - 1, y, blockIdx.z, out[k]);",
+            "    }",
+        ]
+    # All samples (at a clamped x) before any store: one basic block without stores in between,
+    # where the compiler computes what the samples share once.
+    return [
+        *_gpu_entry_head(name, pixels),
+        *_block_prologue(chain, pixels, block_taps),
+        f"    {CPP_TYPE[out.dtype]} out[{pixels}][{out.channels.data}];",
+        *sample,
+        "#pragma unroll",
+        f"    for (int k = 0; k < {pixels}; ++k) {{",
+        f"        const fkl::i32 x = x0 + k * {PIXEL_BLOCK_X};",
+        "        if (x < p.h.dst_w) store(p, x, y, blockIdx.z, out[k]);",
+        "    }",
+        "}",
     ]
 
 
 def _emit_pixel_entries(chains: list[Chain]) -> list[str]:
-    """The entry points of a pixel kernel: PIXELS_PER_THREAD pixels per thread (GPU), one per loop
-    iteration (CPU)."""
+    """The entry points of a pixel kernel: on the GPU, PIXELS_PER_THREAD pixels per thread (the
+    launcher's choice for large outputs) and, for one chain, one pixel per thread (GPU_NARROW_ENTRY,
+    its choice when the whole output fits the device's resident threads: then latency, not
+    instruction count, sets the time); on the CPU, one pixel per loop iteration."""
     divergent = len(chains) > 1
     entry_fn = "dispatch" if divergent else "pixel"
-    dispatch: list[str] = []
     if divergent:
         dispatch = [
             "// Divergent batch: plane z runs chain planemap[z].",
@@ -249,44 +323,30 @@ def _emit_pixel_entries(chains: list[Chain]) -> list[str]:
             "}",
             "",
         ]
-        each_pixel = [
-            f"        const fkl::i32 x = x0 + k * {PIXEL_BLOCK_X};",
-            "        if (x < p.h.dst_w) dispatch(p, x, y, blockIdx.z);",
-        ]
-        outputs = ["    if (y >= p.h.dst_h) return;"]
-    else:
-        out = chains[0].out_type
-        # All samples (at a clamped x) before any store: one basic block without stores in between,
-        # where the compiler computes what the samples share (a resize's f64 scales) once.
-        each_pixel = [
-            f"        const fkl::i32 x = x0 + k * {PIXEL_BLOCK_X};",
-            "        sample(p, q, x < p.h.dst_w ? x : p.h.dst_w - 1, y, blockIdx.z, out[k]);",
-            "    }",
+        entries = [
+            *_gpu_entry_head(GPU_ENTRY, PIXELS_PER_THREAD),
+            "    if (y >= p.h.dst_h) return;",
             "#pragma unroll",
             f"    for (int k = 0; k < {PIXELS_PER_THREAD}; ++k) {{",
             f"        const fkl::i32 x = x0 + k * {PIXEL_BLOCK_X};",
-            "        if (x < p.h.dst_w) store(p, x, y, blockIdx.z, out[k]);",
+            "        if (x < p.h.dst_w) dispatch(p, x, y, blockIdx.z);",
+            "    }",
+            "}",
         ]
-        outputs = [
-            *_block_plane(chains[0]),
-            f"    {CPP_TYPE[out.dtype]} out[{PIXELS_PER_THREAD}][{out.channels.data}];",
+    else:
+        dispatch = []
+        entries = [
+            *_gpu_entry(GPU_ENTRY, chains[0], PIXELS_PER_THREAD, has_block_taps(chains[0].geometry)),
+            *_gpu_entry(GPU_NARROW_ENTRY, chains[0], 1, False),
         ]
     return [
         *dispatch,
         "#if defined(__CUDACC__)",
-        f"// Thread (tx, ty) of block (bx, by, z) makes pixels x = bx * {PIXEL_BLOCK_X * PIXELS_PER_THREAD} + tx + k *"
-        f" {PIXEL_BLOCK_X}, k < {PIXELS_PER_THREAD},",
+        f"// Thread (tx, ty) of block (bx, by, z) makes pixels x = bx * {PIXEL_BLOCK_X} * N + tx + k * {PIXEL_BLOCK_X},"
+        " k < N,",
         "// of row y = by * blockDim.y + ty in plane z: a warp still writes consecutive pixels, and what",
         "// depends only on the row and the plane (rects, scales, the row's taps) is computed once.",
-        f'extern "C" __global__ void {GPU_ENTRY}(const Params p) {{',
-        f"    const fkl::i32 x0 = blockIdx.x * {PIXEL_BLOCK_X * PIXELS_PER_THREAD} + threadIdx.x;",
-        "    const fkl::i32 y = blockIdx.y * blockDim.y + threadIdx.y;",
-        *outputs,
-        "#pragma unroll",
-        f"    for (int k = 0; k < {PIXELS_PER_THREAD}; ++k) {{",
-        *each_pixel,
-        "    }",
-        "}",
+        *entries,
         "#else",
         f'extern "C" void {CPU_ENTRY}(const Params* p) {{',
         "#pragma omp parallel for collapse(2) schedule(static)",

@@ -288,20 +288,15 @@ def _resize(
             f"    const fkl::i32 sy = fkl::nearest_index(y, q.scale{k}_y, src.h);",
             f"    stage{prev}(p, q, sx, sy, {zin}, out);",
         ]
+    elif op.mode == "ignore":
+        return _linear_resize(k, slot, zin, t_in, out_type)
     else:
         comment = f"// stage{k}: fkl.resize linear — OpenCV INTER_LINEAR: half-pixel centres, taps clamped, f32 blend."
         body = [
             f"    const fkl::LinearTap tx = fkl::linear_tap(x, q.scale{k}_x, src.w);",
             f"    const fkl::LinearTap ty = fkl::linear_tap(y, q.scale{k}_y, src.h);",
             f"    {t_in} a[{channels}], b[{channels}], c[{channels}], d[{channels}];",
-            f"    stage{prev}(p, q, tx.i0, ty.i0, {zin}, a);",
-            f"    stage{prev}(p, q, tx.i1, ty.i0, {zin}, b);",
-            f"    stage{prev}(p, q, tx.i0, ty.i1, {zin}, c);",
-            f"    stage{prev}(p, q, tx.i1, ty.i1, {zin}, d);",
-            f"    for (int k = 0; k < {channels}; ++k) {{",
-            *_TAPS_TO_F32,
-            "        out[k] = fkl::linear_blend(fa, fb, fc, fd, tx.w1, ty.w1);",
-            "    }",
+            *_four_taps(k, zin, t_in, channels),
         ]
     if op.mode != "ignore":
         comment += f" Aspect ratio {op.mode}: the content box, background around it."
@@ -310,6 +305,58 @@ def _resize(
         _signature(k, out_type.dtype, channels),
         *head,
         *body,
+        "}",
+        *_size_fn(k, [f"    return {{p.{slot}[0], p.{slot}[1]}};"]),
+    ]
+
+
+def _four_taps(k: int, zin: str, t_in: str, channels: int) -> list[str]:
+    """The blend of the four source pixels that the taps tx and ty select (`a b c d` declared)."""
+    prev = k - 1
+    return [
+        f"    stage{prev}(p, q, tx.i0, ty.i0, {zin}, a);",
+        f"    stage{prev}(p, q, tx.i1, ty.i0, {zin}, b);",
+        f"    stage{prev}(p, q, tx.i0, ty.i1, {zin}, c);",
+        f"    stage{prev}(p, q, tx.i1, ty.i1, {zin}, d);",
+        f"    for (int k = 0; k < {channels}; ++k) {{",
+        *_TAPS_TO_F32,
+        "        out[k] = fkl::linear_blend(fa, fb, fc, fd, tx.w1, ty.w1);",
+        "    }",
+    ]
+
+
+def has_block_taps(geometry: list[Operation]) -> bool:
+    """Whether the last geometry op is a linear resize of the whole output (aspect ratio "ignore"):
+    its taps depend on the output column or row alone, so a GPU block computes them once for its
+    columns and rows (`stage{K}_tap_x`, `stage{K}_tap_y`) and samples through `stage{K}_taps`."""
+    if not geometry:
+        return False
+    last = geometry[-1]
+    return isinstance(last, fkl.ResizeOp) and last.interp.data == "linear" and last.mode == "ignore"
+
+
+def _linear_resize(k: int, slot: str, zin: str, t_in: str, out_type: fkl.ImageType) -> list[str]:
+    """A linear resize with aspect ratio "ignore": its taps along x and y, the blend given the taps,
+    and stage{k} (both in turn)."""
+    prev, channels, t_out = k - 1, out_type.channels.data, CPP_TYPE[out_type.dtype]
+    return [
+        f"// stage{k}: fkl.resize linear — OpenCV INTER_LINEAR: half-pixel centres, taps clamped, f32 blend.",
+        f"FKL_HD fkl::LinearTap stage{k}_tap_x(const Params& p, const Plane& q, fkl::i32 x, fkl::i32 z) {{",
+        "    (void)z;",
+        f"    return fkl::linear_tap(x, q.scale{k}_x, size{prev}(p, {zin}).w);",
+        "}",
+        f"FKL_HD fkl::LinearTap stage{k}_tap_y(const Params& p, const Plane& q, fkl::i32 y, fkl::i32 z) {{",
+        "    (void)z;",
+        f"    return fkl::linear_tap(y, q.scale{k}_y, size{prev}(p, {zin}).h);",
+        "}",
+        f"FKL_HD void stage{k}_taps(const Params& p, const Plane& q, const fkl::LinearTap& tx,",
+        f"                         const fkl::LinearTap& ty, fkl::i32 z, {t_out} out[{channels}]) {{",
+        "    (void)z;",
+        f"    {t_in} a[{channels}], b[{channels}], c[{channels}], d[{channels}];",
+        *_four_taps(k, zin, t_in, channels),
+        "}",
+        _signature(k, out_type.dtype, channels),
+        f"    stage{k}_taps(p, q, stage{k}_tap_x(p, q, x, z), stage{k}_tap_y(p, q, y, z), z, out);",
         "}",
         *_size_fn(k, [f"    return {{p.{slot}[0], p.{slot}[1]}};"]),
     ]

@@ -48,6 +48,8 @@ class CUevent_flags(enum.IntEnum):
 
 
 class CUdevice_attribute(enum.IntEnum):
+    CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR = 39
+    CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
 
@@ -144,8 +146,12 @@ class FakeDriver(types.SimpleNamespace):
         return (CUresult.CUDA_SUCCESS, ordinal)
 
     def cuDeviceGetAttribute(self, attribute: int, device: int) -> tuple[Any, ...]:
-        major = attribute == CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
-        return (CUresult.CUDA_SUCCESS, 9 if major else 0)
+        values = {  # an H200
+            CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: 9,
+            CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: 132,
+            CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: 2048,
+        }
+        return (CUresult.CUDA_SUCCESS, values.get(CUdevice_attribute(attribute), 0))
 
     def cuDevicePrimaryCtxRetain(self, device: int) -> tuple[Any, ...]:
         return (CUresult.CUDA_SUCCESS, self.primary[device])

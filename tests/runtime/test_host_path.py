@@ -277,6 +277,19 @@ def test_without_a_stream_the_producers_stream_is_used_and_synchronised(fake: An
         assert driver.launches[-1][3] == 0x55 and driver.calls["cuStreamSynchronize"] == 1
 
 
+def test_pixel_kernels_make_one_pixel_per_thread_when_the_output_is_one_wave(fake: Any) -> None:
+    """The fake device holds 132 x 2048 threads: up to that many output pixels launch the narrow entry."""
+    driver, torch = fake
+    x = torch.empty((40, 50, 3), dtype=torch.uint8)
+    for (w, h), narrow in (((16, 12), True), ((600, 450), True), ((640, 480), False)):
+        pipe = fkl.compose(fkl.TensorRead(), fkl.Resize(w, h), fkl.Mul(0.5), fkl.TensorWrite(), target="gpu")
+        pipe(x)
+        kernel = _plan(pipe).kernel
+        function, grid, block = driver.launches[-1][:3]
+        assert function is (kernel.narrow if narrow else kernel.function)
+        assert grid == (-(-w // (32 if narrow else 128)), -(-h // 8), 1) and block == (32, 8, 1)
+
+
 def test_an_empty_output_launches_nothing_but_still_synchronises(fake: Any) -> None:
     driver, torch = fake
     pipe = _chain(fkl.TensorRead(), fkl.TensorWrite())

@@ -67,21 +67,25 @@ struct Div {
         return (T)(a / b);  // 8/16-bit operands promote to int, where the quotient cannot overflow
     }
     static FKL_HD f32 exec(f32 a, f32 b) { return a / b; }
-    // a / b correctly rounded, given rcp_b = 1 / b (correctly rounded, computed once per thread):
-    // on the GPU one product and one FMA correction (Markstein) when both operands lie in
-    // [2^-60, 2^60], where nothing under- or overflows; elsewhere, and on the CPU, a / b.
-    static FKL_HD f32 exec(f32 a, f32 b, f32 rcp_b) {
+    // a / b correctly rounded, given rcp_b = 1 / b (correctly rounded, computed by the host): on
+    // the GPU one product and one FMA correction (Markstein) when both operands lie in
+    // [2^-60, 2^60], where nothing under- or overflows (fast_ok); elsewhere, and on the CPU, a / b.
+    static FKL_HD f32 exec(f32 a, f32 b, f32 rcp_b) { return fast_ok(a, b) ? fast(a, b, rcp_b) : a / b; }
+    static FKL_HD bool fast_ok(f32 a, f32 b) {
 #if defined(FKL_DEVICE_CODE)
         const f32 abs_a = fabsf(a), abs_b = fabsf(b);
-        if (abs_a >= 0x1p-60f && abs_a <= 0x1p60f && abs_b >= 0x1p-60f && abs_b <= 0x1p60f) {
-            const f32 q = a * rcp_b;
-            const f32 e = fmaf(-q, b, a);
-            return fmaf(e, rcp_b, q);
-        }
+        return abs_a >= 0x1p-60f && abs_a <= 0x1p60f && abs_b >= 0x1p-60f && abs_b <= 0x1p60f;
 #else
-        (void)rcp_b;
+        (void)a;
+        (void)b;
+        return false;
 #endif
-        return a / b;
+    }
+    // q = a * (1 / b), then q + (a - q b) / b with the remainder a - q b exact in one FMA.
+    static FKL_HD f32 fast(f32 a, f32 b, f32 rcp_b) {
+        const f32 q = a * rcp_b;
+        const f32 e = fmaf(-q, b, a);
+        return fmaf(e, rcp_b, q);
     }
     static FKL_HD f64 exec(f64 a, f64 b) { return a / b; }
     static FKL_HD f16 exec(f16 a, f16 b) { return f16_from_f32(to_f32(a) / to_f32(b)); }

@@ -1,0 +1,69 @@
+"""The GPU entry of pixel kernels: what a block computes once, and where the division checks its range."""
+
+from __future__ import annotations
+
+import fklir as fkl
+
+MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+
+
+def _entries(*ops: object) -> tuple[str, str]:
+    """The GPU entries of a one-chain pixel kernel: (fkl_kernel, fkl_kernel_narrow)."""
+    pipe = fkl.compose(fkl.TensorRead(), *ops, fkl.TensorWrite(), target="gpu")  # type: ignore[arg-type]
+    source = pipe.source_for("uint8", (45, 61, 3))
+    wide = source.index('extern "C" __global__ void fkl_kernel(')
+    narrow = source.index('extern "C" __global__ void fkl_kernel_narrow(')
+    return source[wide:narrow], source[narrow : source.index("#else")]
+
+
+def _entry(*ops: object) -> str:
+    return _entries(*ops)[0]
+
+
+def test_a_final_linear_resize_shares_its_taps_across_the_block() -> None:
+    entry = _entry(fkl.Crop([(1, 2, 30, 20), (3, 4, 25, 31)]), fkl.Resize(16, 12), fkl.Mul(0.5))
+    assert (
+        "block_tx[threadIdx.x + k * 32] = stage2_tap_x(p, q, x < p.h.dst_w ? x : p.h.dst_w - 1, blockIdx.z);" in entry
+    )
+    assert "block_ty[threadIdx.y] = stage2_tap_y(p, q, y < p.h.dst_h ? y : p.h.dst_h - 1, blockIdx.z);" in entry
+    # every thread of the block reaches both barriers: the rows below the image return after them
+    assert entry.count("__syncthreads();") == 2
+    assert entry.rindex("__syncthreads();") < entry.index("if (y >= p.h.dst_h) return;")
+    assert "sample_taps(p, q, block_tx[threadIdx.x + k * 32], ty, blockIdx.z, out[k]);" in entry
+
+
+def test_the_narrow_entry_makes_one_pixel_per_thread_without_shared_taps() -> None:
+    wide, narrow = _entries(fkl.Crop([(1, 2, 30, 20), (3, 4, 25, 31)]), fkl.Resize(16, 12), fkl.Mul(0.5))
+    assert "const fkl::i32 x0 = blockIdx.x * 128 + threadIdx.x;" in wide  # 4 pixels of 32 threads
+    assert "const fkl::i32 x0 = blockIdx.x * 32 + threadIdx.x;" in narrow
+    assert "block_tx" not in narrow and narrow.count("__syncthreads();") == 1
+    assert "sample(p, q, x < p.h.dst_w ? x : p.h.dst_w - 1, y, blockIdx.z, out[k]);" in narrow
+
+
+def test_other_geometry_samples_per_pixel() -> None:
+    for ops in (
+        (fkl.Resize(16, 12, "nearest"),),
+        (fkl.Resize(16, 12, aspect_ratio="preserve", background=0.0),),
+        (fkl.Resize(16, 12), fkl.Crop(1, 1, 8, 8)),  # the resize is not the last stage
+    ):
+        entry = _entry(*ops)
+        assert (
+            "block_tx" not in entry
+            and "sample(p, q, x < p.h.dst_w ? x : p.h.dst_w - 1, y, blockIdx.z, out[k]);" in entry
+        )
+
+
+def test_a_pixel_division_checks_the_range_of_all_channels_once() -> None:
+    pipe = fkl.compose(
+        fkl.TensorRead(),
+        fkl.Crop([(0, 0, 20, 10)] * 2),
+        fkl.Resize(8, 8),
+        fkl.Sub(MEAN),
+        fkl.Div(STD),
+        fkl.TensorSplit(),
+    )
+    source = pipe.source_for("uint8", (40, 60, 3))
+    block = source[source.index("// fkl.div") :]
+    assert "for (int c = 0; c < 3; ++c) fast = fast & fkl::Div::fast_ok(v1[c], fkl::pick(p.div5, c));" in block
+    assert "v2[c] = fkl::Div::fast(v1[c], fkl::pick(p.div5, c), fkl::pick(p.div5_rcp, c));" in block
+    assert "v2[c] = fkl::Div::exec(v1[c], fkl::pick(p.div5, c));" in block  # the exact path for the rest
