@@ -121,12 +121,13 @@ def _pixel_block(op: Operation, src: str, dst: str) -> list[str]:
 
 def _pixel_division(slot: str, channels: int, src: str, dst: str) -> list[str]:
     """A float32 division of a whole pixel with one range check for all its channels: the fast path
-    of fkl::Div costs three instructions, and a branch per channel cost more than that."""
+    of fkl::Div costs three instructions, and a branch per channel cost more than that. The host
+    checked the divisors' range once (`<slot>_fast`)."""
     divisor, reciprocal = f"fkl::pick(p.{slot}, c)", f"fkl::pick(p.{slot}_rcp, c)"
     return [
         "{",
-        "    bool fast = true;",
-        f"    for (int c = 0; c < {channels}; ++c) fast = fast & fkl::Div::fast_ok({src}[c], {divisor});",
+        f"    bool fast = p.{slot}_fast != 0;",
+        f"    for (int c = 0; c < {channels}; ++c) fast = fast & fkl::Div::in_range({src}[c]);",
         "    if (fast) {",
         f"        for (int c = 0; c < {channels}; ++c) {dst}[c] = fkl::Div::fast({src}[c], {divisor}, {reciprocal});",
         "    } else {",

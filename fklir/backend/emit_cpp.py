@@ -29,7 +29,7 @@ from fklir.backend.emit_flat import emit_flat_cpu, emit_flat_gpu, flat_shape
 from fklir.backend.emit_geometry import emit_stages, has_block_taps
 from fklir.dialects import fkl
 
-CODEGEN_VERSION = "11"
+CODEGEN_VERSION = "12"
 
 GPU_ENTRY = "fkl_kernel"
 GPU_NARROW_ENTRY = "fkl_kernel_narrow"  # pixel kernels: one pixel per thread, for launches of few pixels
@@ -156,6 +156,8 @@ def _emit_params(
     counts = {name: count for name, _, count in slots}
     for name in reciprocals:
         lines.append(f"    fkl::f32 {name}_rcp[{counts[name]}];  // 1 / {name}, packed by the host")
+    for name in reciprocals:
+        lines.append(f"    fkl::i32 {name}_fast;  // 1 when every |{name}| lies in [2^-60, 2^60] (fkl::Div::fast)")
     lines.append("};")
     return lines
 

@@ -4,7 +4,7 @@ Deinterlace.  They work on the whole (B, H, W, C) source, the way they fold into
 Resize (linear) follows OpenCV INTER_LINEAR: half-pixel centres, sx = (dx + 0.5) * src/dst - 0.5
 (src/dst taken as 1 / (dst/src) in double, then sx rounded to float32 as OpenCV's own C++ path
 does), taps clamped to the image, the taps converted to float32 and blended in float32 in
-OpenCV's order (along x, then along y; each product and sum rounded on its own).  That matches
+OpenCV's order (along x, then along y; each u (1 - w) + v w as fmaf(u, 1 - w, fl32(v w))).  That matches
 cv2.resize with IPP disabled to a few float32 ulps (tested).  Intel IPP, which pip builds of cv2
 use by default for float32 INTER_LINEAR, weighs differently (up to ~2e-2 on 0..255 data); the
 project's convention is OpenCV's own path, so tests call cv2.ipp.setUseIPP(False).
@@ -272,19 +272,20 @@ def _resize_data(data: np.ndarray, w: int, h: int, interp: str) -> np.ndarray:
     src_h, src_w = data.shape[1], data.shape[2]
     if interp == "nearest":
         return data[:, _nearest_taps(src_h, h)][:, :, _nearest_taps(src_w, w)]
-    # float32 numpy ufuncs round every product and sum on its own, as the op library does.
-    values = data.astype(np.float32)
+    # As fkl::linear_blend: u (1 - w) + v w = fmaf(u, 1 - w, fl32(v w)), one rounding of the exact
+    # float64 product of two float32 values plus a float32 (_sum_to_float32).
+    values = data.astype(np.float32).astype(np.float64)
     y0, y1, fy = _linear_taps(src_h, h)
     x0, x1, fx = _linear_taps(src_w, w)
-    wx = fx.astype(np.float32)[None, None, :, None]
-    wy = fy.astype(np.float32)[None, :, None, None]
-    one = np.float32(1.0)
+    wx = _to_float32(fx)[None, None, :, None]
+    wy = _to_float32(fy)[None, :, None, None]
+    ux, uy = _to_float32(1.0 - wx), _to_float32(1.0 - wy)
 
-    def along_x(rows: np.ndarray) -> np.ndarray:
-        return rows[:, :, x0] * (one - wx) + rows[:, :, x1] * wx
+    def along_x(rows: np.ndarray) -> NDArray[np.float64]:
+        return _sum_to_float32(rows[:, :, x0] * ux, _to_float32(rows[:, :, x1] * wx))
 
-    blended = along_x(values[:, y0]) * (one - wy) + along_x(values[:, y1]) * wy
-    return blended.astype(np.float64)
+    upper, lower = along_x(values[:, y0]), along_x(values[:, y1])
+    return _sum_to_float32(upper * uy, _to_float32(lower * wy))
 
 
 def resize(

@@ -12,6 +12,9 @@ from typing import Any
 
 import numpy as np
 
+# fkl::Div::in_range: divisors (and dividends) whose quotient the GPU computes as a product and one FMA
+DIV_FAST_LOW, DIV_FAST_HIGH = 2.0**-60, 2.0**60
+
 
 class KernelHeader(ctypes.Structure):
     """Mirror of fkl::KernelHeader (fklir/backend/include/fkl/kernel.h)."""
@@ -70,18 +73,24 @@ def params_struct_type(
     fields += [(name, SLOT_CTYPE[kind] * count) for name, kind, count in slots]
     counts = {name: count for name, _, count in slots}
     fields += [(f"{name}_rcp", ctypes.c_float * counts[name]) for name in reciprocals]
+    fields += [(f"{name}_fast", ctypes.c_int32) for name in reciprocals]
     return type("Params", (ctypes.Structure,), {"_fields_": fields})
 
 
 def pack_reciprocals(
     params: ctypes.Structure, reciprocals: Sequence[str], values: Mapping[str, Sequence[float]]
 ) -> None:
-    """`<slot>_rcp[i]` = 1 / value, rounded once to float32 (what a GPU's rcp.rn gives)."""
+    """`<slot>_rcp[i]` = 1 / value, rounded once to float32 (what a GPU's rcp.rn gives), and
+    `<slot>_fast` = 1 when every |value| lies in fkl::Div's fast range [2^-60, 2^60]."""
     for name in reciprocals:
         array = getattr(params, f"{name}_rcp")
-        for i, v in enumerate(values[name]):
+        divisors = np.asarray(values[name], dtype=np.float32)
+        for i, v in enumerate(divisors):
             with np.errstate(divide="ignore", invalid="ignore"):
-                array[i] = float(np.float32(1.0) / np.float32(v))
+                array[i] = float(np.float32(1.0) / v)
+        magnitude = np.abs(divisors)
+        in_range = bool(np.all((magnitude >= DIV_FAST_LOW) & (magnitude <= DIV_FAST_HIGH)))
+        setattr(params, f"{name}_fast", int(in_range))
 
 
 def _f16_bits(v: float) -> int:

@@ -238,17 +238,18 @@ def test_random_chains_gpu_equals_cpu(drawn: Drawn) -> None:
     assert_same(out_gpu, out_cpu, f"gpu {drawn.template}")
 
 
-def test_a_pixel_division_is_correctly_rounded_on_extreme_values() -> None:
+@pytest.mark.parametrize("divisors", [(3.0, 0.1, -7.0), (3.0, 1e-25, 7e25)], ids=["fast", "divisor-out-of-range"])
+def test_a_pixel_division_is_correctly_rounded_on_extreme_values(divisors: tuple[float, ...]) -> None:
     """A pixel kernel divides a whole pixel with one range check (emit_compute._pixel_division):
     pixels whose channels all lie in range take the fast path, the others the exact one for every
-    channel. Both must give numpy's correctly rounded float32 quotient bit for bit."""
+    channel, and a slot with a divisor out of range always the exact one. Each must give numpy's
+    correctly rounded float32 quotient bit for bit."""
     extreme = np.array(
         [0.0, -0.0, 1e-40, -3e-39, 1e-30, 2e20, -7e37, np.inf, -np.inf, np.nan, 1.0, -1.5], dtype=np.float32
     )
     x = (RNG.standard_normal((33, 17, 3)) * 50).astype(np.float32)
     flat = x.reshape(-1)
     flat[RNG.choice(flat.size, 300, replace=False)] = RNG.choice(extreme, 300)
-    divisors = (3.0, 1e-25, 7e25)  # the last two leave the fast path's range for some quotients
     ops = [fkl.Crop(0, 0, 17, 33), fkl.Div(divisors)]  # the crop makes it a pixel kernel
     got = gpu(x, ops)
     expected = x / np.array(divisors, dtype=np.float32)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from fklir.backend.build import kernel_values
@@ -34,3 +35,12 @@ def test_flat_kernels_take_any_size() -> None:
     assert plan.layout.mode == "flat"
     plan.set_extent(Extent(65536, 21846, 1, 3, 65536, 21846, 1, 3))
     assert plan.header.n == 65536 * 21846 * 3
+
+
+def test_the_host_packs_each_float_divisions_reciprocals_and_whether_the_gpu_may_take_its_fast_path() -> None:
+    for divisors, fast in (((2.0, 0.1, -7.0), 1), ((2.0, 1e-25, 3.0), 0), ((2.0, 3.0, 2.0**61), 0)):
+        plan = _plan(fops.Cast("float32"), fops.Div(divisors))
+        (slot,) = plan.layout.reciprocals
+        expected = [float(np.float32(1.0) / np.float32(v)) for v in divisors]
+        assert list(getattr(plan.params, f"{slot}_rcp")) == expected
+        assert getattr(plan.params, f"{slot}_fast") == fast

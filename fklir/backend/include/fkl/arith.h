@@ -71,13 +71,14 @@ struct Div {
     // the GPU one product and one FMA correction (Markstein) when both operands lie in
     // [2^-60, 2^60], where nothing under- or overflows (fast_ok); elsewhere, and on the CPU, a / b.
     static FKL_HD f32 exec(f32 a, f32 b, f32 rcp_b) { return fast_ok(a, b) ? fast(a, b, rcp_b) : a / b; }
-    static FKL_HD bool fast_ok(f32 a, f32 b) {
+    static FKL_HD bool fast_ok(f32 a, f32 b) { return in_range(a) && in_range(b); }
+    // |x| in [2^-60, 2^60], on the GPU (the CPU always divides).
+    static FKL_HD bool in_range(f32 x) {
 #if defined(FKL_DEVICE_CODE)
-        const f32 abs_a = fabsf(a), abs_b = fabsf(b);
-        return abs_a >= 0x1p-60f && abs_a <= 0x1p60f && abs_b >= 0x1p-60f && abs_b <= 0x1p60f;
+        const f32 abs_x = fabsf(x);
+        return abs_x >= 0x1p-60f && abs_x <= 0x1p60f;
 #else
-        (void)a;
-        (void)b;
+        (void)x;
         return false;
 #endif
     }

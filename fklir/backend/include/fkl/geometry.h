@@ -70,14 +70,14 @@ FKL_HD f32 tap_f32(bf16 x) { return to_f32(x); }
 
 // The INTER_LINEAR blend of four taps (a b on the upper row, c d on the lower; wx, wy the weights
 // of b/d and c/d), in f32 and in OpenCV's order: along x first, r0 = a (1 - wx) + b wx and
-// r1 = c (1 - wx) + d wx, then along y, r0 (1 - wy) + r1 wy. Every product and sum is rounded to
-// f32 on its own (the kernels are built without FMA contraction), so every compiler gives the
-// same bits as the reference interpreter.
+// r1 = c (1 - wx) + d wx, then along y, r0 (1 - wy) + r1 wy. Each sum of two products is one
+// fmaf of the first product onto the rounded second one (the kernels are otherwise built without
+// FMA contraction), so every compiler gives the same bits as the reference interpreter.
 FKL_HD f32 linear_blend(f32 a, f32 b, f32 c, f32 d, f32 wx, f32 wy) {
     const f32 ux = 1.0f - wx, uy = 1.0f - wy;
-    const f32 upper = a * ux + b * wx;
-    const f32 lower = c * ux + d * wx;
-    return upper * uy + lower * wy;
+    const f32 upper = fmaf(a, ux, b * wx);
+    const f32 lower = fmaf(c, ux, d * wx);
+    return fmaf(upper, uy, lower * wy);
 }
 
 // INTER_NEAREST: i = min(floor(d * scale), src_len - 1) in double with scale = resize_scale(...),
