@@ -1,13 +1,20 @@
-"""Experiment: GPU time of the ROI kernels for several pixels-per-thread settings (device only).
+"""Experiment: GPU time of the ROI kernels for pixels-per-thread settings and rewrites of the emitted
+source (device only).
 
-Each setting runs in its own process with its own disk cache (the setting is not part of the kernel
-key), fklir only, timed as bench_chain.py times (calls queued behind a sleep kernel, so host cost does
-not leak into the GPU time). Not a benchmark of record: it exists to choose
-emit_cpp.PIXELS_PER_THREAD (see RESULTS.md). Usage: python3 benchmarks/roi_variants.py
+Each (variant, setting) runs in its own process with its own disk cache (neither is part of the kernel
+key): emit_cpp.PIXELS_PER_THREAD is set, and a variant replaces exact strings of the emitted CUDA source
+before nvcc sees it (a variant whose string is missing fails loudly). fklir only, timed as bench_chain.py
+times (calls queued behind a sleep kernel, so host cost does not leak into the GPU time), one image (L2
+resident, unlike bench_roi.py, which rotates inputs). The digest column is a hash of the B-plane output:
+equal digests mean bit-equal results. Not a benchmark of record: it exists to choose how the pixel
+kernels are emitted (see RESULTS.md), by trying a change on the device before building it.
+
+Usage: python3 benchmarks/roi_variants.py [VARIANT ...]   (environment: PPTS=1,2,4  ROI_SIZE=224)
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -17,14 +24,22 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 ONE_SETTING = """
-import statistics, sys
+import hashlib, json, statistics, sys
 sys.path.insert(0, {root!r})
 sys.path.insert(0, {root!r} + "/benchmarks")
 import torch
 import fklir as fkl
-from fklir.backend import emit_cpp
+from fklir.backend import compilers, emit_cpp
 from bench_chain import FULL, calibrate_sleep, measure
 emit_cpp.PIXELS_PER_THREAD = {ppt}
+REPLACEMENTS = json.loads({replacements!r})
+compile_cubin = compilers.compile_cubin
+def rewritten(source, *args, **kwargs):
+    for old, new in REPLACEMENTS:
+        assert old in source, f"variant {name!r}: not in the emitted source: {{old!r}}"
+        source = source.replace(old, new)
+    return compile_cubin(source, *args, **kwargs)
+compilers.compile_cubin = rewritten
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 g = torch.Generator().manual_seed(0)
 img = torch.randint(0, 256, (1080, 1920, 3), generator=g, dtype=torch.uint8).cuda()
@@ -32,23 +47,48 @@ stream = torch.cuda.Stream()
 with torch.cuda.stream(stream):
     cycles_per_us = calibrate_sleep(torch, stream)
     for count in (64, 3):
-        rects = [(int(i * 23 % 1700), int(i * 37 % 900), 200, 150) for i in range(count)]
-        pipe = fkl.compose(fkl.TensorRead(), fkl.Crop(rects), fkl.Resize(224, 224), fkl.Mul(1 / 255),
+        rects = [(int(i * 23 % 1700), int(i * 37 % 900), 200 - i % 7, 150 + i % 5) for i in range(count)]
+        pipe = fkl.compose(fkl.TensorRead(), fkl.Crop(rects), fkl.Resize({size}, {size}), fkl.Mul(1 / 255),
                            fkl.Sub(MEAN), fkl.Div(STD), fkl.TensorSplit(), target="gpu")
         outs = [pipe(img) for _ in range(4)]
+        torch.cuda.synchronize()
+        digest = hashlib.sha1(outs[0].cpu().numpy().tobytes()).hexdigest()[:10]
         result = measure(torch, stream, lambda i: pipe(img, out=outs[i % 4], stream=stream), FULL, cycles_per_us, True)
-        print(f"| {ppt} | B={{count}} | {{statistics.median(result.gpu_us):.1f}} | {{result.host_us:.1f}} |")
+        print(f"| {name} | {ppt} | B={{count}} | {{statistics.median(result.gpu_us):.1f}} | {{digest}} |", flush=True)
 """
 
+# Rewrites tried on the device; each entry: (exact text of the emitted source, its replacement).
+VARIANTS: dict[str, list[tuple[str, str]]] = {
+    "emitted": [],
+    # the taps through the read-only data cache (no gain measured: see RESULTS.md)
+    "ldg": [("for (int c = 0; c < 3; ++c) out[c] = px[c];", "for (int c = 0; c < 3; ++c) out[c] = __ldg(px + c);")],
+    # the narrow entry without the barrier of its shared plane: every thread computes plane_of (no gain)
+    "narrow-no-barrier": [
+        (
+            "    __shared__ Plane block_plane;\n"
+            "    if (threadIdx.x == 0 && threadIdx.y == 0) block_plane = plane_of(p, blockIdx.z);\n"
+            "    __syncthreads();\n"
+            "    const Plane q = block_plane;\n"
+            "    if (y >= p.h.dst_h) return;\n"
+            "    fkl::f32 out[1][3];",
+            "    if (y >= p.h.dst_h) return;\n    const Plane q = plane_of(p, blockIdx.z);\n    fkl::f32 out[1][3];",
+        )
+    ],
+}
 
-def main() -> None:
-    print("| pixels per thread | workload | fklir GPU µs | host µs |\n|---|---|---|---|")
-    for ppt in (1, 2, 4):
-        env = {**os.environ, "FKLIR_CACHE_DIR": tempfile.mkdtemp(prefix=f"fklir-ppt{ppt}-")}
-        script = ONE_SETTING.format(root=str(ROOT), ppt=ppt)
-        done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=False)
-        print(done.stdout.strip() or f"| {ppt} | failed | {done.stderr.strip()[-300:]} |")
+
+def main(names: list[str]) -> None:
+    settings = [int(v) for v in os.environ.get("PPTS", "1,2,4").split(",")]
+    size = int(os.environ.get("ROI_SIZE", "224"))
+    print("| variant | pixels per thread | workload | fklir GPU µs | output digest |\n|---|---|---|---|---|")
+    for name in names or list(VARIANTS):
+        for ppt in settings:
+            env = {**os.environ, "FKLIR_CACHE_DIR": tempfile.mkdtemp(prefix=f"fklir-roi-{name}-{ppt}-")}
+            replacements = json.dumps(VARIANTS[name])
+            script = ONE_SETTING.format(root=str(ROOT), ppt=ppt, size=size, name=name, replacements=replacements)
+            done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=False)
+            print(done.stdout.strip() or f"| {name} | {ppt} | failed | {done.stderr.strip()[-300:]} |", flush=True)
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
