@@ -115,17 +115,22 @@ fkl.write %u8, "dst" : !fkl.image<?x?x?xnone>
 // CHECK-NEXT:      stage0(p, q, x + r.x, y + r.y, 0, out);
 // CHECK:       FKL_HD fkl::Size size1(const Params& p, fkl::i32 z) {
 // CHECK:           return {r.w, r.h};
-// stage2 resizes the crop: four taps of stage1, blended in f64 (y first, as the reference does).
-// CHECK:       FKL_HD void stage2(const Params& p, const Plane& q, fkl::i32 x, fkl::i32 y, fkl::i32 z, fkl::f32 out[3]) {
-// CHECK-NEXT:      const fkl::Size src = size1(p, z);
-// CHECK-NEXT:      const fkl::LinearTap tx = fkl::linear_tap(x, q.scale2_x, src.w);
-// CHECK-NEXT:      const fkl::LinearTap ty = fkl::linear_tap(y, q.scale2_y, src.h);
-// CHECK-NEXT:      fkl::u8 a[3], b[3], c[3], d[3];
+// stage2 resizes the crop: its taps along x and y, the f32 blend of four taps of stage1 given them, and
+// stage2 itself (the GPU block computes the taps of its columns and rows once, see below).
+// CHECK:       FKL_HD fkl::LinearTap stage2_tap_x(const Params& p, const Plane& q, fkl::i32 x, fkl::i32 z) {
+// CHECK:           return fkl::linear_tap(x, q.scale2_x, size1(p, z).w);
+// CHECK:       FKL_HD fkl::LinearTap stage2_tap_y(const Params& p, const Plane& q, fkl::i32 y, fkl::i32 z) {
+// CHECK:           return fkl::linear_tap(y, q.scale2_y, size1(p, z).h);
+// CHECK:       FKL_HD void stage2_taps(const Params& p, const Plane& q, const fkl::LinearTap& tx,
+// CHECK:           fkl::u8 a[3], b[3], c[3], d[3];
 // CHECK-NEXT:      stage1(p, q, tx.i0, ty.i0, z, a);
 // CHECK-NEXT:      stage1(p, q, tx.i1, ty.i0, z, b);
 // CHECK-NEXT:      stage1(p, q, tx.i0, ty.i1, z, c);
 // CHECK-NEXT:      stage1(p, q, tx.i1, ty.i1, z, d);
-// CHECK:           fkl::linear_blend({{.*}}tx.w1, ty.w1);
+// CHECK:           const fkl::f32 fa = fkl::tap_f32(a[k]), fb = fkl::tap_f32(b[k]);
+// CHECK:           out[k] = fkl::linear_blend(fa, fb, fc, fd, tx.w1, ty.w1);
+// CHECK:       FKL_HD void stage2(const Params& p, const Plane& q, fkl::i32 x, fkl::i32 y, fkl::i32 z, fkl::f32 out[3]) {
+// CHECK-NEXT:      stage2_taps(p, q, stage2_tap_x(p, q, x, z), stage2_tap_y(p, q, y, z), z, out);
 // CHECK:       FKL_HD fkl::Size size2(const Params& p, fkl::i32 z) {
 // CHECK:           return {p.[[SIZE]][0], p.[[SIZE]][1]};
 // CHECK:       FKL_HD Plane plane_of(const Params& p, fkl::i32 z) {
@@ -146,13 +151,24 @@ fkl.write %u8, "dst" : !fkl.image<?x?x?xnone>
 // CHECK-NEXT:      sample(p, plane_of(p, z), x, y, z, out);
 // CHECK-NEXT:      store(p, x, y, z, out);
 // CHECK-NEXT:  }
+// CHECK:       FKL_HD void sample_taps(const Params& p, const Plane& q, const fkl::LinearTap& tx, const fkl::LinearTap& ty,
+// CHECK-NEXT:                          fkl::i32 z, fkl::u8 out[3]) {
+// CHECK-NEXT:      fkl::f32 in[3];
+// CHECK-NEXT:      stage2_taps(p, q, tx, ty, z, in);
 // CHECK-NOT:   stage3
-// Four pixels per thread, 32 apart: all samples first (sharing plane_of), then the stores.
+// fkl_kernel: four pixels per thread, 32 apart; one thread computes the plane, row 0 the block's x taps,
+// column 0 its y taps; all samples first, then the stores.
 // CHECK:       extern "C" __global__ void fkl_kernel(const Params p) {
 // CHECK-NEXT:      const fkl::i32 x0 = blockIdx.x * 128 + threadIdx.x;
-// CHECK:           const Plane q = plane_of(p, blockIdx.z);
-// CHECK:           sample(p, q, x < p.h.dst_w ? x : p.h.dst_w - 1, y, blockIdx.z, out[k]);
+// CHECK:           if (threadIdx.x == 0 && threadIdx.y == 0) block_plane = plane_of(p, blockIdx.z);
+// CHECK:           block_tx[threadIdx.x + k * 32] = stage2_tap_x(p, q, x < p.h.dst_w ? x : p.h.dst_w - 1, blockIdx.z);
+// CHECK:           block_ty[threadIdx.y] = stage2_tap_y(p, q, y < p.h.dst_h ? y : p.h.dst_h - 1, blockIdx.z);
+// CHECK:           sample_taps(p, q, block_tx[threadIdx.x + k * 32], ty, blockIdx.z, out[k]);
 // CHECK:           if (x < p.h.dst_w) store(p, x, y, blockIdx.z, out[k]);
+// fkl_kernel_narrow: one pixel per thread (outputs of one wave of threads), sampling per pixel.
+// CHECK:       extern "C" __global__ void fkl_kernel_narrow(const Params p) {
+// CHECK-NEXT:      const fkl::i32 x0 = blockIdx.x * 32 + threadIdx.x;
+// CHECK:           sample(p, q, x < p.h.dst_w ? x : p.h.dst_w - 1, y, blockIdx.z, out[k]);
 // CHECK:       extern "C" void fkl_run(const Params* p) {
 // CHECK:           for (fkl::i32 z = 0; z < p->h.dst_planes; ++z)
 // CHECK:       {{//}} -----
@@ -404,8 +420,8 @@ fkl.tsplit %6, "dst" : !fkl.image<?x?x?xnone>
 // The planar read: channel c of pixel (x, y) of plane z from channel plane c.
 // CHECK:       FKL_HD void stage0(const Params& p, const Plane& q, fkl::i32 x, fkl::i32 y, fkl::i32 z, fkl::u8 out[3]) {
 // CHECK-NEXT:      const fkl::u8* plane = (const fkl::u8*)p.h.src + z * p.h.src_plane_stride;
-// CHECK-NEXT:      const fkl::i64 channel_stride = (fkl::i64)p.h.src_h * p.h.src_w;
-// CHECK-NEXT:      const fkl::i64 at = (fkl::i64)y * p.h.src_w + x;
+// CHECK-NEXT:      const fkl::u32 channel_stride = (fkl::u32)p.h.src_h * (fkl::u32)p.h.src_w;
+// CHECK-NEXT:      const fkl::u32 at = (fkl::u32)y * (fkl::u32)p.h.src_w + (fkl::u32)x;
 // CHECK-NEXT:      for (int c = 0; c < 3; ++c) out[c] = plane[c * channel_stride + at];
 // A constant border reads its slot outside the image, anything else maps into it.
 // CHECK:       FKL_HD void stage1(const Params& p, const Plane& q, fkl::i32 x, fkl::i32 y, fkl::i32 z, fkl::u8 out[3]) {
