@@ -101,12 +101,13 @@ fkl.write %u8, "dst" : !fkl.image<?x?x?xnone>
 // CHECK-NEXT:      fkl::u8 v3[3];
 // CHECK-NEXT:      for (int c = 0; c < 3; ++c) v3[c] = fkl::SaturateCast<fkl::u8>::exec(v2[c]);
 // CHECK-NEXT:      for (int c = 0; c < 3; ++c) out[c] = v3[c];
-// stage0 reads the (single-plane) source.
-// What all pixels of a plane share: the resize's scales, computed once per thread by plane_of.
+// stage0 reads the (single-plane) source, with a 32-bit offset inside it.
+// What all pixels of a plane share: the resize's scales, computed once per block by plane_of.
 // CHECK:       struct Plane {
 // CHECK-NEXT:      fkl::f64 scale2_x, scale2_y;
 // CHECK-NEXT:  };
 // CHECK:       FKL_HD void stage0(const Params& p, const Plane& q, fkl::i32 x, fkl::i32 y, fkl::i32 z, fkl::u8 out[3]) {
+// CHECK-NEXT:      const fkl::u8* px = (const fkl::u8*)p.h.src + 0 * p.h.src_plane_stride + ((fkl::u32)y * (fkl::u32)p.h.src_pitch + (fkl::u32)x * 3u);
 // CHECK:       FKL_HD fkl::Size size0(const Params& p, fkl::i32 z) {
 // CHECK:           return {p.h.src_w, p.h.src_h};
 // stage1 crops: rect z for output plane z, from source plane 0.
