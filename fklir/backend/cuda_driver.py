@@ -153,40 +153,30 @@ def using_device(device: int) -> Iterator[None]:
         check(driver.cuCtxPopCurrent(), "cuCtxPopCurrent")
 
 
+def _device_attribute(device: int, name: str) -> int:
+    """cuDeviceGetAttribute(CU_DEVICE_ATTRIBUTE_<name>) of device `device`."""
+    driver = _driver()
+    handle = check(driver.cuDeviceGet(device), f"cuDeviceGet({device})")
+    attribute = getattr(driver.CUdevice_attribute, f"CU_DEVICE_ATTRIBUTE_{name}")
+    return int(check(driver.cuDeviceGetAttribute(attribute, handle), f"cuDeviceGetAttribute({name})"))
+
+
 @functools.cache
 def device_arch(device: int) -> str:
     """The device's architecture for nvcc's -arch, e.g. "sm_90" for compute capability 9.0."""
     _primary_context(device)  # validates the ordinal with a clear message
-    driver = _driver()
-    handle = check(driver.cuDeviceGet(device), f"cuDeviceGet({device})")
-    attributes = driver.CUdevice_attribute
-    major = check(
-        driver.cuDeviceGetAttribute(attributes.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, handle),
-        "cuDeviceGetAttribute(COMPUTE_CAPABILITY_MAJOR)",
-    )
-    minor = check(
-        driver.cuDeviceGetAttribute(attributes.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, handle),
-        "cuDeviceGetAttribute(COMPUTE_CAPABILITY_MINOR)",
-    )
-    return f"sm_{int(major)}{int(minor)}"
+    major = _device_attribute(device, "COMPUTE_CAPABILITY_MAJOR")
+    minor = _device_attribute(device, "COMPUTE_CAPABILITY_MINOR")
+    return f"sm_{major}{minor}"
 
 
 @functools.cache
 def resident_threads(device: int) -> int:
     """How many threads the device holds at once (SMs x threads per SM): an output with at most this
     many pixels is one wave of a one-pixel-per-thread grid."""
-    driver = _driver()
-    handle = check(driver.cuDeviceGet(device), f"cuDeviceGet({device})")
-    attributes = driver.CUdevice_attribute
-    sms = check(
-        driver.cuDeviceGetAttribute(attributes.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, handle),
-        "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)",
+    return _device_attribute(device, "MULTIPROCESSOR_COUNT") * _device_attribute(
+        device, "MAX_THREADS_PER_MULTIPROCESSOR"
     )
-    per_sm = check(
-        driver.cuDeviceGetAttribute(attributes.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, handle),
-        "cuDeviceGetAttribute(MAX_THREADS_PER_MULTIPROCESSOR)",
-    )
-    return int(sms) * int(per_sm)
 
 
 @dataclass(frozen=True)

@@ -38,16 +38,18 @@ ASPECT_RATIO = {
 
 STAGE_ARGS = "const Params& p, const Plane& q, fkl::i32 x, fkl::i32 y, fkl::i32 z"
 
-# Channel k of the four taps a b c d as f64 (inside a `for k` loop).
-_TAPS_TO_F64 = (
-    "        const fkl::f64 fa = fkl::Cast<fkl::f64>::exec(a[k]), fb = fkl::Cast<fkl::f64>::exec(b[k]);",
-    "        const fkl::f64 fc = fkl::Cast<fkl::f64>::exec(c[k]), fd = fkl::Cast<fkl::f64>::exec(d[k]);",
-)
-# The same as f32 (a resize blends in f32, as OpenCV's float path does).
-_TAPS_TO_F32 = (
-    "        const fkl::f32 fa = fkl::tap_f32(a[k]), fb = fkl::tap_f32(b[k]);",
-    "        const fkl::f32 fc = fkl::tap_f32(c[k]), fd = fkl::tap_f32(d[k]);",
-)
+
+def _taps_as(cpp_type: str, convert: str) -> tuple[str, str]:
+    """Channel k of the four taps a b c d as `fa fb fc fd` of `cpp_type` (inside a `for k` loop)."""
+    return (
+        f"        const fkl::{cpp_type} fa = {convert}(a[k]), fb = {convert}(b[k]);",
+        f"        const fkl::{cpp_type} fc = {convert}(c[k]), fd = {convert}(d[k]);",
+    )
+
+
+# A resize blends in f32, as OpenCV's float path does; Warping and Deinterlace in f64.
+_TAPS_TO_F32 = _taps_as("f32", "fkl::tap_f32")
+_TAPS_TO_F64 = _taps_as("f64", "fkl::Cast<fkl::f64>::exec")
 
 
 def _plane_expr(t: fkl.ImageType) -> str:

@@ -237,7 +237,13 @@ class FakeDriver(types.SimpleNamespace):
 def _reset_cuda_driver_state() -> None:
     from fklir.backend import cuda_driver
 
-    for cached in (cuda_driver._driver, cuda_driver._initialise, cuda_driver.gpu_available, cuda_driver.device_arch):
+    for cached in (
+        cuda_driver._driver,
+        cuda_driver._initialise,
+        cuda_driver.gpu_available,
+        cuda_driver.device_arch,
+        cuda_driver.resident_threads,
+    ):
         cached.cache_clear()
     cuda_driver._primary_contexts.clear()
     cuda_driver._primary_context_handles.clear()
