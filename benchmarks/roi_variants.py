@@ -9,7 +9,7 @@ resident, unlike bench_roi.py, which rotates inputs). The digest column is a has
 equal digests mean bit-equal results. Not a benchmark of record: it exists to choose how the pixel
 kernels are emitted (see RESULTS.md), by trying a change on the device before building it.
 
-Usage: python3 benchmarks/roi_variants.py [VARIANT ...]   (environment: PPTS=1,2,4  ROI_SIZE=224)
+Usage: python3 benchmarks/roi_variants.py [VARIANT ...]   (environment: PPTS=1,2,4  ROI_SIZE=224  BLOCK_Y=8)
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ import fklir as fkl
 from fklir.backend import compilers, emit_cpp
 from bench_chain import FULL, calibrate_sleep, measure
 emit_cpp.PIXELS_PER_THREAD = {ppt}
+from fklir.runtime import launch
+launch.PIXEL_BLOCK = (32, {block_y}, 1)
 REPLACEMENTS = json.loads({replacements!r})
 compile_cubin = compilers.compile_cubin
 def rewritten(source, *args, **kwargs):
@@ -57,6 +59,47 @@ with torch.cuda.stream(stream):
         print(f"| {name} | {ppt} | B={{count}} | {{statistics.median(result.gpu_us):.1f}} | {{digest}} |", flush=True)
 """
 
+SAMPLE_CALL = "        sample_taps(p, q, block_tx[threadIdx.x + k * 32], ty, blockIdx.z, out[k]);"
+FOUR_TAPS = (
+    "    stage1(p, q, tx.i0, ty.i0, z, a);\n"
+    "    stage1(p, q, tx.i1, ty.i0, z, b);\n"
+    "    stage1(p, q, tx.i0, ty.i1, z, c);\n"
+    "    stage1(p, q, tx.i1, ty.i1, z, d);\n"
+)
+ROW_TAPS = (
+    "    const fkl::Rect r = p.crop1[z];\n"
+    "    const fkl::u8* row0 = (const fkl::u8*)p.h.src + (fkl::u32)(ty.i0 + r.y) * (fkl::u32)p.h.src_pitch;\n"
+    "    const fkl::u8* row1 = (const fkl::u8*)p.h.src + (fkl::u32)(ty.i1 + r.y) * (fkl::u32)p.h.src_pitch;\n"
+    "    const fkl::u32 c0 = (fkl::u32)(tx.i0 + r.x) * 3u, c1 = (fkl::u32)(tx.i1 + r.x) * 3u;\n"
+    "    const fkl::u8 *pa = row0 + c0, *pb = row0 + c1, *pc = row1 + c0, *pd = row1 + c1;\n"
+    "    for (int k = 0; k < 3; ++k) {\n"
+    "        a[k] = pa[k];\n"
+    "        b[k] = pb[k];\n"
+    "        c[k] = pc[k];\n"
+    "        d[k] = pd[k];\n"
+    "    }\n"
+)
+
+WIDE_EMITTED = (ROOT / "exp/wide_emitted.cu").read_text() if (ROOT / "exp").is_dir() else ""
+WIDE_OFFSETS = (ROOT / "exp/wide_offsets.cu").read_text() if (ROOT / "exp").is_dir() else ""
+ONE_BARRIER = [
+    (
+        "    if (threadIdx.x == 0 && threadIdx.y == 0) block_plane = plane_of(p, blockIdx.z);\n"
+        "    __syncthreads();\n"
+        "    const Plane q = block_plane;\n"
+        "    __shared__ fkl::LinearTap block_tx[128], block_ty[8];\n",
+        "    __shared__ fkl::LinearTap block_tx[128], block_ty[8];\n"
+        "    if (threadIdx.x == 0 || threadIdx.y == 0) {\n"
+        "    const Plane q = plane_of(p, blockIdx.z);\n"
+        "    if (threadIdx.x == 0 && threadIdx.y == 0) block_plane = q;\n",
+    ),
+    (
+        "    __syncthreads();\n    if (y >= p.h.dst_h) return;\n    fkl::f32 out[4][3];\n",
+        "    }\n    __syncthreads();\n    const Plane q = block_plane;\n    if (y >= p.h.dst_h) return;\n"
+        "    fkl::f32 out[4][3];\n",
+    ),
+]
+
 # Rewrites tried on the device; each entry: (exact text of the emitted source, its replacement).
 VARIANTS: dict[str, list[tuple[str, str]]] = {
     "emitted": [],
@@ -74,18 +117,36 @@ VARIANTS: dict[str, list[tuple[str, str]]] = {
             "    if (y >= p.h.dst_h) return;\n    const Plane q = plane_of(p, blockIdx.z);\n    fkl::f32 out[1][3];",
         )
     ],
+    # the wide entry skips a pixel column outside the output (224 = 128 + 96: its last column of pixels)
+    "skip": [(SAMPLE_CALL, "if (x0 + k * 32 < p.h.dst_w) " + SAMPLE_CALL.lstrip())],
+    # a row's address once per tap row, a tap's column offset once per tap column
+    "rows": [(FOUR_TAPS, ROW_TAPS)],
+    "rows+skip": [(FOUR_TAPS, ROW_TAPS), (SAMPLE_CALL, "if (x0 + k * 32 < p.h.dst_w) " + SAMPLE_CALL.lstrip())],
+    # one barrier: the threads that compute taps compute the plane themselves
+    "one-barrier": ONE_BARRIER,
+    "one-barrier+skip": [*ONE_BARRIER, (SAMPLE_CALL, "if (x0 + k * 32 < p.h.dst_w) " + SAMPLE_CALL.lstrip())],
+    # 16 rows of threads per block (run with BLOCK_Y=16)
+    # the block's taps as byte offsets into the source (crop folded in), a row's pointer once per thread
+    "offsets": [(WIDE_EMITTED, WIDE_OFFSETS)],
+    "tall": [("block_ty[8]", "block_ty[16]")],
+    "tall+one-barrier+skip": [
+        *ONE_BARRIER,
+        ("block_ty[8]", "block_ty[16]"),
+        (SAMPLE_CALL, "if (x0 + k * 32 < p.h.dst_w) " + SAMPLE_CALL.lstrip()),
+    ],
 }
 
 
 def main(names: list[str]) -> None:
     settings = [int(v) for v in os.environ.get("PPTS", "1,2,4").split(",")]
     size = int(os.environ.get("ROI_SIZE", "224"))
+    block_y = int(os.environ.get("BLOCK_Y", "8"))  # threads along y; at most emit_cpp.PIXEL_BLOCK_Y
     print("| variant | pixels per thread | workload | fklir GPU µs | output digest |\n|---|---|---|---|---|")
     for name in names or list(VARIANTS):
         for ppt in settings:
             env = {**os.environ, "FKLIR_CACHE_DIR": tempfile.mkdtemp(prefix=f"fklir-roi-{name}-{ppt}-")}
             replacements = json.dumps(VARIANTS[name])
-            script = ONE_SETTING.format(root=str(ROOT), ppt=ppt, size=size, name=name, replacements=replacements)
+            script = ONE_SETTING.format(root=str(ROOT), ppt=ppt, block_y=block_y, size=size, name=name, replacements=replacements)
             done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=False)
             print(done.stdout.strip() or f"| {name} | {ppt} | failed | {done.stderr.strip()[-300:]} |", flush=True)
 

@@ -29,7 +29,12 @@ def test_a_final_linear_resize_shares_its_taps_across_the_block() -> None:
     # every thread of the block reaches both barriers: the rows below the image return after them
     assert entry.count("__syncthreads();") == 2
     assert entry.rindex("__syncthreads();") < entry.index("if (y >= p.h.dst_h) return;")
-    assert "sample_taps(p, q, block_tx[threadIdx.x + k * 32], ty, blockIdx.z, out[k]);" in entry
+    # a pixel right of the output is not sampled (nor stored)
+    assert (
+        "if (x0 + k * 32 < p.h.dst_w)\n            sample_taps(p, q, block_tx[threadIdx.x + k * 32], ty, blockIdx.z, out[k]);"
+        in entry
+    )
+    assert "if (x < p.h.dst_w) store(p, x, y, blockIdx.z, out[k]);" in entry
 
 
 def test_the_narrow_entry_makes_one_pixel_per_thread_without_shared_taps() -> None:
@@ -37,7 +42,7 @@ def test_the_narrow_entry_makes_one_pixel_per_thread_without_shared_taps() -> No
     assert "const fkl::i32 x0 = blockIdx.x * 128 + threadIdx.x;" in wide  # 4 pixels of 32 threads
     assert "const fkl::i32 x0 = blockIdx.x * 32 + threadIdx.x;" in narrow
     assert "block_tx" not in narrow and narrow.count("__syncthreads();") == 1
-    assert "sample(p, q, x < p.h.dst_w ? x : p.h.dst_w - 1, y, blockIdx.z, out[k]);" in narrow
+    assert "if (x < p.h.dst_w) sample(p, q, x, y, blockIdx.z, out[k]);" in narrow
 
 
 def test_other_geometry_samples_per_pixel() -> None:
@@ -49,7 +54,7 @@ def test_other_geometry_samples_per_pixel() -> None:
         entry = _entry(*ops)
         assert (
             "block_tx" not in entry
-            and "sample(p, q, x < p.h.dst_w ? x : p.h.dst_w - 1, y, blockIdx.z, out[k]);" in entry
+            and "if (x < p.h.dst_w) sample(p, q, x, y, blockIdx.z, out[k]);" in entry
         )
 
 

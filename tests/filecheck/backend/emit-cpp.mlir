@@ -158,18 +158,19 @@ fkl.write %u8, "dst" : !fkl.image<?x?x?xnone>
 // CHECK-NEXT:      stage2_taps(p, q, tx, ty, z, in);
 // CHECK-NOT:   stage3
 // fkl_kernel: four pixels per thread, 32 apart; one thread computes the plane, row 0 the block's x taps,
-// column 0 its y taps; all samples first, then the stores.
+// column 0 its y taps; all samples first (a pixel right of the output skipped), then the stores.
 // CHECK:       extern "C" __global__ void fkl_kernel(const Params p) {
 // CHECK-NEXT:      const fkl::i32 x0 = blockIdx.x * 128 + threadIdx.x;
 // CHECK:           if (threadIdx.x == 0 && threadIdx.y == 0) block_plane = plane_of(p, blockIdx.z);
 // CHECK:           block_tx[threadIdx.x + k * 32] = stage2_tap_x(p, q, x < p.h.dst_w ? x : p.h.dst_w - 1, blockIdx.z);
 // CHECK:           block_ty[threadIdx.y] = stage2_tap_y(p, q, y < p.h.dst_h ? y : p.h.dst_h - 1, blockIdx.z);
-// CHECK:           sample_taps(p, q, block_tx[threadIdx.x + k * 32], ty, blockIdx.z, out[k]);
+// CHECK:           if (x0 + k * 32 < p.h.dst_w)
+// CHECK-NEXT:          sample_taps(p, q, block_tx[threadIdx.x + k * 32], ty, blockIdx.z, out[k]);
 // CHECK:           if (x < p.h.dst_w) store(p, x, y, blockIdx.z, out[k]);
 // fkl_kernel_narrow: one pixel per thread (outputs of one wave of threads), sampling per pixel.
 // CHECK:       extern "C" __global__ void fkl_kernel_narrow(const Params p) {
 // CHECK-NEXT:      const fkl::i32 x0 = blockIdx.x * 32 + threadIdx.x;
-// CHECK:           sample(p, q, x < p.h.dst_w ? x : p.h.dst_w - 1, y, blockIdx.z, out[k]);
+// CHECK:           if (x < p.h.dst_w) sample(p, q, x, y, blockIdx.z, out[k]);
 // CHECK:       extern "C" void fkl_run(const Params* p) {
 // CHECK:           for (fkl::i32 z = 0; z < p->h.dst_planes; ++z)
 // CHECK:       {{//}} -----
