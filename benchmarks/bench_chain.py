@@ -113,24 +113,50 @@ def workloads(torch: Any, fkl: Any, w: int, h: int) -> list[Workload]:
         return y.round().clamp(0, 255).to(torch.uint8)  # torch.round is half to even, like SaturateCast
 
     # CuPy: i is the flat element index, so i % 3 is the channel; Max/Min as SPEC writes them (NaN-safe order)
-    float_body = ("float v = (x * 1.5f + add[i % 3] - 0.25f) / 1.7f;"
-                  " v = v >= -0.5f ? v : -0.5f; y = v <= 0.8f ? v : 0.8f;")
-    uint8_body = ("float v = (float)x * scale[i % 3] - mean[i % 3];"
-                  " y = (unsigned char)rintf(fminf(fmaxf(v, 0.f), 255.f));")
+    float_body = (
+        "float v = (x * 1.5f + add[i % 3] - 0.25f) / 1.7f; v = v >= -0.5f ? v : -0.5f; y = v <= 0.8f ? v : 0.8f;"
+    )
+    uint8_body = (
+        "float v = (float)x * scale[i % 3] - mean[i % 3]; y = (unsigned char)rintf(fminf(fmaxf(v, 0.f), 255.f));"
+    )
     float_chain = Workload(
-        label=f"6-op float32 chain, {w}x{h}x3", shape=shape, itemsize=4,
-        make_input=lambda: torch.rand(shape, dtype=f32, device=dev) * 2 - 1, eager=float_eager,
-        fklir_ops=(fkl.TensorRead(), fkl.Mul(1.5), fkl.Add(add), fkl.Sub(0.25), fkl.Div(1.7), fkl.Max(-0.5),
-                   fkl.Min(0.8), fkl.TensorWrite()),
+        label=f"6-op float32 chain, {w}x{h}x3",
+        shape=shape,
+        itemsize=4,
+        make_input=lambda: torch.rand(shape, dtype=f32, device=dev) * 2 - 1,
+        eager=float_eager,
+        fklir_ops=(
+            fkl.TensorRead(),
+            fkl.Mul(1.5),
+            fkl.Add(add),
+            fkl.Sub(0.25),
+            fkl.Div(1.7),
+            fkl.Max(-0.5),
+            fkl.Min(0.8),
+            fkl.TensorWrite(),
+        ),
         cupy_kernel=("float32 x, raw float32 add", "float32 y", float_body, "bench_float_chain"),
-        cupy_consts=(add,), integer=False)
+        cupy_consts=(add,),
+        integer=False,
+    )
     uint8_chain = Workload(
-        label=f"uint8x3 → float → Mul/Sub → SaturateCast uint8, {w}x{h}", shape=shape, itemsize=1,
-        make_input=lambda: torch.randint(0, 256, shape, dtype=torch.uint8, device=dev), eager=uint8_eager,
-        fklir_ops=(fkl.TensorRead(), fkl.Cast("float32"), fkl.Mul(scale), fkl.Sub(mean),
-                   fkl.SaturateCast("uint8"), fkl.TensorWrite()),
+        label=f"uint8x3 → float → Mul/Sub → SaturateCast uint8, {w}x{h}",
+        shape=shape,
+        itemsize=1,
+        make_input=lambda: torch.randint(0, 256, shape, dtype=torch.uint8, device=dev),
+        eager=uint8_eager,
+        fklir_ops=(
+            fkl.TensorRead(),
+            fkl.Cast("float32"),
+            fkl.Mul(scale),
+            fkl.Sub(mean),
+            fkl.SaturateCast("uint8"),
+            fkl.TensorWrite(),
+        ),
         cupy_kernel=("uint8 x, raw float32 scale, raw float32 mean", "uint8 y", uint8_body, "bench_u8_chain"),
-        cupy_consts=(scale, mean), integer=True)
+        cupy_consts=(scale, mean),
+        integer=True,
+    )
     return [float_chain, uint8_chain]
 
 
@@ -199,8 +225,9 @@ def measure(torch: Any, stream: Any, call: Call, method: Method, cycles_per_us: 
     return result
 
 
-def peers(torch: Any, fkl: Any, cp: Any, stream: Any, wl: Workload, inputs: list[Any], outputs: list[Any],
-          ring: list[Any]) -> dict[str, Callable[[], Peer]]:
+def peers(
+    torch: Any, fkl: Any, cp: Any, stream: Any, wl: Workload, inputs: list[Any], outputs: list[Any], ring: list[Any]
+) -> dict[str, Callable[[], Peer]]:
     """Per peer, a factory of its call; built lazily so that one peer's failure stays its own."""
     sets = len(inputs)
 
@@ -221,13 +248,26 @@ def peers(torch: Any, fkl: Any, cp: Any, stream: Any, wl: Workload, inputs: list
         cp_in, cp_out = [cp.asarray(t) for t in inputs], [cp.asarray(t) for t in outputs]  # views, no copies
         return (lambda i: kernel(cp_in[i % sets], *consts, cp_out[i % sets])), lambda: outputs[0]
 
-    factories = {"copy": copy, "fklir": fklir, "eager": lambda: held(wl.eager),
-                 "compile": lambda: held(torch.compile(wl.eager))}
+    factories = {
+        "copy": copy,
+        "fklir": fklir,
+        "eager": lambda: held(wl.eager),
+        "compile": lambda: held(torch.compile(wl.eager)),
+    }
     return factories | ({"cupy": cupy} if cp is not None else {})
 
 
-def run_workload(torch: Any, fkl: Any, cp: Any, stream: Any, wl: Workload, method: Method, l2: int,
-                 cycles_per_us: float, log: list[str]) -> dict[str, Result | str]:
+def run_workload(
+    torch: Any,
+    fkl: Any,
+    cp: Any,
+    stream: Any,
+    wl: Workload,
+    method: Method,
+    l2: int,
+    cycles_per_us: float,
+    log: list[str],
+) -> dict[str, Result | str]:
     """Per peer: a Result, or a short string saying why there is none."""
     frame_bytes = math.prod(wl.shape) * wl.itemsize
     sets = min(MAX_BUFFER_SETS, max(2, math.ceil(ROTATE_L2_MULTIPLE * l2 / (2 * frame_bytes))))
@@ -235,8 +275,7 @@ def run_workload(torch: Any, fkl: Any, cp: Any, stream: Any, wl: Workload, metho
     outputs = [torch.empty_like(inputs[0]) for _ in range(sets)]  # both chains keep the input dtype
     rotated = 2 * frame_bytes * sets
     under = "" if rotated >= ROTATE_L2_MULTIPLE * l2 else " - UNDER 10x L2: some calls may hit L2"
-    say(f"- {wl.label}: {sets} input/output sets rotated, {rotated / 1e6:.0f} MB = {rotated / l2:.1f} L2"
-        f"{under}", log)
+    say(f"- {wl.label}: {sets} input/output sets rotated, {rotated / 1e6:.0f} MB = {rotated / l2:.1f} L2{under}", log)
     ref = wl.eager(inputs[0])
     ring: list[Any] = [None] * sets
     results: dict[str, Result | str] = dict.fromkeys(PEERS, "-")  # "-": the peer is not available
@@ -272,8 +311,11 @@ def fmt(r: Result | str, host: bool = False) -> str:
 
 
 def report(rows: list[tuple[Workload, dict[str, Result | str]]], method: Method) -> list[str]:
-    out = ["| workload | copy floor µs | fklir µs | fklir/copy | torch eager µs | torch.compile µs | CuPy µs "
-           "| speed-up vs eager |", "|---|---|---|---|---|---|---|---|"]
+    out = [
+        "| workload | copy floor µs | fklir µs | fklir/copy | torch eager µs | torch.compile µs | CuPy µs "
+        "| speed-up vs eager |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for wl, r in rows:
         med = {p: statistics.median(v.gpu_us) for p, v in r.items() if isinstance(v, Result)}
         ratio = f"{med['fklir'] / med['copy']:.2f}" if {"fklir", "copy"} <= med.keys() else "-"
@@ -281,9 +323,13 @@ def report(rows: list[tuple[Workload, dict[str, Result | str]]], method: Method)
         cells = [fmt(r["copy"]), fmt(r["fklir"]), ratio, fmt(r["eager"]), fmt(r["compile"]), fmt(r["cupy"])]
         cells.append(speedup)
         out.append(f"| {wl.label} | " + " | ".join(cells) + " |")
-    out += ["", "Host µs per call (Python enqueue on a caller's stream, median):", "",
-            "| workload | copy | fklir | torch eager | torch.compile | CuPy |",
-            "|---|---|---|---|---|---|"]
+    out += [
+        "",
+        "Host µs per call (Python enqueue on a caller's stream, median):",
+        "",
+        "| workload | copy | fklir | torch eager | torch.compile | CuPy |",
+        "|---|---|---|---|---|---|",
+    ]
     out += [f"| {wl.label} | " + " | ".join(fmt(r[p], host=True) for p in PEERS) + " |" for wl, r in rows]
     out += ["", f"GPU µs per call, min-max of the {method.reps} repetitions (a gap inside it is noise):", ""]
     for wl, r in rows:
@@ -309,20 +355,24 @@ def driver_version() -> str:
 def environment(torch: Any, cp: Any, method: Method, l2: int) -> list[str]:
     props = torch.cuda.get_device_properties(0)
     try:
-        git = subprocess.run(["git", "-C", str(REPO), "describe", "--always", "--dirty"],
-                             capture_output=True, text=True, timeout=10).stdout.strip()
+        git = subprocess.run(
+            ["git", "-C", str(REPO), "describe", "--always", "--dirty"], capture_output=True, text=True, timeout=10
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         git = ""
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     cp_version = cp.__version__ if cp is not None else "absent"
-    return [f"### {now} - {props.name}", "",
-            f"- command: `{shlex.join([Path(sys.executable).name, *sys.argv])}`",
-            f"- GPU: {props.name}, sm_{props.major}{props.minor}, {props.multi_processor_count} SMs, "
-            f"L2 {l2 / 2**20:.0f} MiB, {props.total_memory / 2**30:.0f} GiB",
-            f"- CUDA driver {driver_version()}, torch {torch.__version__} (CUDA {torch.version.cuda}), "
-            f"CuPy {cp_version}, Python {platform.python_version()}, fklir tree {git or 'unknown (no git)'}",
-            f"- method: per peer {method.warmup} warm-up calls, then {method.reps} repetitions of "
-            f"{method.calls} back-to-back calls on one stream behind a sleep kernel, CUDA events; medians"]
+    return [
+        f"### {now} - {props.name}",
+        "",
+        f"- command: `{shlex.join([Path(sys.executable).name, *sys.argv])}`",
+        f"- GPU: {props.name}, sm_{props.major}{props.minor}, {props.multi_processor_count} SMs, "
+        f"L2 {l2 / 2**20:.0f} MiB, {props.total_memory / 2**30:.0f} GiB",
+        f"- CUDA driver {driver_version()}, torch {torch.__version__} (CUDA {torch.version.cuda}), "
+        f"CuPy {cp_version}, Python {platform.python_version()}, fklir tree {git or 'unknown (no git)'}",
+        f"- method: per peer {method.warmup} warm-up calls, then {method.reps} repetitions of "
+        f"{method.calls} back-to-back calls on one stream behind a sleep kernel, CUDA events; medians",
+    ]
 
 
 def main(argv: list[str]) -> int:

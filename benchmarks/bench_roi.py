@@ -77,8 +77,11 @@ def sets_for(label: str, touched: int, allocated: int, l2: int, log: list[str]) 
     """Buffer sets to rotate so that the bytes calls touch add up to 10x L2 (crops read part of an image)."""
     sets = min(MAX_SETS, max(2, math.ceil(bc.ROTATE_L2_MULTIPLE * l2 / touched)))
     under = "" if sets * touched >= bc.ROTATE_L2_MULTIPLE * l2 else " - UNDER 10x L2: some calls may hit L2"
-    say(f"- {label}: {sets} sets rotated, {touched / 1e6:.1f} MB touched per call, "
-        f"{sets * touched / l2:.1f} L2 in all, {sets * allocated / 1e9:.2f} GB allocated{under}", log)
+    say(
+        f"- {label}: {sets} sets rotated, {touched / 1e6:.1f} MB touched per call, "
+        f"{sets * touched / l2:.1f} L2 in all, {sets * allocated / 1e9:.2f} GB allocated{under}",
+        log,
+    )
     return sets
 
 
@@ -86,21 +89,21 @@ def held(fn: Callable[[Any], Any], inputs: list[Any], ring: list[Any], check: Ch
     """A peer that allocates its output; holding the last len(inputs) makes the allocator rotate them too."""
     sets = len(inputs)
     ring[:] = [None] * sets
-    return Timed(lambda i: ring.__setitem__(i % sets, fn(inputs[i % sets])), lambda: ring[0], check,
-                 kernels=kernels)
+    return Timed(lambda i: ring.__setitem__(i % sets, fn(inputs[i % sets])), lambda: ring[0], check, kernels=kernels)
 
 
 def roi_bench(torch: Any, fkl: Any, tv_ops: Any, stream: Any, rois: int, l2: int, log: list[str]) -> Bench:
     dev, f32, fn = torch.device(DEVICE), torch.float32, torch.nn.functional
     draw = random.Random(SEED)
-    rects = [(draw.randrange(IMAGE_W - CROP_W + 1), draw.randrange(IMAGE_H - CROP_H + 1), CROP_W, CROP_H)
-             for _ in range(rois)]
+    rects = [
+        (draw.randrange(IMAGE_W - CROP_W + 1), draw.randrange(IMAGE_H - CROP_H + 1), CROP_W, CROP_H)
+        for _ in range(rois)
+    ]
     out_shape = (rois, 3, OUT_SIZE, OUT_SIZE)
     label = f"ROI: 1080p uint8x3, {rois} crops {CROP_W}x{CROP_H} → {OUT_SIZE}x{OUT_SIZE} → normalise → planar"
     touched = rois * CROP_W * CROP_H * 3 + math.prod(out_shape) * 4  # crop bytes read (at most) + output
     sets = sets_for(label, touched, IMAGE_W * IMAGE_H * 3 + math.prod(out_shape) * 4, l2, log)
-    images = [torch.randint(0, 256, (IMAGE_H, IMAGE_W, 3), dtype=torch.uint8, device=dev)
-              for _ in range(sets)]
+    images = [torch.randint(0, 256, (IMAGE_H, IMAGE_W, 3), dtype=torch.uint8, device=dev) for _ in range(sets)]
     outs = [torch.empty(out_shape, dtype=f32, device=dev) for _ in range(sets)]
     mean, std = (torch.tensor(v, dtype=f32, device=dev).view(3, 1, 1) for v in (MEAN, STD))
     boxes = torch.tensor([[0, x, y, x + w, y + h] for x, y, w, h in rects], dtype=f32, device=dev)
@@ -108,16 +111,14 @@ def roi_bench(torch: Any, fkl: Any, tv_ops: Any, stream: Any, rois: int, l2: int
     def eager(img: Any) -> Any:  # what a torch user writes: per ROI slice, resize, normalise; then stack
         planes = []
         for x, y, w, h in rects:
-            crop = img[y:y + h, x:x + w].permute(2, 0, 1).unsqueeze(0).float()
-            r = fn.interpolate(crop, size=(OUT_SIZE, OUT_SIZE), mode="bilinear", align_corners=False,
-                               antialias=False)
+            crop = img[y : y + h, x : x + w].permute(2, 0, 1).unsqueeze(0).float()
+            r = fn.interpolate(crop, size=(OUT_SIZE, OUT_SIZE), mode="bilinear", align_corners=False, antialias=False)
             planes.append((r[0] * (1 / 255) - mean) / std)
         return torch.stack(planes)
 
     def roi_align(img: Any) -> Any:  # one float NCHW conversion of the image, then all boxes at once
         nchw = img.permute(2, 0, 1).unsqueeze(0).to(f32, memory_format=torch.contiguous_format)
-        r = tv_ops.roi_align(nchw, boxes, output_size=OUT_SIZE, spatial_scale=1.0, sampling_ratio=1,
-                             aligned=True)
+        r = tv_ops.roi_align(nchw, boxes, output_size=OUT_SIZE, spatial_scale=1.0, sampling_ratio=1, aligned=True)
         return (r * (1 / 255) - mean) / std
 
     ref = eager(images[0])
@@ -137,16 +138,29 @@ def roi_bench(torch: Any, fkl: Any, tv_ops: Any, stream: Any, rois: int, l2: int
         return True, f"max |d| = {worst:.3g} vs eager: another sampling at the rect edges, not judged"
 
     def fklir() -> Timed:
-        pipe = fkl.compose(fkl.TensorRead(), fkl.Crop(rects), fkl.Resize(OUT_SIZE, OUT_SIZE),
-                           fkl.Mul(1 / 255), fkl.Sub(MEAN), fkl.Div(STD), fkl.TensorSplit(), target="gpu")
-        return Timed(lambda i: pipe(images[i % sets], out=outs[i % sets], stream=stream), lambda: outs[0],
-                     check_fklir, launches=1)
+        pipe = fkl.compose(
+            fkl.TensorRead(),
+            fkl.Crop(rects),
+            fkl.Resize(OUT_SIZE, OUT_SIZE),
+            fkl.Mul(1 / 255),
+            fkl.Sub(MEAN),
+            fkl.Div(STD),
+            fkl.TensorSplit(),
+            target="gpu",
+        )
+        return Timed(
+            lambda i: pipe(images[i % sets], out=outs[i % sets], stream=stream),
+            lambda: outs[0],
+            check_fklir,
+            launches=1,
+        )
 
     bench = Bench(label, {}, [outs[0]])
     per_roi = 5  # kernels: float(), interpolate, mul, sub, div
-    bench.peers = {"fklir": fklir,
-                   "eager": lambda: held(eager, images, bench.ring, lambda _: (True, "the reference"),
-                                         per_roi * rois + 1)}
+    bench.peers = {
+        "fklir": fklir,
+        "eager": lambda: held(eager, images, bench.ring, lambda _: (True, "the reference"), per_roi * rois + 1),
+    }
     if tv_ops is not None:  # kernels: the float NCHW conversion, roi_align, mul, sub, div
         bench.peers["roi_align"] = lambda: held(roi_align, images, bench.ring, check_roi_align, 5)
     return bench
@@ -182,8 +196,9 @@ def list_bench(torch: Any, fkl: Any, stream: Any, l2: int, log: list[str]) -> Be
 
     def fklir() -> Timed:
         pipe = mul_add()
-        return Timed(lambda i: pipe(inputs[i % sets], out=outs[i % sets], stream=stream), lambda: outs[0],
-                     check, launches=1)
+        return Timed(
+            lambda i: pipe(inputs[i % sets], out=outs[i % sets], stream=stream), lambda: outs[0], check, launches=1
+        )
 
     def fklir_single_calls() -> Timed:
         pipe = mul_add()
@@ -196,8 +211,7 @@ def list_bench(torch: Any, fkl: Any, stream: Any, l2: int, log: list[str]) -> Be
 
     bench = Bench(label, {}, [outs[0], big_out[0]])
     bench.peers = {
-        "copy": lambda: Timed(lambda i: big_out[i % sets].copy_(big_in[i % sets]), lambda: big_out[0],
-                              same_as_source),
+        "copy": lambda: Timed(lambda i: big_out[i % sets].copy_(big_in[i % sets]), lambda: big_out[0], same_as_source),
         "copy_8": lambda: Timed(copies, lambda: outs[0], same_as_source, kernels=LIST_IMAGES),
         "fklir": fklir,
         "fklir_8": fklir_single_calls,
@@ -207,8 +221,9 @@ def list_bench(torch: Any, fkl: Any, stream: Any, l2: int, log: list[str]) -> Be
     return bench
 
 
-def measure_counted(torch: Any, stream: Any, name: str, timed: Timed, method: Method, cycles_per_us: float,
-                    ok: bool, log: list[str]) -> Result:
+def measure_counted(
+    torch: Any, stream: Any, name: str, timed: Timed, method: Method, cycles_per_us: float, ok: bool, log: list[str]
+) -> Result:
     """bc.measure, at most QUEUED_KERNELS per repetition; fklir: did each call launch `launches` kernels?"""
     per_rep = max(1, min(method.calls, QUEUED_KERNELS // timed.kernels))
     if per_rep < method.calls:
@@ -235,8 +250,15 @@ def measure_counted(torch: Any, stream: Any, name: str, timed: Timed, method: Me
     return result
 
 
-def run_bench(torch: Any, stream: Any, bench: Bench, method: Method, cycles_per_us: float,
-              log: list[str], profiled: list[tuple[str, Timed]]) -> Results:
+def run_bench(
+    torch: Any,
+    stream: Any,
+    bench: Bench,
+    method: Method,
+    cycles_per_us: float,
+    log: list[str],
+    profiled: list[tuple[str, Timed]],
+) -> Results:
     results: Results = {}
     for name, factory in bench.peers.items():
         try:
@@ -296,23 +318,31 @@ def verdict(fklir: Result | str, limit_us: float | None) -> str:
     return "-" if us is None or limit_us is None else ("met" if us <= limit_us else "MISSED")
 
 
-def report(rois: list[tuple[Bench, int, Results]], lists: list[tuple[Bench, Results]], method: Method,
-           launch_lines: list[str]) -> list[str]:
-    out = ["| workload | fklir µs | torch eager per-ROI µs | roi_align + normalise µs ¹ | eager / fklir "
-           "| roi_align / fklir | SPEC target |", "|---|---|---|---|---|---|---|"]
+def report(
+    rois: list[tuple[Bench, int, Results]], lists: list[tuple[Bench, Results]], method: Method, launch_lines: list[str]
+) -> list[str]:
+    out = [
+        "| workload | fklir µs | torch eager per-ROI µs | roi_align + normalise µs ¹ | eager / fklir "
+        "| roi_align / fklir | SPEC target |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for bench, n, results in rois:
         r = defaultdict(lambda: "-", results)  # "-": the peer is not available
         cells = [bc.fmt(r[p]) for p in ("fklir", "eager", "roi_align")]
         cells += [ratio(r["eager"], r["fklir"], "{:.1f}x"), ratio(r["roi_align"], r["fklir"], "{:.1f}x")]
         cells.append(f"≤ {ROI_TARGET_US[n]:g} µs: {verdict(r['fklir'], ROI_TARGET_US[n])}")
         out.append(f"| {bench.label} | " + " | ".join(cells) + " |")
-    out += ["", f"¹ torchvision.ops.roi_align(output_size={OUT_SIZE}, sampling_ratio=1, aligned=True) on the "
-            "image converted to float NCHW (the conversion is timed), then the same normalise. Inside a rect "
-            "it samples where the resize does; at the rect's edges it reads pixels outside it: a speed peer "
-            "only.", "",
-            "| workload | one big copy µs | 8 copy_ µs | fklir list µs | fklir / big copy | fklir / 8 copies "
-            "| fklir 8 calls µs | torch eager µs | torch.compile µs | SPEC target |",
-            "|---|---|---|---|---|---|---|---|---|---|"]
+    out += [
+        "",
+        f"¹ torchvision.ops.roi_align(output_size={OUT_SIZE}, sampling_ratio=1, aligned=True) on the "
+        "image converted to float NCHW (the conversion is timed), then the same normalise. Inside a rect "
+        "it samples where the resize does; at the rect's edges it reads pixels outside it: a speed peer "
+        "only.",
+        "",
+        "| workload | one big copy µs | 8 copy_ µs | fklir list µs | fklir / big copy | fklir / 8 copies "
+        "| fklir 8 calls µs | torch eager µs | torch.compile µs | SPEC target |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for bench, results in lists:
         r = defaultdict(lambda: "-", results)
         floor = med(r["copy"])
@@ -378,11 +408,20 @@ def main(argv: list[str]) -> int:
             rois.append((bench, n, run_bench(torch, stream, bench, method, cycles_per_us, log, profiled)))
         bench = list_bench(torch, fkl, stream, l2, log)
         lists.append((bench, run_bench(torch, stream, bench, method, cycles_per_us, log, profiled)))
-        launch_lines = [f"- {label}: launch counter: {timed.counted}; {kernels_in_profile(torch, timed)}"
-                        for label, timed in profiled]
+        launch_lines = [
+            f"- {label}: launch counter: {timed.counted}; {kernels_in_profile(torch, timed)}"
+            for label, timed in profiled
+        ]
     not_a_peer = types.SimpleNamespace(__version__="not a peer here")  # bc.environment names CuPy's version
-    sections = [*bc.environment(torch, not_a_peer, method, l2), f"- torchvision {tv_version} (roi_align)", "",
-                *report(rois, lists, method, launch_lines), "", "Checks and setup:", ""]
+    sections = [
+        *bc.environment(torch, not_a_peer, method, l2),
+        f"- torchvision {tv_version} (roi_align)",
+        "",
+        *report(rois, lists, method, launch_lines),
+        "",
+        "Checks and setup:",
+        "",
+    ]
     text = "\n".join([*sections, *log, ""])
     print(text, flush=True)
     if args.out is not None:

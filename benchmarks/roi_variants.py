@@ -146,7 +146,9 @@ def main(names: list[str]) -> None:
         for ppt in settings:
             env = {**os.environ, "FKLIR_CACHE_DIR": tempfile.mkdtemp(prefix=f"fklir-roi-{name}-{ppt}-")}
             replacements = json.dumps(VARIANTS[name])
-            script = ONE_SETTING.format(root=str(ROOT), ppt=ppt, block_y=block_y, size=size, name=name, replacements=replacements)
+            script = ONE_SETTING.format(
+                root=str(ROOT), ppt=ppt, block_y=block_y, size=size, name=name, replacements=replacements
+            )
             done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=False)
             print(done.stdout.strip() or f"| {name} | {ppt} | failed | {done.stderr.strip()[-300:]} |", flush=True)
 

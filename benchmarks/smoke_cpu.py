@@ -62,8 +62,9 @@ def stub_cuda() -> None:
     torch.cuda._sleep = lambda cycles: time.sleep(1e-4)
     torch.cuda.synchronize = lambda device=None: None
     torch.cuda.empty_cache = lambda: None
-    props = types.SimpleNamespace(name="host stand-in", major=0, minor=0, multi_processor_count=0,
-                                  total_memory=0, L2_cache_size=60 * 2**20)
+    props = types.SimpleNamespace(
+        name="host stand-in", major=0, minor=0, multi_processor_count=0, total_memory=0, L2_cache_size=60 * 2**20
+    )
     torch.cuda.get_device_properties = lambda device: props
 
 

@@ -30,10 +30,8 @@ def test_a_final_linear_resize_shares_its_taps_across_the_block() -> None:
     assert entry.count("__syncthreads();") == 2
     assert entry.rindex("__syncthreads();") < entry.index("if (y >= p.h.dst_h) return;")
     # a pixel right of the output is not sampled (nor stored)
-    assert (
-        "if (x0 + k * 32 < p.h.dst_w)\n            sample_taps(p, q, block_tx[threadIdx.x + k * 32], ty, blockIdx.z, out[k]);"
-        in entry
-    )
+    skip = "if (x0 + k * 32 < p.h.dst_w)\n"
+    assert skip + "            sample_taps(p, q, block_tx[threadIdx.x + k * 32], ty, blockIdx.z, out[k]);" in entry
     assert "if (x < p.h.dst_w) store(p, x, y, blockIdx.z, out[k]);" in entry
 
 
@@ -52,10 +50,7 @@ def test_other_geometry_samples_per_pixel() -> None:
         (fkl.Resize(16, 12), fkl.Crop(1, 1, 8, 8)),  # the resize is not the last stage
     ):
         entry = _entry(*ops)
-        assert (
-            "block_tx" not in entry
-            and "if (x < p.h.dst_w) sample(p, q, x, y, blockIdx.z, out[k]);" in entry
-        )
+        assert "block_tx" not in entry and "if (x < p.h.dst_w) sample(p, q, x, y, blockIdx.z, out[k]);" in entry
 
 
 def test_a_pixel_division_checks_the_range_of_all_channels_once() -> None:
