@@ -9,7 +9,8 @@ resident, unlike bench_roi.py, which rotates inputs). The digest column is a has
 equal digests mean bit-equal results. Not a benchmark of record: it exists to choose how the pixel
 kernels are emitted (see RESULTS.md), by trying a change on the device before building it.
 
-Usage: python3 benchmarks/roi_variants.py [VARIANT ...]   (environment: PPTS=1,2,4  ROI_SIZE=224  BLOCK_Y=8)
+Usage: python3 benchmarks/roi_variants.py [VARIANT ...]   (environment: PPTS=1,2,4  ROI_SIZE=224  BLOCK_Y=8
+ROI_COUNTS=64,3)
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ img = torch.randint(0, 256, (1080, 1920, 3), generator=g, dtype=torch.uint8).cud
 stream = torch.cuda.Stream()
 with torch.cuda.stream(stream):
     cycles_per_us = calibrate_sleep(torch, stream)
-    for count in (64, 3):
+    for count in {counts}:
         rects = [(int(i * 23 % 1700), int(i * 37 % 900), 200 - i % 7, 150 + i % 5) for i in range(count)]
         pipe = fkl.compose(fkl.TensorRead(), fkl.Crop(rects), fkl.Resize({size}, {size}), fkl.Mul(1 / 255),
                            fkl.Sub(MEAN), fkl.Div(STD), fkl.TensorSplit(), target="gpu")
@@ -140,6 +141,7 @@ VARIANTS: dict[str, list[tuple[str, str]]] = {
 def main(names: list[str]) -> None:
     settings = [int(v) for v in os.environ.get("PPTS", "1,2,4").split(",")]
     size = int(os.environ.get("ROI_SIZE", "224"))
+    counts = tuple(int(v) for v in os.environ.get("ROI_COUNTS", "64,3").split(","))  # ROIs per call
     block_y = int(os.environ.get("BLOCK_Y", "8"))  # threads along y; at most emit_cpp.PIXEL_BLOCK_Y
     print("| variant | pixels per thread | workload | fklir GPU µs | output digest |\n|---|---|---|---|---|")
     for name in names or list(VARIANTS):
@@ -147,7 +149,7 @@ def main(names: list[str]) -> None:
             env = {**os.environ, "FKLIR_CACHE_DIR": tempfile.mkdtemp(prefix=f"fklir-roi-{name}-{ppt}-")}
             replacements = json.dumps(VARIANTS[name])
             script = ONE_SETTING.format(
-                root=str(ROOT), ppt=ppt, block_y=block_y, size=size, name=name, replacements=replacements
+                root=str(ROOT), ppt=ppt, counts=counts, block_y=block_y, size=size, name=name, replacements=replacements
             )
             done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=False)
             print(done.stdout.strip() or f"| {name} | {ppt} | failed | {done.stderr.strip()[-300:]} |", flush=True)
