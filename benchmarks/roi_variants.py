@@ -5,12 +5,13 @@ Each (variant, setting) runs in its own process with its own disk cache (neither
 key): emit_cpp.PIXELS_PER_THREAD is set, and a variant replaces exact strings of the emitted CUDA source
 before nvcc sees it (a variant whose string is missing fails loudly). fklir only, timed as bench_chain.py
 times (calls queued behind a sleep kernel, so host cost does not leak into the GPU time), one image (L2
-resident, unlike bench_roi.py, which rotates inputs). The digest column is a hash of the B-plane output:
+resident, unlike bench_roi.py, which rotates inputs; ROTATE=N rotates N
+copies). The digest column is a hash of the B-plane output:
 equal digests mean bit-equal results. Not a benchmark of record: it exists to choose how the pixel
 kernels are emitted (see RESULTS.md), by trying a change on the device before building it.
 
 Usage: python3 benchmarks/roi_variants.py [VARIANT ...]   (environment: PPTS=1,2,4  ROI_SIZE=224  BLOCK_Y=8
-ROI_COUNTS=64,3)
+ROI_COUNTS=64,3  ROTATE=1)
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ compilers.compile_cubin = rewritten
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 g = torch.Generator().manual_seed(0)
 img = torch.randint(0, 256, (1080, 1920, 3), generator=g, dtype=torch.uint8).cuda()
+images = [img] + [img.clone() for _ in range({rotate} - 1)]  # rotated: each call's taps come from DRAM
 stream = torch.cuda.Stream()
 with torch.cuda.stream(stream):
     cycles_per_us = calibrate_sleep(torch, stream)
@@ -56,7 +58,8 @@ with torch.cuda.stream(stream):
         outs = [pipe(img) for _ in range(4)]
         torch.cuda.synchronize()
         digest = hashlib.sha1(outs[0].cpu().numpy().tobytes()).hexdigest()[:10]
-        result = measure(torch, stream, lambda i: pipe(img, out=outs[i % 4], stream=stream), FULL, cycles_per_us, True)
+        call = lambda i: pipe(images[i % len(images)], out=outs[i % 4], stream=stream)
+        result = measure(torch, stream, call, FULL, cycles_per_us, True)
         print(f"| {name} | {ppt} | B={{count}} | {{statistics.median(result.gpu_us):.1f}} | {{digest}} |", flush=True)
 """
 
@@ -101,6 +104,23 @@ ONE_BARRIER = [
     ),
 ]
 
+PREFETCH = (
+    "        const fkl::Rect r = p.crop1[blockIdx.z];\n"
+    "        const fkl::i32 sy = r.y + (fkl::i32)(((float)y + 0.5f) * (float)r.h / (float)p.h.dst_h);\n"
+    "        const char* rows[2] = {{(const char*)p.h.src + (size_t)min(sy, p.h.src_h - 1) * p.h.src_pitch,\n"
+    "                               (const char*)p.h.src + (size_t)min(sy + 1, p.h.src_h - 1) * p.h.src_pitch}};\n"
+    "        for (int k = 0; k < {n}; k += {step}) {{\n"
+    "            const fkl::i32 x = x0 + k * 32 < p.h.dst_w ? x0 + k * 32 : p.h.dst_w - 1;\n"
+    "            const fkl::i32 sx = r.x + (fkl::i32)(((float)x + 0.5f) * (float)r.w / (float)p.h.dst_w);\n"
+    '            for (int j = 0; j < 2; ++j) asm volatile("prefetch.global.L2 [%0];" :: "l"(rows[j] + sx * 3));\n'
+    "        }}\n"
+)
+ROW_OF_THREAD = "    const fkl::i32 y = blockIdx.y * blockDim.y + threadIdx.y;\n"
+NARROW_HEAD = "    const fkl::i32 x0 = blockIdx.x * 32 + threadIdx.x;\n" + ROW_OF_THREAD
+WIDE_HEAD = "    const fkl::i32 x0 = blockIdx.x * 128 + threadIdx.x;\n" + ROW_OF_THREAD
+PREFETCH_NARROW = (NARROW_HEAD, NARROW_HEAD + "    if (y < p.h.dst_h) {\n" + PREFETCH.format(n=1, step=1) + "    }\n")
+PREFETCH_WIDE = (WIDE_HEAD, WIDE_HEAD + "    if (y < p.h.dst_h) {\n" + PREFETCH.format(n=4, step=2) + "    }\n")
+
 # Rewrites tried on the device; each entry: (exact text of the emitted source, its replacement).
 VARIANTS: dict[str, list[tuple[str, str]]] = {
     "emitted": [],
@@ -129,6 +149,12 @@ VARIANTS: dict[str, list[tuple[str, str]]] = {
     # 16 rows of threads per block (run with BLOCK_Y=16)
     # the block's taps as byte offsets into the source (crop folded in), a row's pointer once per thread
     "offsets": [(WIDE_EMITTED, WIDE_OFFSETS)],
+    # the same, held to 32 registers (full occupancy at 256 threads): "offsets" alone takes 38
+    "offsets-lb": [(WIDE_EMITTED, WIDE_OFFSETS.replace("void fkl_kernel(", "void __launch_bounds__(256, 8) fkl_kernel(", 1))],
+    # each thread warms L2 with the two source rows of its pixel (approximate, f32) before the plane is known
+    "prefetch-narrow": [PREFETCH_NARROW],
+    "prefetch-wide": [PREFETCH_WIDE],
+    "prefetch-both": [PREFETCH_NARROW, PREFETCH_WIDE],
     "tall": [("block_ty[8]", "block_ty[16]")],
     "tall+one-barrier+skip": [
         *ONE_BARRIER,
@@ -142,6 +168,7 @@ def main(names: list[str]) -> None:
     settings = [int(v) for v in os.environ.get("PPTS", "1,2,4").split(",")]
     size = int(os.environ.get("ROI_SIZE", "224"))
     counts = tuple(int(v) for v in os.environ.get("ROI_COUNTS", "64,3").split(","))  # ROIs per call
+    rotate = int(os.environ.get("ROTATE", "1"))  # source images rotated through (bench_roi: 304 at B=3)
     block_y = int(os.environ.get("BLOCK_Y", "8"))  # threads along y; at most emit_cpp.PIXEL_BLOCK_Y
     print("| variant | pixels per thread | workload | fklir GPU µs | output digest |\n|---|---|---|---|---|")
     for name in names or list(VARIANTS):
@@ -149,7 +176,14 @@ def main(names: list[str]) -> None:
             env = {**os.environ, "FKLIR_CACHE_DIR": tempfile.mkdtemp(prefix=f"fklir-roi-{name}-{ppt}-")}
             replacements = json.dumps(VARIANTS[name])
             script = ONE_SETTING.format(
-                root=str(ROOT), ppt=ppt, counts=counts, block_y=block_y, size=size, name=name, replacements=replacements
+                root=str(ROOT),
+                ppt=ppt,
+                counts=counts,
+                rotate=rotate,
+                block_y=block_y,
+                size=size,
+                name=name,
+                replacements=replacements,
             )
             done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=False)
             print(done.stdout.strip() or f"| {name} | {ppt} | failed | {done.stderr.strip()[-300:]} |", flush=True)
