@@ -84,8 +84,89 @@ ROW_TAPS = (
     "    }\n"
 )
 
-WIDE_EMITTED = (ROOT / "exp/wide_emitted.cu").read_text() if (ROOT / "exp").is_dir() else ""
-WIDE_OFFSETS = (ROOT / "exp/wide_offsets.cu").read_text() if (ROOT / "exp").is_dir() else ""
+# The wide entry as 04fe7db emits it for the ROI chain, and the same with its taps as byte offsets.
+WIDE_EMITTED = """\
+extern "C" __global__ void fkl_kernel(const Params p) {
+    const fkl::i32 x0 = blockIdx.x * 128 + threadIdx.x;
+    const fkl::i32 y = blockIdx.y * blockDim.y + threadIdx.y;
+    __shared__ Plane block_plane;
+    if (threadIdx.x == 0 && threadIdx.y == 0) block_plane = plane_of(p, blockIdx.z);
+    __syncthreads();
+    const Plane q = block_plane;
+    __shared__ fkl::LinearTap block_tx[128], block_ty[8];
+    if (threadIdx.y == 0) {
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+            const fkl::i32 x = x0 + k * 32;
+            block_tx[threadIdx.x + k * 32] = stage2_tap_x(p, q, x < p.h.dst_w ? x : p.h.dst_w - 1, blockIdx.z);
+        }
+    }
+    if (threadIdx.x == 0)
+        block_ty[threadIdx.y] = stage2_tap_y(p, q, y < p.h.dst_h ? y : p.h.dst_h - 1, blockIdx.z);
+    __syncthreads();
+    if (y >= p.h.dst_h) return;
+    fkl::f32 out[4][3];
+    const fkl::LinearTap ty = block_ty[threadIdx.y];
+#pragma unroll
+    for (int k = 0; k < 4; ++k)
+        if (x0 + k * 32 < p.h.dst_w)
+            sample_taps(p, q, block_tx[threadIdx.x + k * 32], ty, blockIdx.z, out[k]);
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+        const fkl::i32 x = x0 + k * 32;
+        if (x < p.h.dst_w) store(p, x, y, blockIdx.z, out[k]);
+    }
+}
+"""
+WIDE_OFFSETS = """\
+extern "C" __global__ void fkl_kernel(const Params p) {
+    const fkl::i32 x0 = blockIdx.x * 128 + threadIdx.x;
+    const fkl::i32 y = blockIdx.y * blockDim.y + threadIdx.y;
+    __shared__ Plane block_plane;
+    if (threadIdx.x == 0 && threadIdx.y == 0) block_plane = plane_of(p, blockIdx.z);
+    __syncthreads();
+    const Plane q = block_plane;
+    __shared__ int4 block_tx[128], block_ty[8];
+    const fkl::Rect r = p.crop1[blockIdx.z];
+    if (threadIdx.y == 0) {
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+            const fkl::i32 x = x0 + k * 32;
+            const fkl::LinearTap t = stage2_tap_x(p, q, x < p.h.dst_w ? x : p.h.dst_w - 1, blockIdx.z);
+            block_tx[threadIdx.x + k * 32] = make_int4((t.i0 + r.x) * 3, (t.i1 + r.x) * 3, __float_as_int(t.w1), 0);
+        }
+    }
+    if (threadIdx.x == 0) {
+        const fkl::LinearTap t = stage2_tap_y(p, q, y < p.h.dst_h ? y : p.h.dst_h - 1, blockIdx.z);
+        const fkl::i32 pitch = p.h.src_pitch;
+        block_ty[threadIdx.y] = make_int4((t.i0 + r.y) * pitch, (t.i1 + r.y) * pitch, __float_as_int(t.w1), 0);
+    }
+    __syncthreads();
+    if (y >= p.h.dst_h) return;
+    fkl::f32 out[4][3];
+    const int4 ty = block_ty[threadIdx.y];
+    const fkl::u8* row0 = (const fkl::u8*)p.h.src + (fkl::u32)ty.x;
+    const fkl::u8* row1 = (const fkl::u8*)p.h.src + (fkl::u32)ty.y;
+    const fkl::f32 wy = __int_as_float(ty.z);
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+        if (x0 + k * 32 >= p.h.dst_w) continue;
+        const int4 tx = block_tx[threadIdx.x + k * 32];
+        const fkl::u8 *pa = row0 + (fkl::u32)tx.x, *pb = row0 + (fkl::u32)tx.y;
+        const fkl::u8 *pc = row1 + (fkl::u32)tx.x, *pd = row1 + (fkl::u32)tx.y;
+        fkl::f32 in[3];
+        for (int c = 0; c < 3; ++c)
+            in[c] = fkl::linear_blend(fkl::tap_f32(pa[c]), fkl::tap_f32(pb[c]), fkl::tap_f32(pc[c]),
+                                      fkl::tap_f32(pd[c]), __int_as_float(tx.z), wy);
+        compute_pixel(p, in, out[k]);
+    }
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+        const fkl::i32 x = x0 + k * 32;
+        if (x < p.h.dst_w) store(p, x, y, blockIdx.z, out[k]);
+    }
+}
+"""
 ONE_BARRIER = [
     (
         "    if (threadIdx.x == 0 && threadIdx.y == 0) block_plane = plane_of(p, blockIdx.z);\n"
@@ -150,7 +231,9 @@ VARIANTS: dict[str, list[tuple[str, str]]] = {
     # the block's taps as byte offsets into the source (crop folded in), a row's pointer once per thread
     "offsets": [(WIDE_EMITTED, WIDE_OFFSETS)],
     # the same, held to 32 registers (full occupancy at 256 threads): "offsets" alone takes 38
-    "offsets-lb": [(WIDE_EMITTED, WIDE_OFFSETS.replace("void fkl_kernel(", "void __launch_bounds__(256, 8) fkl_kernel(", 1))],
+    "offsets-lb": [
+        (WIDE_EMITTED, WIDE_OFFSETS.replace("void fkl_kernel(", "void __launch_bounds__(256, 8) fkl_kernel(", 1))
+    ],
     # each thread warms L2 with the two source rows of its pixel (approximate, f32) before the plane is known
     "prefetch-narrow": [PREFETCH_NARROW],
     "prefetch-wide": [PREFETCH_WIDE],
