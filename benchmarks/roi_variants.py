@@ -203,6 +203,7 @@ PREFETCH_NARROW = (NARROW_HEAD, NARROW_HEAD + "    if (y < p.h.dst_h) {\n" + PRE
 PREFETCH_WIDE = (WIDE_HEAD, WIDE_HEAD + "    if (y < p.h.dst_h) {\n" + PREFETCH.format(n=4, step=2) + "    }\n")
 
 # Rewrites tried on the device; each entry: (exact text of the emitted source, its replacement).
+# Written against d867302's source (before 9566b96 made "skip" the emitted form), "offsets" against 04fe7db's.
 VARIANTS: dict[str, list[tuple[str, str]]] = {
     "emitted": [],
     # the taps through the read-only data cache (no gain measured: see RESULTS.md)
