@@ -134,16 +134,28 @@ def ensure_context(device: int) -> None:
         check(driver.cuCtxSetCurrent(context), f"cuCtxSetCurrent(device {device})")
 
 
+def primary_context_handle(device: int) -> int:
+    """int(CUcontext) of the device's primary context (retained once per process)."""
+    _primary_context(device)
+    return _primary_context_handles[device]
+
+
 @contextlib.contextmanager
 def using_device(device: int) -> Iterator[None]:
-    """Run a block in the device's primary context, then restore the thread's previous current context.
+    """Run a block in the device's primary context without changing the caller's.
 
-    Unlike ensure_context this leaves no trace, so PyTorch's idea of the current device is not changed.
+    A thread with another context current gets it back afterwards: another device's primary context is
+    what PyTorch and CuPy call their current device, and another library's context is its own. A thread
+    with none (a new thread) keeps ours: nothing of the caller's changes, and its next call needs no switch.
     """
     context = _primary_context(device)
     driver = _driver()
-    current = check(driver.cuCtxGetCurrent(), "cuCtxGetCurrent")
-    if int(current) == _primary_context_handles[device]:
+    current = int(check(driver.cuCtxGetCurrent(), "cuCtxGetCurrent"))
+    if current == _primary_context_handles[device]:
+        yield
+        return
+    if current == 0:
+        check(driver.cuCtxSetCurrent(context), f"cuCtxSetCurrent(device {device})")
         yield
         return
     check(driver.cuCtxPushCurrent(context), f"cuCtxPushCurrent(device {device})")
@@ -221,8 +233,8 @@ def launch(
     """cuLaunchKernel with a prebuilt parameter array.
 
     params_address is the address of a `void*[1]` whose element points to the ONE packed struct that the
-    kernel takes by value. The caller makes the kernel's device context current (ensure_context) once per
-    call path; this function adds nothing to the launch beyond the driver call and its error check.
+    kernel takes by value. The caller runs it in the kernel's device context (using_device or
+    ensure_context); this function adds nothing to the launch beyond the driver call and its error check.
     """
     (result,) = _driver().cuLaunchKernel(
         kernel.function, grid[0], grid[1], grid[2], block[0], block[1], block[2], 0, stream, params_address, 0
@@ -293,8 +305,3 @@ def pointer_device(ptr: int) -> int:
         return int(check(driver.cuCtxGetDevice(), "cuCtxGetDevice"))
     finally:
         driver.cuCtxPopCurrent()
-
-
-def current_context_handle() -> int:
-    """int(CUcontext) of the calling thread's current context (0 when none), for cheap comparisons."""
-    return int(check(_driver().cuCtxGetCurrent(), "cuCtxGetCurrent"))

@@ -394,8 +394,8 @@ class Pipeline:
         if any(s.device != src.device for s in sources):
             raise ValueError(f"TensorRead: list inputs are on devices {[s.device for s in sources]}; use one device")
         sig, width, height = self._input(x, [(s.shape, s.dtype_name) for s in sources])
-        cuda_driver.ensure_context(src.device)
-        plan = self._plan(sig, src.device)
+        with cuda_driver.using_device(src.device):
+            plan = self._plan(sig, src.device)
         e = self._extent(sig, width, height, plan.layout.out_channels)
         prepared = _Prepared(plan, e, self._out_shape(sig, e), plan.layout.out_dtype, src.device)  # pyright: ignore[reportArgumentType]
         if not isinstance(x, list | tuple):
@@ -446,15 +446,15 @@ class Pipeline:
         if self.generator is not None:
             device = 0 if out is None else describe_gpu_array(_as_list(out)[0], "out").device
             sig, width, height = self._generator_input()
-            cuda_driver.ensure_context(device)
-            plan = self._plan(sig, device)
+            with cuda_driver.using_device(device):
+                plan = self._plan(sig, device)
             framework, like, src_ptr, src = "fklir", None, 0, None
         else:
             src = describe_gpu_array(x, "TensorRead input")
             sig, width, height = self._input(x, [(src.shape, src.dtype_name)])
             device, framework, like, src_ptr = src.device, src.framework, src.obj, src.ptr
-            cuda_driver.ensure_context(device)
-            plan = self._plan(sig, device)
+            with cuda_driver.using_device(device):
+                plan = self._plan(sig, device)
         e = self._extent(sig, width, height, plan.layout.out_channels)
         prep = _Prepared(plan, e, self._out_shape(sig, e), plan.layout.out_dtype, device)
         count = e.channels_out if self.write_kind == "split_write" else 1

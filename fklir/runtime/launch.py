@@ -174,8 +174,7 @@ class GpuLaunch(LaunchPlan):
         self.arg_address = ctypes.addressof(self.arg_array)
         self.grid: tuple[int, int, int] = (1, 1, 1)
         self.block: tuple[int, int, int] = PIXEL_BLOCK
-        cuda_driver.ensure_context(self.device)
-        self._context = cuda_driver.current_context_handle()
+        self._context = cuda_driver.primary_context_handle(self.device)
         driver = cuda_driver._driver()
         self._get_current = driver.cuCtxGetCurrent
         self._cu_launch = driver.cuLaunchKernel
@@ -209,13 +208,6 @@ class GpuLaunch(LaunchPlan):
             self.grid, self.block = (-(-e.dst_w // across), -(-e.dst_h // by), e.dst_planes), PIXEL_BLOCK
         self._launch = self._bind_launch()
 
-    def make_current(self) -> None:
-        """Make the kernel's device context current when something (another device, a library) changed it."""
-        if int(self._get_current()[1]) != self._context:
-            from fklir.backend import cuda_driver
-
-            cuda_driver.ensure_context(self.device)
-
     def run(self, src: int, dst: int, e: Extent, stream: int) -> None:
         self.set_extent(e)
         self.set_pointers(src, dst)
@@ -223,21 +215,27 @@ class GpuLaunch(LaunchPlan):
 
     def launch(self, stream: int) -> None:
         """Launch with the block as it is (a bound pipeline's warm call does only this)."""
-        if stream <= LAST_DEFAULT_STREAM:
-            self.make_current()  # which context's default stream is meant depends on the current one
-        (result,) = self._launch(stream, self.arg_address, 0)
+        if stream <= LAST_DEFAULT_STREAM and int(self._get_current()[1]) != self._context:
+            # a default stream is the current context's: ours, for the launch only
+            from fklir.backend import cuda_driver
+
+            with cuda_driver.using_device(self.device):
+                (result,) = self._launch(stream, self.arg_address, 0)
+        else:
+            (result,) = self._launch(stream, self.arg_address, 0)
         if result:
             self._recover(int(result), stream)
         LAUNCHES.count += 1
 
     def _recover(self, code: int, stream: int) -> None:
-        """A refused launch: if it was refused because our context is not current, make it current and
-        launch once more (the refused launch queued nothing); any other error is raised."""
+        """A refused launch: if it was refused because our context is not current, launch once more in
+        ours (the refused launch queued nothing; cuda_driver.using_device gives the caller's back); any
+        other error is raised."""
         from fklir.backend import cuda_driver
 
         if code in _CONTEXT_ERRORS and int(self._get_current()[1]) != self._context:
-            cuda_driver.ensure_context(self.device)
-            (result,) = self._launch(stream, self.arg_address, 0)
+            with cuda_driver.using_device(self.device):
+                (result,) = self._launch(stream, self.arg_address, 0)
             code = int(result)
         if code:
             cuda_driver.check((code,), f"cuLaunchKernel(grid={self.grid}, block={self.block}, stream={stream:#x})")
@@ -247,5 +245,7 @@ class GpuLaunch(LaunchPlan):
         from fklir.backend import cuda_driver
 
         if stream <= LAST_DEFAULT_STREAM:
-            self.make_current()
+            with cuda_driver.using_device(self.device):
+                cuda_driver.synchronize(stream)
+            return
         cuda_driver.synchronize(stream)

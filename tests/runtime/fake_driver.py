@@ -110,6 +110,7 @@ class FakeDriver(types.SimpleNamespace):
         self.strict = strict
         self.record = record
         self.launches: list[tuple[Any, ...]] = []  # accepted launches: (function, grid, block, stream, params)
+        self.launch_contexts: list[int] = []  # the thread's current context at each accepted launch
         self.attempts = 0  # cuLaunchKernel calls, accepted or not
         self.fail: CUresult | None = None  # when set, every launch returns it
         self.calls: dict[str, int] = {}
@@ -203,6 +204,7 @@ class FakeDriver(types.SimpleNamespace):
                 return _INVALID_CONTEXT
             if driver.record:
                 driver.launches.append((f, (gx, gy, gz), (bx, by, bz), rest[1], rest[2]))
+                driver.launch_contexts.append(int(getattr(driver._current, "context", None) or 0))
             return _OK
 
         return cuLaunchKernel

@@ -189,8 +189,10 @@ def test_pipeline_follows_its_input_device(torch: Any) -> None:
         pytest.skip("needs two GPUs")
     pipe = normalise_chain("gpu")
     x_np = RNG.integers(0, 256, (19, 21, 3), dtype=np.uint8)
+    callers = torch.cuda.current_device()
     for device in range(torch.cuda.device_count()):
         x = torch.from_numpy(x_np).to(f"cuda:{device}")
         out = pipe(x)
         assert out.device.index == device
+        assert torch.cuda.current_device() == callers  # the caller's current device is left alone
         np.testing.assert_array_equal(out.cpu().numpy(), normalise_reference(x_np))

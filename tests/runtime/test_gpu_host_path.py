@@ -135,10 +135,11 @@ def test_calls_on_one_device_while_another_devices_context_is_current(torch: Any
                 s.wait_stream(torch.cuda.default_stream(device))
                 y = torch.empty_like(x)
                 assert pipe(x, out=y, stream=s) is y
+                assert torch.cuda.current_device() == 1 - device  # the caller's, not the pipeline's
                 s.synchronize()
                 np.testing.assert_array_equal(y.cpu().numpy(), normalise_reference(host), err_msg=f"round {round_}")
                 out = pipe(x)
-                assert out.device.index == device
+                assert out.device.index == device and torch.cuda.current_device() == 1 - device
                 np.testing.assert_array_equal(out.cpu().numpy(), normalise_reference(host))
     finally:
         torch.cuda.set_device(0)

@@ -98,17 +98,33 @@ def test_the_block_goes_back_to_the_bindings_after_an_override(fake: Any) -> Non
 
 
 @pytest.mark.parametrize("who", ["foreign", "other device", "none"])
-def test_a_launch_refused_for_the_wrong_context_makes_ours_current_and_runs_once(fake: Any, who: str) -> None:
+def test_a_launch_refused_for_the_wrong_context_runs_once_in_ours(fake: Any, who: str) -> None:
     driver, torch = fake
     x = torch.empty((6, 5, 3), dtype=torch.uint8)
     k = _chain(fkl.TensorRead(x), fkl.TensorWrite(torch.empty((6, 5, 3), dtype=torch.uint8)))
     k(stream=7)
-    driver.set_current({"foreign": driver.foreign, "other device": driver.primary[1], "none": None}[who])
+    callers = {"foreign": driver.foreign, "other device": driver.primary[1], "none": None}[who]
+    driver.set_current(callers)
     driver.launches.clear()
     driver.attempts = 0
     k(stream=7)
     assert len(driver.launches) == 1 and driver.attempts == 2
-    assert driver.current() == _primary(driver)
+    # another library's context, or another device's (PyTorch's and CuPy's current device), comes back;
+    # a thread that had none keeps ours
+    assert driver.current() == (_primary(driver) if callers is None else int(callers))
+
+
+def test_first_calls_leave_the_callers_context_current(fake: Any) -> None:
+    driver, torch = fake
+    driver.set_current(driver.primary[1])  # the caller works on device 1; the images are on device 0
+    x, y = torch.empty((6, 5, 3), dtype=torch.uint8), torch.empty((6, 5, 3), dtype=torch.uint8)
+    pipe = _chain(fkl.TensorRead(), fkl.TensorWrite())
+    assert pipe(x, out=y, stream=7) is y  # plan, kernel load and launch
+    k = _chain(fkl.TensorRead(x), fkl.TensorWrite(y))  # compiled and loaded at compose
+    k(stream=7)
+    assert len(driver.launches) == 2
+    assert {launch[0].context for launch in driver.launches} == {_primary(driver)}
+    assert driver.current() == _primary(driver, 1)
 
 
 def test_a_new_thread_without_a_current_context_can_launch(fake: Any) -> None:
@@ -150,18 +166,25 @@ def test_other_launch_errors_are_raised_without_a_retry(fake: Any) -> None:
 
 
 def test_default_stream_handles_mean_our_contexts_default_stream(fake: Any) -> None:
-    """0, 1 and 2 name the CURRENT context's default streams: ours is made current before the launch,
-    even by a driver that would accept the launch in another context."""
+    """0, 1 and 2 name the CURRENT context's default streams: the launch runs with ours current (at the
+    first attempt, even on a driver that would accept it in another context), then the caller's comes back."""
     driver, torch = fake
     driver.strict = False
     x = torch.empty((6, 5, 3), dtype=torch.uint8)
     k = _chain(fkl.TensorRead(x), fkl.TensorWrite(torch.empty((6, 5, 3), dtype=torch.uint8)))
-    for handle in (0, 1, 2):
-        driver.set_current(driver.foreign)
-        k(stream=handle)
-        assert driver.current() == _primary(driver)
+    for callers in (driver.foreign, driver.primary[1]):
+        for handle in (0, 1, 2):
+            driver.set_current(callers)
+            driver.launch_contexts.clear()
+            driver.attempts = 0
+            k(stream=handle)
+            assert driver.attempts == 1 and driver.launch_contexts == [_primary(driver)]
+            assert driver.launches[-1][3] == handle
+            assert driver.current() == int(callers)
     driver.set_current(driver.foreign)
+    driver.launch_contexts.clear()
     k(stream=7)  # a real stream carries its context: nothing to change
+    assert driver.launch_contexts == [int(driver.foreign)]
     assert driver.current() == int(driver.foreign)
 
 
@@ -269,7 +292,8 @@ def test_without_a_stream_the_producers_stream_is_used_and_synchronised(fake: An
         pipe(x, out=y)
         assert driver.launches[-1][3] == 0  # torch's current stream: its default stream here
         assert driver.calls["cuStreamSynchronize"] == 1
-        assert driver.current() == _primary(driver), "the default stream meant is our context's"
+        assert driver.launch_contexts[-1] == _primary(driver), "the default stream meant is our context's"
+        assert driver.current() == int(driver.foreign), "and the caller's context comes back"
     advertised = DeviceBuffer.from_ptr(0x8000, (6, 5, 3), "uint8", stream=0x55)
     for _ in range(2):
         driver.calls.clear()
