@@ -142,20 +142,13 @@ def primary_context_handle(device: int) -> int:
 
 @contextlib.contextmanager
 def using_device(device: int) -> Iterator[None]:
-    """Run a block in the device's primary context without changing the caller's.
-
-    A thread with another context current gets it back afterwards: another device's primary context is
-    what PyTorch and CuPy call their current device, and another library's context is its own. A thread
-    with none (a new thread) keeps ours: nothing of the caller's changes, and its next call needs no switch.
+    """Run a block in the device's primary context, then give the thread its previous current context
+    back (none, another device's: what PyTorch and CuPy call their current device, or another library's).
     """
     context = _primary_context(device)
     driver = _driver()
     current = int(check(driver.cuCtxGetCurrent(), "cuCtxGetCurrent"))
     if current == _primary_context_handles[device]:
-        yield
-        return
-    if current == 0:
-        check(driver.cuCtxSetCurrent(context), f"cuCtxSetCurrent(device {device})")
         yield
         return
     check(driver.cuCtxPushCurrent(context), f"cuCtxPushCurrent(device {device})")

@@ -216,26 +216,32 @@ class GpuLaunch(LaunchPlan):
     def launch(self, stream: int) -> None:
         """Launch with the block as it is (a bound pipeline's warm call does only this)."""
         if stream <= LAST_DEFAULT_STREAM and int(self._get_current()[1]) != self._context:
-            # a default stream is the current context's: ours, for the launch only
-            from fklir.backend import cuda_driver
-
-            with cuda_driver.using_device(self.device):
-                (result,) = self._launch(stream, self.arg_address, 0)
+            (result,) = self._launch_in_ours(stream)  # a default stream is the current context's
         else:
             (result,) = self._launch(stream, self.arg_address, 0)
         if result:
             self._recover(int(result), stream)
         LAUNCHES.count += 1
 
+    def _launch_in_ours(self, stream: int) -> Any:
+        """Launch with our context current, then give the caller's back (another device's is PyTorch's and
+        CuPy's current device). A thread that had none keeps ours: nothing of the caller's changes, and
+        its next launch needs no retry."""
+        from fklir.backend import cuda_driver
+
+        if int(self._get_current()[1]) == 0:
+            cuda_driver.ensure_context(self.device)
+            return self._launch(stream, self.arg_address, 0)
+        with cuda_driver.using_device(self.device):
+            return self._launch(stream, self.arg_address, 0)
+
     def _recover(self, code: int, stream: int) -> None:
         """A refused launch: if it was refused because our context is not current, launch once more in
-        ours (the refused launch queued nothing; cuda_driver.using_device gives the caller's back); any
-        other error is raised."""
+        ours (the refused launch queued nothing); any other error is raised."""
         from fklir.backend import cuda_driver
 
         if code in _CONTEXT_ERRORS and int(self._get_current()[1]) != self._context:
-            with cuda_driver.using_device(self.device):
-                (result,) = self._launch(stream, self.arg_address, 0)
+            (result,) = self._launch_in_ours(stream)
             code = int(result)
         if code:
             cuda_driver.check((code,), f"cuLaunchKernel(grid={self.grid}, block={self.block}, stream={stream:#x})")
