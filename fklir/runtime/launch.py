@@ -250,7 +250,7 @@ class GpuLaunch(LaunchPlan):
         """Wait for the stream; a default stream handle is waited on in the kernel's context."""
         from fklir.backend import cuda_driver
 
-        if stream <= LAST_DEFAULT_STREAM:
+        if stream <= LAST_DEFAULT_STREAM and int(self._get_current()[1]) != self._context:
             with cuda_driver.using_device(self.device):
                 cuda_driver.synchronize(stream)
             return
