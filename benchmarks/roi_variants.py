@@ -167,6 +167,54 @@ extern "C" __global__ void fkl_kernel(const Params p) {
     }
 }
 """
+# The taps as column pairs: a tap's right neighbour is always the next source pixel (+3 bytes), which
+# holds for integer sources of width >= 2 (a clamped tap i0 == i1 reads its neighbour with weight 0,
+# or its left neighbour with weight 1: fmaf(a, 1, b * 0) == fmaf(l, 0, a * 1) == a for finite taps).
+WIDE_PAIRS = (
+    WIDE_OFFSETS.replace("__shared__ int4 block_tx[128], block_ty[8];", "__shared__ int2 block_tx[128];\n    __shared__ int4 block_ty[8];")
+    .replace(
+        "            block_tx[threadIdx.x + k * 32] = make_int4((t.i0 + r.x) * 3, (t.i1 + r.x) * 3, __float_as_int(t.w1), 0);\n",
+        "            fkl::i32 j = t.i0 + r.x;\n"
+        "            fkl::f32 w = t.w1;\n"
+        "            if (t.i1 == t.i0 && j + 1 >= p.h.src_w) {\n"
+        "                j -= 1;\n"
+        "                w = 1.0f;\n"
+        "            }\n"
+        "            block_tx[threadIdx.x + k * 32] = make_int2(j * 3, __float_as_int(w));\n",
+    )
+    .replace("        const int4 tx = block_tx[threadIdx.x + k * 32];\n", "        const int2 tx = block_tx[threadIdx.x + k * 32];\n")
+    .replace("        const fkl::u8 *pa = row0 + (fkl::u32)tx.x, *pb = row0 + (fkl::u32)tx.y;\n", "        const fkl::u8 *pa = row0 + (fkl::u32)tx.x, *pb = pa + 3;\n")
+    .replace("        const fkl::u8 *pc = row1 + (fkl::u32)tx.x, *pd = row1 + (fkl::u32)tx.y;\n", "        const fkl::u8 *pc = row1 + (fkl::u32)tx.x, *pd = pc + 3;\n")
+    .replace("__int_as_float(tx.z), wy);", "__int_as_float(tx.y), wy);")
+)
+# the same, each pixel stored as soon as it is computed (fewer live results)
+WIDE_PAIRS_EAGER = WIDE_PAIRS.replace(
+    "        compute_pixel(p, in, out[k]);\n    }\n#pragma unroll\n    for (int k = 0; k < 4; ++k) {\n"
+    "        const fkl::i32 x = x0 + k * 32;\n        if (x < p.h.dst_w) store(p, x, y, blockIdx.z, out[k]);\n    }\n",
+    "        compute_pixel(p, in, out[k]);\n        store(p, x0 + k * 32, y, blockIdx.z, out[k]);\n    }\n",
+)
+# the narrow entry with its taps as a column pair (as WIDE_PAIRS), computed by each thread
+NARROW_PAIRS = (
+    "        if (x < p.h.dst_w) sample(p, q, x, y, blockIdx.z, out[k]);\n",
+    "        if (x < p.h.dst_w) {\n"
+    "            const fkl::Rect r = p.crop1[blockIdx.z];\n"
+    "            const fkl::LinearTap tx = stage2_tap_x(p, q, x, blockIdx.z), ty = stage2_tap_y(p, q, y, blockIdx.z);\n"
+    "            fkl::i32 j = tx.i0 + r.x;\n"
+    "            fkl::f32 w = tx.w1;\n"
+    "            if (tx.i1 == tx.i0 && j + 1 >= p.h.src_w) {\n"
+    "                j -= 1;\n"
+    "                w = 1.0f;\n"
+    "            }\n"
+    "            const fkl::u32 pitch = (fkl::u32)p.h.src_pitch;\n"
+    "            const fkl::u8* pa = (const fkl::u8*)p.h.src + ((fkl::u32)(ty.i0 + r.y) * pitch + (fkl::u32)j * 3u);\n"
+    "            const fkl::u8* pc = (const fkl::u8*)p.h.src + ((fkl::u32)(ty.i1 + r.y) * pitch + (fkl::u32)j * 3u);\n"
+    "            fkl::f32 in[3];\n"
+    "            for (int c = 0; c < 3; ++c)\n"
+    "                in[c] = fkl::linear_blend(fkl::tap_f32(pa[c]), fkl::tap_f32(pa[c + 3]), fkl::tap_f32(pc[c]),\n"
+    "                                          fkl::tap_f32(pc[c + 3]), w, ty.w1);\n"
+    "            compute_pixel(p, in, out[k]);\n"
+    "        }\n",
+)
 ONE_BARRIER = [
     (
         "    if (threadIdx.x == 0 && threadIdx.y == 0) block_plane = plane_of(p, blockIdx.z);\n"
@@ -234,6 +282,15 @@ VARIANTS: dict[str, list[tuple[str, str]]] = {
     # the same, held to 32 registers (full occupancy at 256 threads): "offsets" alone takes 38
     "offsets-lb": [
         (WIDE_EMITTED, WIDE_OFFSETS.replace("void fkl_kernel(", "void __launch_bounds__(256, 8) fkl_kernel(", 1))
+    ],
+    # the taps as column pairs (+3 bytes) and row pointers once per thread
+    "pairs": [(WIDE_EMITTED, WIDE_PAIRS)],
+    "pairs-eager": [(WIDE_EMITTED, WIDE_PAIRS_EAGER)],
+    "narrow-pairs": [NARROW_PAIRS],
+    "pairs+narrow-pairs": [(WIDE_EMITTED, WIDE_PAIRS), NARROW_PAIRS],
+    "pairs-lb": [(WIDE_EMITTED, WIDE_PAIRS.replace("void fkl_kernel(", "void __launch_bounds__(256, 8) fkl_kernel(", 1))],
+    "pairs-eager-lb": [
+        (WIDE_EMITTED, WIDE_PAIRS_EAGER.replace("void fkl_kernel(", "void __launch_bounds__(256, 8) fkl_kernel(", 1))
     ],
     # each thread warms L2 with the two source rows of its pixel (approximate, f32) before the plane is known
     "prefetch-narrow": [PREFETCH_NARROW],

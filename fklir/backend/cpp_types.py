@@ -1,10 +1,17 @@
-"""The C++ spelling of fkl element types and parameter slots, shared by the emitter modules."""
+"""The C++ spelling of fkl element types and parameter slots, and the lines every GPU entry starts with,
+shared by the emitter modules."""
 
 from __future__ import annotations
 
 from xdsl.ir import Operation
 
 from fklir.dialects import fkl
+
+# A GPU entry lets the next kernel of its stream start at once and waits for the previous one only
+# before it touches global memory, so that its blocks' set-up (plane, taps) overlaps the previous
+# kernel's tail when the launcher asks for programmatic dependent launch (fkl/kernel.h).
+LET_NEXT_START = "    fkl::let_next_kernel_start();"
+WAIT_FOR_PREVIOUS = "    fkl::wait_for_previous_kernel();"
 
 CPP_TYPE = {
     "uint8": "fkl::u8",

@@ -184,6 +184,39 @@ def resident_threads(device: int) -> int:
     )
 
 
+@functools.cache
+def supports_programmatic_launch(device: int) -> bool:
+    """Whether the device runs programmatic dependent launches (compute capability 9.0 or newer)."""
+    return _device_attribute(device, "COMPUTE_CAPABILITY_MAJOR") >= 9
+
+
+def programmatic_launcher(function: Any, grid: tuple[int, int, int], block: tuple[int, int, int]) -> Any:
+    """cuLaunchKernelEx of `function` with programmatic stream serialization: the kernel's blocks may start
+    while the previous kernel of the stream finishes, and wait for it (`fkl::wait_for_previous_kernel`)
+    before they touch global memory. Returns launch(stream, kernel_params, extra) -> (CUresult,), like
+    cuLaunchKernel with everything else bound; its config is rebuilt only when the stream changes."""
+    driver = _driver()
+    config = driver.CUlaunchConfig()
+    config.gridDimX, config.gridDimY, config.gridDimZ = grid
+    config.blockDimX, config.blockDimY, config.blockDimZ = block
+    config.sharedMemBytes = 0
+    overlap = driver.CUlaunchAttribute()
+    overlap.id = driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+    overlap.value.programmaticStreamSerializationAllowed = 1
+    config.attrs = [overlap]
+    config.numAttrs = 1
+    launch_ex = driver.cuLaunchKernelEx
+    configured = [-1]  # the stream config.hStream holds (setting it costs about as much as a dict lookup)
+
+    def launch(stream: int, kernel_params: int, extra: int) -> Any:
+        if stream != configured[0]:
+            config.hStream = stream
+            configured[0] = stream
+        return launch_ex(config, function, kernel_params, extra)
+
+    return launch
+
+
 @dataclass(frozen=True)
 class LoadedKernel:
     """One kernel of a cubin loaded into one device's primary context, with its optional second entry.

@@ -23,13 +23,13 @@ from dataclasses import dataclass
 
 from xdsl.ir import Operation
 
-from fklir.backend.cpp_types import CPP_TYPE, SLOT_CPP_TYPE, image_of, slot_of
+from fklir.backend.cpp_types import CPP_TYPE, LET_NEXT_START, SLOT_CPP_TYPE, WAIT_FOR_PREVIOUS, image_of, slot_of
 from fklir.backend.emit_compute import emit_compute_element, emit_compute_pixel, is_channelwise
 from fklir.backend.emit_flat import emit_flat_cpu, emit_flat_gpu, flat_shape
 from fklir.backend.emit_geometry import emit_stages, has_block_taps
 from fklir.dialects import fkl
 
-CODEGEN_VERSION = "13"
+CODEGEN_VERSION = "14"
 
 GPU_ENTRY = "fkl_kernel"
 GPU_NARROW_ENTRY = "fkl_kernel_narrow"  # pixel kernels: one pixel per thread, for launches of few pixels
@@ -269,6 +269,7 @@ def _block_prologue(chain: Chain, pixels: int, block_taps: bool) -> list[str]:
 def _gpu_entry_head(name: str, pixels: int) -> list[str]:
     return [
         f'extern "C" __global__ void {name}(const Params p) {{',
+        LET_NEXT_START,
         f"    const fkl::i32 x0 = blockIdx.x * {PIXEL_BLOCK_X * pixels} + threadIdx.x;",
         "    const fkl::i32 y = blockIdx.y * blockDim.y + threadIdx.y;",
     ]
@@ -299,6 +300,7 @@ def _gpu_entry(name: str, chain: Chain, pixels: int, block_taps: bool) -> list[s
     return [
         *_gpu_entry_head(name, pixels),
         *_block_prologue(chain, pixels, block_taps),
+        WAIT_FOR_PREVIOUS,
         f"    {CPP_TYPE[out.dtype]} out[{pixels}][{out.channels.data}];",
         *sample,
         "#pragma unroll",
@@ -330,6 +332,7 @@ def _emit_pixel_entries(chains: list[Chain]) -> list[str]:
         entries = [
             *_gpu_entry_head(GPU_ENTRY, PIXELS_PER_THREAD),
             "    if (y >= p.h.dst_h) return;",
+            WAIT_FOR_PREVIOUS,
             "#pragma unroll",
             f"    for (int k = 0; k < {PIXELS_PER_THREAD}; ++k) {{",
             f"        const fkl::i32 x = x0 + k * {PIXEL_BLOCK_X};",

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from fklir.backend.cpp_types import CPP_TYPE, ELEMENT_SIZE
+from fklir.backend.cpp_types import CPP_TYPE, ELEMENT_SIZE, LET_NEXT_START, WAIT_FOR_PREVIOUS
 
 TILE_BYTES = 24 * 1024  # most shared memory per block: 9 blocks fit an H100/H200 SM (228 KiB)
 MAX_THREADS = 256
@@ -106,6 +106,8 @@ def emit_flat_gpu(s: FlatShape) -> list[str]:
         *(elementwise if s.staged else []),
         *planes,
         f'extern "C" __global__ void __launch_bounds__({s.threads}) fkl_kernel(const Params p) {{',
+        LET_NEXT_START,
+        WAIT_FOR_PREVIOUS,  # the whole kernel is memory traffic: no set-up to overlap
         *(_staged_body(s) if s.staged else [*_plane_pointers(s), *_direct_body(s)]),
         "}",
     ]

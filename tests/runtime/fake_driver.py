@@ -54,6 +54,20 @@ class CUdevice_attribute(enum.IntEnum):
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
 
 
+class CUlaunchAttributeID(enum.IntEnum):
+    CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 5
+
+
+class CUlaunchAttribute:
+    def __init__(self) -> None:
+        self.id: CUlaunchAttributeID | None = None
+        self.value = types.SimpleNamespace(programmaticStreamSerializationAllowed=0)
+
+
+class CUlaunchConfig(types.SimpleNamespace):
+    """gridDim*, blockDim*, sharedMemBytes, hStream, attrs, numAttrs: set by the caller."""
+
+
 class CUpointer_attribute(enum.IntEnum):
     CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9
 
@@ -105,13 +119,18 @@ class FakeDriver(types.SimpleNamespace):
         self.CUevent_flags = CUevent_flags
         self.CUdevice_attribute = CUdevice_attribute
         self.CUpointer_attribute = CUpointer_attribute
+        self.CUlaunchAttributeID = CUlaunchAttributeID
+        self.CUlaunchAttribute = CUlaunchAttribute
+        self.CUlaunchConfig = CUlaunchConfig
         self.CUcontext = CUcontext
         self.devices = devices
         self.strict = strict
         self.record = record
         self.launches: list[tuple[Any, ...]] = []  # accepted launches: (function, grid, block, stream, params)
         self.launch_contexts: list[int] = []  # the thread's current context at each accepted launch
-        self.attempts = 0  # cuLaunchKernel calls, accepted or not
+        self.attempts = 0  # cuLaunchKernel and cuLaunchKernelEx calls, accepted or not
+        self.programmatic = 0  # accepted cuLaunchKernelEx calls that allow programmatic stream serialization
+        self.compute_major = 9  # an H200; 8 makes an A100-like device without programmatic launch
         self.fail: CUresult | None = None  # when set, every launch returns it
         self.calls: dict[str, int] = {}
         self.primary = [CUcontext(0x1000 * (d + 1)) for d in range(devices)]
@@ -121,6 +140,7 @@ class FakeDriver(types.SimpleNamespace):
         self._current_result = (CUresult.CUDA_SUCCESS, CUcontext(0))
         # the hot entry points are plain closures over this state: as cheap as a Python call can be
         self.cuLaunchKernel = self._make_launch()
+        self.cuLaunchKernelEx = self._make_launch_ex(self.cuLaunchKernel)
         self.cuCtxGetCurrent = self._get_current
 
     # ----- helpers for tests -------------------------------------------------------------------------
@@ -148,7 +168,7 @@ class FakeDriver(types.SimpleNamespace):
 
     def cuDeviceGetAttribute(self, attribute: int, device: int) -> tuple[Any, ...]:
         values = {  # an H200
-            CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: 9,
+            CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: self.compute_major,
             CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: 132,
             CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: 2048,
         }
@@ -209,6 +229,24 @@ class FakeDriver(types.SimpleNamespace):
 
         return cuLaunchKernel
 
+    def _make_launch_ex(self, launch: Any) -> Any:
+        driver = self
+        programmatic = CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+
+        def cuLaunchKernelEx(config: CUlaunchConfig, f: Any, params: Any, extra: Any) -> Any:
+            grid = (config.gridDimX, config.gridDimY, config.gridDimZ)
+            block = (config.blockDimX, config.blockDimY, config.blockDimZ)
+            result = launch(f, *grid, *block, config.sharedMemBytes, config.hStream, params, extra)
+            overlap = any(
+                a.id == programmatic and a.value.programmaticStreamSerializationAllowed
+                for a in config.attrs[: config.numAttrs]
+            )
+            if driver.record and overlap and result == _OK:
+                driver.programmatic += 1
+            return result
+
+        return cuLaunchKernelEx
+
     # ----- streams, events, pointers -----------------------------------------------------------------
 
     def cuStreamCreate(self, flags: int) -> tuple[Any, ...]:
@@ -245,6 +283,7 @@ def _reset_cuda_driver_state() -> None:
         cuda_driver.gpu_available,
         cuda_driver.device_arch,
         cuda_driver.resident_threads,
+        cuda_driver.supports_programmatic_launch,
     ):
         cached.cache_clear()
     cuda_driver._primary_contexts.clear()

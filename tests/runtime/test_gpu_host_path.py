@@ -179,3 +179,59 @@ def test_cuda_graph_replays_a_warm_unbound_call(torch: Any) -> None:
     graph.replay()
     torch.cuda.synchronize()
     np.testing.assert_array_equal(y.cpu().numpy(), normalise_reference(refill))
+
+
+# ---- back-to-back kernels (programmatic dependent launch) -------------------------------------------------
+
+
+def _producer_and_consumer() -> tuple[fkl.Pipeline, fkl.Pipeline, fkl.Pipeline]:
+    """A flat kernel whose output a pixel kernel reads (crops, a linear resize, a normalisation), and the
+    consumer on the CPU target as the reference."""
+    rects = [(3, 5, 301, 207), (0, 0, 640, 360), (517, 200, 123, 155), (1, 330, 77, 30)]
+    consumer = [fkl.Crop(rects), fkl.Resize(97, 61), fkl.Sub((0.25, 0.5, 0.75)), fkl.TensorSplit()]
+    producer = fkl.compose(fkl.TensorRead(), fkl.Mul(2.0), fkl.Add(-0.5), fkl.TensorWrite(), target="gpu")
+    gpu = fkl.compose(fkl.TensorRead(), *consumer, target="gpu")
+    cpu = fkl.compose(fkl.TensorRead(), *consumer, target="cpu")
+    return producer, gpu, cpu
+
+
+def test_back_to_back_calls_read_what_the_previous_kernel_wrote(torch: Any) -> None:
+    """Each producer call rewrites `mid` and the next kernel reads it at once, 12 times on one stream: a
+    consumer block that read before the producer finished would see the previous round's values."""
+    producer, consumer, reference = _producer_and_consumer()
+    hosts = [RNG.random((361, 641, 3), dtype=np.float32) * 4 for _ in range(12)]
+    xs = [torch.from_numpy(h).cuda() for h in hosts]
+    mid = torch.empty_like(xs[0])
+    outs = [torch.full((4, 3, 61, 97), float("nan"), device="cuda") for _ in hosts]
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    for x, out in zip(xs, outs, strict=True):
+        producer(x, out=mid, stream=s)
+        consumer(mid, out=out, stream=s)
+    s.synchronize()
+    for host, out in zip(hosts, outs, strict=True):
+        expected = reference((host * np.float32(2.0)) + np.float32(-0.5))
+        np.testing.assert_array_equal(out.cpu().numpy(), expected)
+
+
+def test_cuda_graph_replays_back_to_back_calls(torch: Any) -> None:
+    producer, consumer, reference = _producer_and_consumer()
+    host = RNG.random((361, 641, 3), dtype=np.float32)
+    x = torch.from_numpy(host).cuda()
+    mid = torch.empty_like(x)
+    out = torch.empty((4, 3, 61, 97), device="cuda")
+    producer(x, out=mid)
+    consumer(mid, out=out)  # warm: both plans exist before capture
+    graph = torch.cuda.CUDAGraph()
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.graph(graph, stream=s):
+        producer(x, out=mid, stream=torch.cuda.current_stream())
+        consumer(mid, out=out, stream=torch.cuda.current_stream())
+    for _ in range(3):
+        host = RNG.random((361, 641, 3), dtype=np.float32) * 3
+        x.copy_(torch.from_numpy(host))
+        out.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        np.testing.assert_array_equal(out.cpu().numpy(), reference(host * np.float32(2.0) + np.float32(-0.5)))

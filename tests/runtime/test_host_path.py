@@ -21,6 +21,7 @@ import fklir as fkl
 from fklir.backend import build, cuda_driver
 from fklir.frontend import compose as compose_module
 from fklir.runtime import interop
+from fklir.runtime import launch as launch_module
 from fklir.runtime.device_buffer import DeviceBuffer
 from fklir.runtime.launch import LAUNCHES, GpuLaunch
 from tests.runtime.fake_driver import CUresult, FakeDriver, installed, make_fake_torch
@@ -77,6 +78,42 @@ def test_warm_bound_call_is_one_launch_on_the_callers_stream(fake: Any) -> None:
     assert [launch[3] for launch in driver.launches] == [s.cuda_stream] * 3
     assert driver.calls.get("cuCtxGetCurrent", 0) == 0, "a warm launch on a real stream queries no context"
     assert driver.calls.get("cuStreamSynchronize", 0) == 0, "a caller's stream is never synchronised"
+
+
+def test_launches_overlap_the_previous_kernel_on_devices_that_can(fake: Any) -> None:
+    """Compute capability 9.0: cuLaunchKernelEx with programmatic stream serialization, each launch on the
+    stream it was given (the config is rebuilt when the stream changes)."""
+    driver, torch = fake
+    x = torch.empty((6, 5, 3), dtype=torch.uint8)
+    y = torch.empty((6, 5, 3), dtype=torch.uint8)
+    s, t = torch.cuda.Stream(), torch.cuda.Stream()
+    k = _chain(fkl.TensorRead(x), fkl.TensorWrite(y))
+    k(stream=s)
+    driver.launches.clear()
+    driver.programmatic = 0
+    for stream in (s, t, t, s):
+        k(stream=stream)
+    assert [launch[3] for launch in driver.launches] == [v.cuda_stream for v in (s, t, t, s)]
+    assert driver.programmatic == 4
+
+
+@pytest.mark.parametrize("why", ["compute capability 8.0", "FKLIR_PDL=0"])
+def test_launches_are_plain_where_overlap_is_unavailable_or_switched_off(
+    fake: Any, monkeypatch: pytest.MonkeyPatch, why: str
+) -> None:
+    driver, torch = fake
+    if why == "FKLIR_PDL=0":
+        monkeypatch.setattr(launch_module, "PROGRAMMATIC_LAUNCH", False)
+    else:
+        driver.compute_major = 8
+    x = torch.empty((6, 5, 3), dtype=torch.uint8)
+    y = torch.empty((6, 5, 3), dtype=torch.uint8)
+    s = torch.cuda.Stream()
+    k = _chain(fkl.TensorRead(x), fkl.TensorWrite(y))
+    for _ in range(2):
+        k(stream=s)
+    assert [launch[3] for launch in driver.launches] == [s.cuda_stream] * 2
+    assert driver.programmatic == 0
 
 
 def test_the_block_goes_back_to_the_bindings_after_an_override(fake: Any) -> None:

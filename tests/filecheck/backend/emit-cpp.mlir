@@ -32,7 +32,10 @@ fkl.write %3, "dst" : !fkl.image<?x?x?xnone>
 // CHECK-NOT:   stage0
 // CHECK:       #if defined(__CUDACC__)
 // CHECK-NEXT:  // Block b owns elements [b * 12288, (b + 1) * 12288): 256 groups of 48 elements (16 whole pixels,
+// The next kernel may start at once; this one waits for the previous kernel before any memory access.
 // CHECK:       extern "C" __global__ void __launch_bounds__(256) fkl_kernel(const Params p) {
+// CHECK-NEXT:      fkl::let_next_kernel_start();
+// CHECK-NEXT:      fkl::wait_for_previous_kernel();
 // CHECK-NEXT:      const fkl::u8* in_base = (const fkl::u8*)p.h.src;
 // CHECK-NEXT:      fkl::u8* out_base = (fkl::u8*)p.h.dst;
 // CHECK-NEXT:      const fkl::i64 first = ((fkl::i64)blockIdx.x * 256 + threadIdx.x) * 48;
@@ -159,17 +162,26 @@ fkl.write %u8, "dst" : !fkl.image<?x?x?xnone>
 // CHECK-NOT:   stage3
 // fkl_kernel: four pixels per thread, 32 apart; one thread computes the plane, row 0 the block's x taps,
 // column 0 its y taps; all samples first (a pixel right of the output skipped), then the stores.
+// The plane and the taps come from the parameter block alone: they are computed before the wait for the
+// previous kernel, and overlap its tail.
 // CHECK:       extern "C" __global__ void fkl_kernel(const Params p) {
+// CHECK-NEXT:      fkl::let_next_kernel_start();
 // CHECK-NEXT:      const fkl::i32 x0 = blockIdx.x * 128 + threadIdx.x;
 // CHECK:           if (threadIdx.x == 0 && threadIdx.y == 0) block_plane = plane_of(p, blockIdx.z);
 // CHECK:           block_tx[threadIdx.x + k * 32] = stage2_tap_x(p, q, x < p.h.dst_w ? x : p.h.dst_w - 1, blockIdx.z);
 // CHECK:           block_ty[threadIdx.y] = stage2_tap_y(p, q, y < p.h.dst_h ? y : p.h.dst_h - 1, blockIdx.z);
+// CHECK:           __syncthreads();
+// CHECK-NEXT:      if (y >= p.h.dst_h) return;
+// CHECK-NEXT:      fkl::wait_for_previous_kernel();
 // CHECK:           if (x0 + k * 32 < p.h.dst_w)
 // CHECK-NEXT:          sample_taps(p, q, block_tx[threadIdx.x + k * 32], ty, blockIdx.z, out[k]);
 // CHECK:           if (x < p.h.dst_w) store(p, x, y, blockIdx.z, out[k]);
 // fkl_kernel_narrow: one pixel per thread (outputs of one wave of threads), sampling per pixel.
 // CHECK:       extern "C" __global__ void fkl_kernel_narrow(const Params p) {
+// CHECK-NEXT:      fkl::let_next_kernel_start();
 // CHECK-NEXT:      const fkl::i32 x0 = blockIdx.x * 32 + threadIdx.x;
+// CHECK:           if (y >= p.h.dst_h) return;
+// CHECK-NEXT:      fkl::wait_for_previous_kernel();
 // CHECK:           if (x < p.h.dst_w) sample(p, q, x, y, blockIdx.z, out[k]);
 // CHECK:       extern "C" void fkl_run(const Params* p) {
 // CHECK:           for (fkl::i32 z = 0; z < p->h.dst_planes; ++z)
@@ -236,6 +248,8 @@ fkl.write %2, "dst" : !fkl.image<?x?x?xnone>
 // Through a shared-memory tile: 128 threads (a group is 48 elements, 192 bytes of results), 3 input
 // and 12 output vectors per group, coalesced loads and stores of the whole tile.
 // CHECK:       extern "C" __global__ void __launch_bounds__(128) fkl_kernel(const Params p) {
+// CHECK-NEXT:      fkl::let_next_kernel_start();
+// CHECK-NEXT:      fkl::wait_for_previous_kernel();
 // CHECK-NEXT:      __shared__ fkl::Vec16<fkl::u8> tile[1536];
 // CHECK:           flat_elementwise(p, in_base, out_base, begin, begin + 6144 < p.h.n ? begin + 6144 : p.h.n);
 // CHECK:           for (int k = 0; k < 3; ++k) tile[t + k * 128] = fkl::load16(src + (t + k * 128) * 16);
@@ -310,7 +324,11 @@ fkl.write %b1, "dst" planes [1] : !fkl.image<?x?x1xf32>
 // CHECK-NEXT:          case 1: c1::pixel(p, x, y, z); break;
 // CHECK-NEXT:      }
 // CHECK-NEXT:  }
-// CHECK:       if (x < p.h.dst_w) dispatch(p, x, y, blockIdx.z);
+// CHECK:       extern "C" __global__ void fkl_kernel(const Params p) {
+// CHECK-NEXT:      fkl::let_next_kernel_start();
+// CHECK:           if (y >= p.h.dst_h) return;
+// CHECK-NEXT:      fkl::wait_for_previous_kernel();
+// CHECK:           if (x < p.h.dst_w) dispatch(p, x, y, blockIdx.z);
 // CHECK:       for (fkl::i32 x = 0; x < p->h.dst_w; ++x) dispatch(*p, x, y, z);
 // CHECK-NOT:   fkl.kernel @k1
 

@@ -40,6 +40,23 @@ FKL_HD f32 bilinear(f32 a, f32 b, f32 c, f32 d, f32 wx, f32 wy) {
     return top * (1.0f - wy) + bottom * wy;
 }
 
+#if defined(__CUDACC__)
+// Programmatic dependent launch (compute capability 9.0 and newer; nothing on older devices). A kernel
+// lets the next kernel of its stream start its blocks at once, so that their set-up overlaps this
+// kernel's last blocks; before its first access to global memory it waits until the kernel before it
+// has finished and its writes are visible. Without the launch attribute both are no-ops.
+__device__ inline void let_next_kernel_start() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;");
+#endif
+}
+__device__ inline void wait_for_previous_kernel() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+#endif
+
 // v[i] of a small parameter array, chosen with selects: every v[k] is read at a warp-uniform
 // address (a runtime i would make a warp read the parameter block at divergent addresses).
 // With a compile-time i it folds to v[i].
