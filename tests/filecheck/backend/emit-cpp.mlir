@@ -281,6 +281,8 @@ fkl.write %1, "dst" : !fkl.image<?x?x3xui8, planes 2>
 // CHECK:           const fkl::u8 v1 = fkl::Add::exec(v0, fkl::pick(p.[[ADD]], c));
 // CHECK-NOT:   stage0
 // CHECK:       extern "C" __global__ void __launch_bounds__(256) fkl_kernel(const Params p) {
+// CHECK-NEXT:      fkl::let_next_kernel_start();
+// CHECK-NEXT:      fkl::wait_for_previous_kernel();
 // CHECK-NEXT:      const fkl::u8* in_base = (const fkl::u8*)p.src_table[blockIdx.y];
 // CHECK-NEXT:      fkl::u8* out_base = (fkl::u8*)p.h.dst + blockIdx.y * p.h.dst_plane_stride;
 // CHECK:       {{//}} -----
