@@ -26,7 +26,7 @@ from xdsl.ir import Operation
 from fklir.backend.cpp_types import CPP_TYPE, LET_NEXT_START, SLOT_CPP_TYPE, WAIT_FOR_PREVIOUS, image_of, slot_of
 from fklir.backend.emit_compute import emit_compute_element, emit_compute_pixel, is_channelwise
 from fklir.backend.emit_flat import emit_flat_cpu, emit_flat_gpu, flat_shape
-from fklir.backend.emit_geometry import emit_stages, has_block_taps
+from fklir.backend.emit_geometry import emit_pair_rows, emit_stages, has_block_taps, has_pair_taps
 from fklir.dialects import fkl
 
 CODEGEN_VERSION = "14"
@@ -61,6 +61,7 @@ class KernelLayout:
     reciprocals: tuple[str, ...] = ()  # slots whose float32 reciprocals follow the slots (`<slot>_rcp`)
     flat_block: int = 0  # flat kernels: threads per block, which the thread -> element mapping assumes
     pixels_per_thread: int = 1  # pixel kernels on the GPU: pixels along x per thread (grid x = w / (32 * this))
+    wide_min_src_w: int = 1  # pixel kernels: narrower sources launch the narrow entry (column pairs need 2)
 
 
 @dataclass(frozen=True)
@@ -219,6 +220,7 @@ def _emit_pixel(chain: Chain, last_stage: int) -> list[str]:
         "    store(p, x, y, z, out);",
         "}",
         *(_sample_taps(chain, last_stage) if has_block_taps(chain.geometry) else []),
+        *(_sample_pair(chain) if has_pair_taps(chain.read, chain.geometry) else []),
     ]
 
 
@@ -235,10 +237,32 @@ def _sample_taps(chain: Chain, last_stage: int) -> list[str]:
     ]
 
 
-def _block_prologue(chain: Chain, pixels: int, block_taps: bool) -> list[str]:
+def _sample_pair(chain: Chain) -> list[str]:
+    """`sample` given the rows of the taps and a column pair (see has_pair_taps)."""
+    stage, out = chain.stage_type, chain.out_type
+    t_src = CPP_TYPE[image_of(chain.read.source_type).dtype]
+    channels = stage.channels.data
+    return [
+        f"FKL_HD void sample_pair(const Params& p, const {t_src}* row0, const {t_src}* row1, const fkl::PairTap& tx,",
+        f"                        fkl::f32 wy, {CPP_TYPE[out.dtype]} out[{out.channels.data}]) {{",
+        f"    const {t_src}* a = row0 + tx.offset;",
+        f"    const {t_src}* c = row1 + tx.offset;",
+        f"    {CPP_TYPE[stage.dtype]} in[{channels}];",
+        f"    for (int k = 0; k < {channels}; ++k) {{",
+        f"        const fkl::f32 fa = fkl::tap_f32(a[k]), fb = fkl::tap_f32(a[k + {channels}]);",
+        f"        const fkl::f32 fc = fkl::tap_f32(c[k]), fd = fkl::tap_f32(c[k + {channels}]);",
+        "        in[k] = fkl::linear_blend(fa, fb, fc, fd, tx.w1, wy);",
+        "    }",
+        "    compute_pixel(p, in, out);",
+        "}",
+    ]
+
+
+def _block_prologue(chain: Chain, pixels: int, taps: str) -> list[str]:
     """What a GPU block shares, computed by a few of its threads before any thread returns: the
     Plane (a resize's scales cost f64 divisions; the block's threads share blockIdx.z), and with
-    `block_taps` the final resize's taps of the block's columns and rows (see has_block_taps). Then `q`."""
+    block or pair `taps` the final resize's taps of the block's columns and rows (see has_block_taps
+    and has_pair_taps). Then `q`."""
     if not any(isinstance(op, fkl.ResizeOp) for op in chain.geometry):
         return ["    if (y >= p.h.dst_h) return;", "    const Plane q = plane_of(p, blockIdx.z);"]
     lines = [
@@ -247,16 +271,22 @@ def _block_prologue(chain: Chain, pixels: int, block_taps: bool) -> list[str]:
         "    __syncthreads();",
         "    const Plane q = block_plane;",
     ]
-    if block_taps:
+    if taps != "pixel":
         k = len(chain.geometry)
+        tap_x = f"stage{k}_tap_x(p, q, x < p.h.dst_w ? x : p.h.dst_w - 1, blockIdx.z)"
+        if taps == "pair":
+            channels = image_of(chain.read.source_type).channels.data
+            tap_x = f"fkl::pair_tap({tap_x}, origin.x, p.h.src_w, {channels})"
+        tx_type = "fkl::PairTap" if taps == "pair" else "fkl::LinearTap"
         lines += [
-            f"    __shared__ fkl::LinearTap block_tx[{PIXEL_BLOCK_X * pixels}], block_ty[{PIXEL_BLOCK_Y}];",
+            f"    __shared__ {tx_type} block_tx[{PIXEL_BLOCK_X * pixels}];",
+            f"    __shared__ fkl::LinearTap block_ty[{PIXEL_BLOCK_Y}];",
             "    if (threadIdx.y == 0) {",
+            *(["        const fkl::Rect origin = pair_origin(p, blockIdx.z);"] if taps == "pair" else []),
             "#pragma unroll",
             f"        for (int k = 0; k < {pixels}; ++k) {{",
             f"            const fkl::i32 x = x0 + k * {PIXEL_BLOCK_X};",
-            f"            block_tx[threadIdx.x + k * {PIXEL_BLOCK_X}] ="
-            f" stage{k}_tap_x(p, q, x < p.h.dst_w ? x : p.h.dst_w - 1, blockIdx.z);",
+            f"            block_tx[threadIdx.x + k * {PIXEL_BLOCK_X}] = {tap_x};",
             "        }",
             "    }",
             "    if (threadIdx.x == 0)",
@@ -275,10 +305,23 @@ def _gpu_entry_head(name: str, pixels: int) -> list[str]:
     ]
 
 
-def _gpu_entry(name: str, chain: Chain, pixels: int, block_taps: bool) -> list[str]:
-    """A GPU entry of a one-chain pixel kernel that makes `pixels` pixels per thread."""
+def _gpu_entry(name: str, chain: Chain, pixels: int, taps: str) -> list[str]:
+    """A GPU entry of a one-chain pixel kernel that makes `pixels` pixels per thread; `taps`: "pixel"
+    (each pixel computes its own), "block" (has_block_taps) or "pair" (has_pair_taps)."""
     out = chain.out_type
-    if block_taps:
+    if taps == "pair":
+        t_src = CPP_TYPE[image_of(chain.read.source_type).dtype]
+        sample = [
+            "    const fkl::LinearTap ty = block_ty[threadIdx.y];",
+            "    const fkl::Rect origin = pair_origin(p, blockIdx.z);",
+            f"    const {t_src}* row0 = pair_row(p, ty.i0 + origin.y, blockIdx.z);",
+            f"    const {t_src}* row1 = pair_row(p, ty.i1 + origin.y, blockIdx.z);",
+            "#pragma unroll",
+            f"    for (int k = 0; k < {pixels}; ++k)",
+            f"        if (x0 + k * {PIXEL_BLOCK_X} < p.h.dst_w)",
+            f"            sample_pair(p, row0, row1, block_tx[threadIdx.x + k * {PIXEL_BLOCK_X}], ty.w1, out[k]);",
+        ]
+    elif taps == "block":
         sample = [
             "    const fkl::LinearTap ty = block_ty[threadIdx.y];",
             "#pragma unroll",
@@ -299,7 +342,7 @@ def _gpu_entry(name: str, chain: Chain, pixels: int, block_taps: bool) -> list[s
     # fourth pixel of every thread of the second block column (ROI B=64: 22.4 -> 21.8 us, RESULTS.md).
     return [
         *_gpu_entry_head(name, pixels),
-        *_block_prologue(chain, pixels, block_taps),
+        *_block_prologue(chain, pixels, taps),
         WAIT_FOR_PREVIOUS,
         f"    {CPP_TYPE[out.dtype]} out[{pixels}][{out.channels.data}];",
         *sample,
@@ -310,6 +353,13 @@ def _gpu_entry(name: str, chain: Chain, pixels: int, block_taps: bool) -> list[s
         "    }",
         "}",
     ]
+
+
+def _wide_taps(chain: Chain) -> str:
+    """How the wide GPU entry of a one-chain pixel kernel takes the final resize's taps."""
+    if has_pair_taps(chain.read, chain.geometry):
+        return "pair"
+    return "block" if has_block_taps(chain.geometry) else "pixel"
 
 
 def _emit_pixel_entries(chains: list[Chain]) -> list[str]:
@@ -343,8 +393,8 @@ def _emit_pixel_entries(chains: list[Chain]) -> list[str]:
     else:
         dispatch = []
         entries = [
-            *_gpu_entry(GPU_ENTRY, chains[0], PIXELS_PER_THREAD, has_block_taps(chains[0].geometry)),
-            *_gpu_entry(GPU_NARROW_ENTRY, chains[0], 1, False),
+            *_gpu_entry(GPU_ENTRY, chains[0], PIXELS_PER_THREAD, _wide_taps(chains[0])),
+            *_gpu_entry(GPU_NARROW_ENTRY, chains[0], 1, "pixel"),
         ]
     return [
         *dispatch,
@@ -371,6 +421,7 @@ def _emit_chain_pixel(chain: Chain, counts: dict[str, int]) -> list[str]:
         *emit_compute_pixel(chain.compute, stage.dtype, stage.channels.data, out.dtype, out.channels.data),
         "",
         *emit_stages(chain.read, chain.geometry, counts),
+        *(emit_pair_rows(chain.read, chain.geometry, counts) if has_pair_taps(chain.read, chain.geometry) else []),
         "",
         *_emit_pixel(chain, len(chain.geometry)),
     ]
@@ -459,5 +510,6 @@ def emit_kernel(kernel: fkl.KernelOp) -> EmittedKernel:
         reciprocals=float_divisor_slots(chains),
         flat_block=0 if shape is None else shape.threads,
         pixels_per_thread=PIXELS_PER_THREAD if shape is None else 1,
+        wide_min_src_w=2 if not divergent and has_pair_taps(first.read, first.geometry) else 1,
     )
     return EmittedKernel("\n".join(lines) + "\n", layout)

@@ -337,6 +337,52 @@ def has_block_taps(geometry: list[Operation]) -> bool:
     return isinstance(last, fkl.ResizeOp) and last.interp.data == "linear" and last.mode == "ignore"
 
 
+INTEGER_DTYPES = frozenset({"uint8", "int8", "uint16", "int16", "int32", "uint32"})
+
+
+def has_pair_taps(read: fkl.ReadOp, geometry: list[Operation]) -> bool:
+    """Whether the block's x taps can be column pairs (fkl::PairTap): a final linear resize with block
+    taps, of crops of one packed image of integers. A tap's right pixel is then always the next one of
+    its row, and a thread reads its taps through two row pointers and one offset per pixel (ROI B=64 on
+    an H200: 21.8 -> 20.7 us, RESULTS.md). The wide entry then needs an image at least 2 pixels wide."""
+    rtype = image_of(read.source_type)
+    return (
+        has_block_taps(geometry)
+        and all(isinstance(op, fkl.CropOp) for op in geometry[:-1])
+        and len(read.sources) == 1
+        and rtype.layout.data != "planar"
+        and rtype.dtype in INTEGER_DTYPES
+    )
+
+
+def emit_pair_rows(read: fkl.ReadOp, geometry: list[Operation], counts: dict[str, int]) -> list[str]:
+    """`pair_origin` (where the final resize's source starts in the image: the crops' offsets) and
+    `pair_row` (a row of the image) for column-pair sampling (has_pair_taps)."""
+    rtype = image_of(read.source_type)
+    planes = _stage_planes(geometry)
+    offsets: list[str] = []
+    for k, op in enumerate(geometry[:-1], start=1):
+        slot = slot_of(op)
+        rect = f"p.{slot}[{planes[k] if counts[slot] > 1 else '0'}]"
+        offsets += [f"    o.x += {rect}.x;", f"    o.y += {rect}.y;"]
+    t = CPP_TYPE[rtype.dtype]
+    return [
+        "// Column-pair sampling (fkl::PairTap): where the resized image starts in the source image, and a",
+        "// source row.",
+        "FKL_HD fkl::Rect pair_origin(const Params& p, fkl::i32 z) {",
+        "    (void)p;",
+        "    (void)z;",
+        "    fkl::Rect o = {0, 0, p.h.src_w, p.h.src_h};",
+        *offsets,
+        "    return o;",
+        "}",
+        f"FKL_HD const {t}* pair_row(const Params& p, fkl::i32 y, fkl::i32 z) {{",
+        "    (void)z;",
+        f"    return (const {t}*)p.h.src + {planes[0]} * p.h.src_plane_stride + (fkl::u32)y * (fkl::u32)p.h.src_pitch;",
+        "}",
+    ]
+
+
 def _linear_resize(k: int, slot: str, zin: str, t_in: str, out_type: fkl.ImageType) -> list[str]:
     """A linear resize with aspect ratio "ignore": its taps along x and y, the blend given the taps,
     and stage{k} (both in turn)."""

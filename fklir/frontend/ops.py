@@ -610,8 +610,9 @@ class Crop(Geometry):
         return self._place(b, fkl.CropOp(x, self.rects))
 
     def lower_rect(self, b: Builder, x: SSAValue, index: int) -> SSAValue:
-        """Only rect `index`: the per-rect chain that horizontal batching merges back."""
-        return self._place(b, fkl.CropOp(x, [self.rects[index]]))
+        """Only rect `index`: the per-rect chain that horizontal batching merges back (a one-rect crop
+        in a chain with a list of rects crops every plane alike)."""
+        return self._place(b, fkl.CropOp(x, [self.rects[index if len(self.rects) > 1 else 0]]))
 
     def out_sizes(self, sizes: list[Size]) -> list[Size]:
         n = len(self.rects)

@@ -213,7 +213,9 @@ class GpuLaunch(LaunchPlan):
             bx, by, _ = PIXEL_BLOCK
             # few pixels (one wave of threads): one per thread, where latency and not the instruction
             # count sets the time (ROI B=3: 3.7 vs 4.3 us on an H200); else several per thread
-            narrow = self.kernel.narrow is not None and e.dst_w * e.dst_h * e.dst_planes <= self._resident
+            narrow = self.kernel.narrow is not None and (
+                e.dst_w * e.dst_h * e.dst_planes <= self._resident or e.src_w < self.layout.wide_min_src_w
+            )
             self._function = self.kernel.narrow if narrow else self.kernel.function
             across = bx if narrow else bx * self.layout.pixels_per_thread
             self.grid, self.block = (-(-e.dst_w // across), -(-e.dst_h // by), e.dst_planes), PIXEL_BLOCK

@@ -107,6 +107,48 @@ def test_rects_of_different_sizes(target: str) -> None:
 
 
 @pytest.mark.parametrize("target", TARGETS)
+def test_a_one_rect_crop_before_a_rect_list_crops_every_plane(target: str) -> None:
+    img = RNG.integers(0, 256, (45, 61, 3), dtype=np.uint8)
+    rects = [(1, 2, 30, 20), (3, 4, 25, 31)]
+    nested = fkl.compose(fkl.TensorRead(), fkl.Crop(2, 1, 50, 40), fkl.Crop(rects), fkl.Resize(16, 12),
+                         fkl.TensorWrite(), target=target)  # fmt: skip
+    shifted = fkl.compose(fkl.TensorRead(), fkl.Crop([(x + 2, y + 1, w, h) for x, y, w, h in rects]),
+                          fkl.Resize(16, 12), fkl.TensorWrite(), target="cpu")  # fmt: skip
+    np.testing.assert_array_equal(_back(target, nested(_to(target, img))), shifted(img))
+
+
+def _wide_edge_case(dtype: str, channels: int, w: int) -> tuple[np.ndarray, list[fkl.Op]]:
+    """An integer image `w` wide and crops at its edges (1 and 2 pixels wide among them), resized to 6
+    planes of 256x192: more pixels than an H200 holds threads, so the GPU runs the wide entry."""
+    h = 17
+    info = np.iinfo(dtype)
+    shape = (h, w, channels) if channels > 1 else (h, w)
+    img = RNG.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
+    rects = {
+        1: [(0, 0, 1, h), (0, 3, 1, 9), (0, 16, 1, 1), (0, 0, 1, 2), (0, 5, 1, 7), (0, 1, 1, 15)],
+        2: [(1, 0, 1, h), (0, 0, 2, h), (0, 3, 1, 9), (1, 16, 1, 1), (0, 5, 2, 7), (1, 1, 1, 15)],
+    }.get(w, [(w - 5, 0, 5, h), (w - 1, 3, 1, 9), (12, 2, 1, 14), (w - 2, 0, 2, h), (0, 0, w, h), (7, 5, 11, 3)])
+    return img, [fkl.Crop(rects), fkl.Resize(256, 192), fkl.Mul(0.5), fkl.TensorWrite()]
+
+
+@pytest.mark.skipif(not fkl.gpu_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize(
+    ("dtype", "channels", "w"), [("uint8", 3, 33), ("int16", 1, 33), ("uint8", 4, 2), ("uint8", 3, 1)]
+)
+def test_wide_entry_taps_at_the_image_edges_equal_the_cpu_target(dtype: str, channels: int, w: int) -> None:
+    """The wide entry reads an integer image's taps as column pairs (fkl::PairTap): a clamped tap at the
+    last column blends its left neighbour with weight 1, elsewhere its right one with weight 0, and the
+    bits equal the CPU target's, which samples each tap. A 1-pixel-wide image has no pair: the narrow
+    entry runs."""
+    img, ops = _wide_edge_case(dtype, channels, w)
+    gpu = fkl.compose(fkl.TensorRead(), *ops, target="gpu")
+    out = _back("gpu", _one_call(gpu, _to("gpu", img)))
+    np.testing.assert_array_equal(out, fkl.compose(fkl.TensorRead(), *ops, target="cpu")(img))
+    (plan,) = gpu._plans.values()
+    assert (plan._function is plan.kernel.narrow) == (w == 1)
+
+
+@pytest.mark.parametrize("target", TARGETS)
 def test_list_of_images_is_one_launch(target: str) -> None:
     images = [(RNG.standard_normal((67, 45, 3)) * 10).astype(np.float32) for _ in range(8)]
     pipe = fkl.compose(fkl.TensorRead(), fkl.Mul(2.0), fkl.Add((1.0, -1.0, 0.5)), fkl.TensorWrite(), target=target)

@@ -351,6 +351,17 @@ def test_pixel_kernels_make_one_pixel_per_thread_when_the_output_is_one_wave(fak
         assert grid == (-(-w // (32 if narrow else 128)), -(-h // 8), 1) and block == (32, 8, 1)
 
 
+def test_column_pair_taps_need_an_image_two_pixels_wide(fake: Any) -> None:
+    """An integer image's final resize reads its taps as column pairs in the wide entry, which needs a
+    right or left neighbour: a 1-pixel-wide image launches the narrow entry, whatever the output size."""
+    driver, torch = fake
+    pipe = fkl.compose(fkl.TensorRead(), fkl.Resize(640, 480), fkl.Mul(0.5), fkl.TensorWrite(), target="gpu")
+    for width, narrow in ((2, False), (1, True), (7, False)):
+        pipe(torch.empty((40, width, 3), dtype=torch.uint8))
+        kernel = _plan(pipe).kernel
+        assert driver.launches[-1][0] is (kernel.narrow if narrow else kernel.function)
+
+
 def test_an_empty_output_launches_nothing_but_still_synchronises(fake: Any) -> None:
     driver, torch = fake
     pipe = _chain(fkl.TensorRead(), fkl.TensorWrite())

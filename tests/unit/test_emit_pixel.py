@@ -7,21 +7,25 @@ import fklir as fkl
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 
 
-def _entries(*ops: object) -> tuple[str, str]:
-    """The GPU entries of a one-chain pixel kernel: (fkl_kernel, fkl_kernel_narrow)."""
+def _source(*ops: object, dtype: str = "uint8") -> str:
     pipe = fkl.compose(fkl.TensorRead(), *ops, fkl.TensorWrite(), target="gpu")  # type: ignore[arg-type]
-    source = pipe.source_for("uint8", (45, 61, 3))
+    return pipe.source_for(dtype, (45, 61, 3))
+
+
+def _entries(*ops: object, dtype: str = "uint8") -> tuple[str, str]:
+    """The GPU entries of a one-chain pixel kernel: (fkl_kernel, fkl_kernel_narrow)."""
+    source = _source(*ops, dtype=dtype)
     wide = source.index('extern "C" __global__ void fkl_kernel(')
     narrow = source.index('extern "C" __global__ void fkl_kernel_narrow(')
     return source[wide:narrow], source[narrow : source.index("#else")]
 
 
-def _entry(*ops: object) -> str:
-    return _entries(*ops)[0]
+def _entry(*ops: object, dtype: str = "uint8") -> str:
+    return _entries(*ops, dtype=dtype)[0]
 
 
 def test_a_final_linear_resize_shares_its_taps_across_the_block() -> None:
-    entry = _entry(fkl.Crop([(1, 2, 30, 20), (3, 4, 25, 31)]), fkl.Resize(16, 12), fkl.Mul(0.5))
+    entry = _entry(fkl.Crop([(1, 2, 30, 20), (3, 4, 25, 31)]), fkl.Resize(16, 12), fkl.Mul(0.5), dtype="float32")
     assert (
         "block_tx[threadIdx.x + k * 32] = stage2_tap_x(p, q, x < p.h.dst_w ? x : p.h.dst_w - 1, blockIdx.z);" in entry
     )
@@ -33,6 +37,30 @@ def test_a_final_linear_resize_shares_its_taps_across_the_block() -> None:
     skip = "if (x0 + k * 32 < p.h.dst_w)\n"
     assert skip + "            sample_taps(p, q, block_tx[threadIdx.x + k * 32], ty, blockIdx.z, out[k]);" in entry
     assert "if (x < p.h.dst_w) store(p, x, y, blockIdx.z, out[k]);" in entry
+
+
+def test_integer_crops_share_column_pair_taps() -> None:
+    """Crops of an integer image, then a linear resize: the block's x taps are column pairs whose offsets
+    include every crop's x, and each thread reads its two tap rows through two row pointers."""
+    ops = (fkl.Crop(2, 1, 50, 40), fkl.Crop([(1, 2, 30, 20), (3, 4, 25, 31)]), fkl.Resize(16, 12), fkl.Mul(0.5))
+    source = _source(*ops)
+    entry = _entry(*ops)
+    assert "__shared__ fkl::PairTap block_tx[128];" in entry
+    tap = "stage3_tap_x(p, q, x < p.h.dst_w ? x : p.h.dst_w - 1, blockIdx.z)"
+    assert f"block_tx[threadIdx.x + k * 32] = fkl::pair_tap({tap}, origin.x, p.h.src_w, 3);" in entry
+    assert "const fkl::u8* row0 = pair_row(p, ty.i0 + origin.y, blockIdx.z);" in entry
+    assert "const fkl::u8* row1 = pair_row(p, ty.i1 + origin.y, blockIdx.z);" in entry
+    assert "sample_pair(p, row0, row1, block_tx[threadIdx.x + k * 32], ty.w1, out[k]);" in entry
+    origin = source[source.index("FKL_HD fkl::Rect pair_origin(") : source.index("FKL_HD const fkl::u8* pair_row(")]
+    assert origin.count("o.x += p.crop") == 2 and "p.crop1[z].x" in origin and "p.crop2[z].x" in origin
+    assert "fb = fkl::tap_f32(a[k + 3]);" in source and "fd = fkl::tap_f32(c[k + 3]);" in source
+
+
+def test_float_sources_keep_their_own_taps() -> None:
+    """A float tap may be infinite or NaN (a zero weight would not cancel it): block taps, not pairs."""
+    for dtype in ("float32", "float16"):
+        entry = _entry(fkl.Crop([(1, 2, 30, 20), (3, 4, 25, 31)]), fkl.Resize(16, 12), dtype=dtype)
+        assert "fkl::LinearTap block_tx[128]" in entry and "PairTap" not in entry
 
 
 def test_the_narrow_entry_makes_one_pixel_per_thread_without_shared_taps() -> None:

@@ -160,21 +160,32 @@ fkl.write %u8, "dst" : !fkl.image<?x?x?xnone>
 // CHECK-NEXT:      fkl::f32 in[3];
 // CHECK-NEXT:      stage2_taps(p, q, tx, ty, z, in);
 // CHECK-NOT:   stage3
-// fkl_kernel: four pixels per thread, 32 apart; one thread computes the plane, row 0 the block's x taps,
-// column 0 its y taps; all samples first (a pixel right of the output skipped), then the stores.
-// The plane and the taps come from the parameter block alone: they are computed before the wait for the
-// previous kernel, and overlap its tail.
+// A uint8 image: the wide entry reads a tap and the pixel right of it (fkl::PairTap) from two rows.
+// CHECK:       FKL_HD void sample_pair(const Params& p, const fkl::u8* row0, const fkl::u8* row1, const fkl::PairTap& tx,
+// CHECK:           const fkl::u8* a = row0 + tx.offset;
+// CHECK-NEXT:      const fkl::u8* c = row1 + tx.offset;
+// CHECK:           const fkl::f32 fa = fkl::tap_f32(a[k]), fb = fkl::tap_f32(a[k + 3]);
+// CHECK-NEXT:      const fkl::f32 fc = fkl::tap_f32(c[k]), fd = fkl::tap_f32(c[k + 3]);
+// CHECK-NEXT:      in[k] = fkl::linear_blend(fa, fb, fc, fd, tx.w1, wy);
+// fkl_kernel: four pixels per thread, 32 apart; one thread computes the plane, row 0 the block's x taps
+// (as column pairs with the crop's x), column 0 its y taps; all samples first (a pixel right of the
+// output skipped), then the stores. The plane and the taps come from the parameter block alone: they are
+// computed before the wait for the previous kernel, and overlap its tail.
 // CHECK:       extern "C" __global__ void fkl_kernel(const Params p) {
 // CHECK-NEXT:      fkl::let_next_kernel_start();
 // CHECK-NEXT:      const fkl::i32 x0 = blockIdx.x * 128 + threadIdx.x;
 // CHECK:           if (threadIdx.x == 0 && threadIdx.y == 0) block_plane = plane_of(p, blockIdx.z);
-// CHECK:           block_tx[threadIdx.x + k * 32] = stage2_tap_x(p, q, x < p.h.dst_w ? x : p.h.dst_w - 1, blockIdx.z);
+// CHECK:           __shared__ fkl::PairTap block_tx[128];
+// CHECK:           const fkl::Rect origin = pair_origin(p, blockIdx.z);
+// CHECK:           block_tx[threadIdx.x + k * 32] = fkl::pair_tap(stage2_tap_x(p, q, x < p.h.dst_w ? x : p.h.dst_w - 1, blockIdx.z), origin.x, p.h.src_w, 3);
 // CHECK:           block_ty[threadIdx.y] = stage2_tap_y(p, q, y < p.h.dst_h ? y : p.h.dst_h - 1, blockIdx.z);
 // CHECK:           __syncthreads();
 // CHECK-NEXT:      if (y >= p.h.dst_h) return;
 // CHECK-NEXT:      fkl::wait_for_previous_kernel();
+// CHECK:           const fkl::u8* row0 = pair_row(p, ty.i0 + origin.y, blockIdx.z);
+// CHECK-NEXT:      const fkl::u8* row1 = pair_row(p, ty.i1 + origin.y, blockIdx.z);
 // CHECK:           if (x0 + k * 32 < p.h.dst_w)
-// CHECK-NEXT:          sample_taps(p, q, block_tx[threadIdx.x + k * 32], ty, blockIdx.z, out[k]);
+// CHECK-NEXT:          sample_pair(p, row0, row1, block_tx[threadIdx.x + k * 32], ty.w1, out[k]);
 // CHECK:           if (x < p.h.dst_w) store(p, x, y, blockIdx.z, out[k]);
 // fkl_kernel_narrow: one pixel per thread (outputs of one wave of threads), sampling per pixel.
 // CHECK:       extern "C" __global__ void fkl_kernel_narrow(const Params p) {

@@ -61,6 +61,27 @@ FKL_HD LinearTap linear_tap(i32 d, f64 scale, i32 src_len) {
     return tap;
 }
 
+// A linear tap along a packed row as a column pair: its left pixel's offset in the row (in elements) and
+// the weight of the pixel right of it, which is always the next pixel, so that a kernel reads both at
+// one fixed distance. A clamped tap (i0 == i1, w1 == 0) takes its right neighbour with weight 0, or, at
+// the image's last column, its left neighbour with weight 1: for finite taps (integer images) both
+// blend to exactly pixel i0 (fmaf(a, 1, b * 0) == a, fmaf(l, 0, a * 1) == a). `origin` is where the
+// resized image starts in the row (a crop's x); the image must be at least 2 pixels wide.
+struct PairTap {
+    u32 offset;
+    f32 w1;
+};
+
+FKL_HD PairTap pair_tap(LinearTap t, i32 origin, i32 image_w, i32 channels) {
+    i32 left = t.i0 + origin;
+    f32 w1 = t.w1;
+    if (t.i1 == t.i0 && left + 1 >= image_w) {
+        left -= 1;
+        w1 = 1.0f;
+    }
+    return {(u32)left * (u32)channels, w1};
+}
+
 // A tap as f32 for linear_blend: the plain conversion (one I2FP for a byte already in a register;
 // Cast<f32>'s magic-number add takes two instructions, which the resize kernels feel).
 template <typename T>
