@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ctypes
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -154,16 +154,20 @@ def run_gpu(chain: Sequence[fops.Op], src: Source) -> Any:
         for c, out in enumerate(outputs):
             params.dst_table[c] = out.ptr  # pyright: ignore[reportAttributeAccessIssue]
     planes, height, width, channels = extent
+    entry = built.entry
+    wide = built.layout.mode == "flat" or src.width >= built.layout.wide_min_src_w
+    if not wide:  # the wide entry's column-pair taps need 2 pixels a row: the launcher takes the narrow one
+        entry = replace(entry, function=entry.narrow)
     if built.layout.mode == "flat":
         threads = -(-(planes * height * width * channels) // built.layout.elements_per_thread)
         flat_block = built.layout.flat_block
         grid, block = (max(1, -(-threads // flat_block)), 1, 1), (flat_block, 1, 1)
     else:
-        across = PIXEL_BLOCK[0] * built.layout.pixels_per_thread
+        across = PIXEL_BLOCK[0] * (built.layout.pixels_per_thread if wide else 1)
         grid, block = (-(-width // across), -(-height // PIXEL_BLOCK[1]), planes), PIXEL_BLOCK
     args = (ctypes.c_void_p * 1)(ctypes.addressof(params))
     stream = cuda_driver.internal_stream(0)
-    cuda_driver.launch(built.entry, grid, block, ctypes.addressof(args), stream)  # pyright: ignore[reportArgumentType]
+    cuda_driver.launch(entry, grid, block, ctypes.addressof(args), stream)  # pyright: ignore[reportArgumentType]
     cuda_driver.synchronize(stream)
     result = [out.copy_to_host() for out in outputs]
     return tuple(result) if isinstance(expected, tuple) else result[0]
