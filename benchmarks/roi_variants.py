@@ -170,10 +170,11 @@ extern "C" __global__ void fkl_kernel(const Params p) {
 # The taps as column pairs: a tap's right neighbour is always the next source pixel (+3 bytes), which
 # holds for integer sources of width >= 2 (a clamped tap i0 == i1 reads its neighbour with weight 0,
 # or its left neighbour with weight 1: fmaf(a, 1, b * 0) == fmaf(l, 0, a * 1) == a for finite taps).
-WIDE_PAIRS = (
-    WIDE_OFFSETS.replace("__shared__ int4 block_tx[128], block_ty[8];", "__shared__ int2 block_tx[128];\n    __shared__ int4 block_ty[8];")
-    .replace(
-        "            block_tx[threadIdx.x + k * 32] = make_int4((t.i0 + r.x) * 3, (t.i1 + r.x) * 3, __float_as_int(t.w1), 0);\n",
+_PAIR_EDITS = [
+    ("__shared__ int4 block_tx[128], block_ty[8];", "__shared__ int2 block_tx[128];\n    __shared__ int4 block_ty[8];"),
+    (
+        "            block_tx[threadIdx.x + k * 32] ="
+        " make_int4((t.i0 + r.x) * 3, (t.i1 + r.x) * 3, __float_as_int(t.w1), 0);\n",
         "            fkl::i32 j = t.i0 + r.x;\n"
         "            fkl::f32 w = t.w1;\n"
         "            if (t.i1 == t.i0 && j + 1 >= p.h.src_w) {\n"
@@ -181,12 +182,16 @@ WIDE_PAIRS = (
         "                w = 1.0f;\n"
         "            }\n"
         "            block_tx[threadIdx.x + k * 32] = make_int2(j * 3, __float_as_int(w));\n",
-    )
-    .replace("        const int4 tx = block_tx[threadIdx.x + k * 32];\n", "        const int2 tx = block_tx[threadIdx.x + k * 32];\n")
-    .replace("        const fkl::u8 *pa = row0 + (fkl::u32)tx.x, *pb = row0 + (fkl::u32)tx.y;\n", "        const fkl::u8 *pa = row0 + (fkl::u32)tx.x, *pb = pa + 3;\n")
-    .replace("        const fkl::u8 *pc = row1 + (fkl::u32)tx.x, *pd = row1 + (fkl::u32)tx.y;\n", "        const fkl::u8 *pc = row1 + (fkl::u32)tx.x, *pd = pc + 3;\n")
-    .replace("__int_as_float(tx.z), wy);", "__int_as_float(tx.y), wy);")
-)
+    ),
+    ("const int4 tx = block_tx[threadIdx.x + k * 32];", "const int2 tx = block_tx[threadIdx.x + k * 32];"),
+    ("*pb = row0 + (fkl::u32)tx.y;", "*pb = pa + 3;"),
+    ("*pd = row1 + (fkl::u32)tx.y;", "*pd = pc + 3;"),
+    ("__int_as_float(tx.z), wy);", "__int_as_float(tx.y), wy);"),
+]
+WIDE_PAIRS = WIDE_OFFSETS
+for _old, _new in _PAIR_EDITS:
+    assert _old in WIDE_PAIRS, _old
+    WIDE_PAIRS = WIDE_PAIRS.replace(_old, _new)
 # the same, each pixel stored as soon as it is computed (fewer live results)
 WIDE_PAIRS_EAGER = WIDE_PAIRS.replace(
     "        compute_pixel(p, in, out[k]);\n    }\n#pragma unroll\n    for (int k = 0; k < 4; ++k) {\n"
@@ -251,7 +256,9 @@ PREFETCH_NARROW = (NARROW_HEAD, NARROW_HEAD + "    if (y < p.h.dst_h) {\n" + PRE
 PREFETCH_WIDE = (WIDE_HEAD, WIDE_HEAD + "    if (y < p.h.dst_h) {\n" + PREFETCH.format(n=4, step=2) + "    }\n")
 
 # Rewrites tried on the device; each entry: (exact text of the emitted source, its replacement).
-# Written against d867302's source (before 9566b96 made "skip" the emitted form), "offsets" against 04fe7db's.
+# Written against d867302's source (before 9566b96 made "skip" the emitted form), "offsets" and "pairs*" against
+# 04fe7db's (codegen v13). Codegen v14 (361e4a7) emits the column pairs and PDL lines: these rewrites no longer
+# find their text there (each fails loudly), run them on a checkout of 0d44305.
 VARIANTS: dict[str, list[tuple[str, str]]] = {
     "emitted": [],
     # the taps through the read-only data cache (no gain measured: see RESULTS.md)
@@ -288,7 +295,9 @@ VARIANTS: dict[str, list[tuple[str, str]]] = {
     "pairs-eager": [(WIDE_EMITTED, WIDE_PAIRS_EAGER)],
     "narrow-pairs": [NARROW_PAIRS],
     "pairs+narrow-pairs": [(WIDE_EMITTED, WIDE_PAIRS), NARROW_PAIRS],
-    "pairs-lb": [(WIDE_EMITTED, WIDE_PAIRS.replace("void fkl_kernel(", "void __launch_bounds__(256, 8) fkl_kernel(", 1))],
+    "pairs-lb": [
+        (WIDE_EMITTED, WIDE_PAIRS.replace("void fkl_kernel(", "void __launch_bounds__(256, 8) fkl_kernel(", 1))
+    ],
     "pairs-eager-lb": [
         (WIDE_EMITTED, WIDE_PAIRS_EAGER.replace("void fkl_kernel(", "void __launch_bounds__(256, 8) fkl_kernel(", 1))
     ],
