@@ -184,6 +184,9 @@ def resident_threads(device: int) -> int:
     )
 
 
+MAX_LAUNCH_CONFIGS = 64  # programmatic_launcher: streams remembered per launch plan
+
+
 @functools.cache
 def supports_programmatic_launch(device: int) -> bool:
     """Whether the device runs programmatic dependent launches (compute capability 9.0 or newer)."""
@@ -194,24 +197,33 @@ def programmatic_launcher(function: Any, grid: tuple[int, int, int], block: tupl
     """cuLaunchKernelEx of `function` with programmatic stream serialization: the kernel's blocks may start
     while the previous kernel of the stream finishes, and wait for it (`fkl::wait_for_previous_kernel`)
     before they touch global memory. Returns launch(stream, kernel_params, extra) -> (CUresult,), like
-    cuLaunchKernel with everything else bound; its config is rebuilt only when the stream changes."""
+    cuLaunchKernel with everything else bound. One config per stream, never changed once made, so that
+    threads launching on different streams cannot see each other's (a few streams are usual; a caller
+    that makes a new stream per call starts the table afresh every MAX_LAUNCH_CONFIGS of them)."""
     driver = _driver()
-    config = driver.CUlaunchConfig()
-    config.gridDimX, config.gridDimY, config.gridDimZ = grid
-    config.blockDimX, config.blockDimY, config.blockDimZ = block
-    config.sharedMemBytes = 0
     overlap = driver.CUlaunchAttribute()
     overlap.id = driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
     overlap.value.programmaticStreamSerializationAllowed = 1
-    config.attrs = [overlap]
-    config.numAttrs = 1
     launch_ex = driver.cuLaunchKernelEx
-    configured = [-1]  # the stream config.hStream holds (setting it costs about as much as a dict lookup)
+    configs: dict[int, Any] = {}
+
+    def config_for(stream: int) -> Any:
+        config = driver.CUlaunchConfig()
+        config.gridDimX, config.gridDimY, config.gridDimZ = grid
+        config.blockDimX, config.blockDimY, config.blockDimZ = block
+        config.sharedMemBytes = 0
+        config.hStream = stream
+        config.attrs = [overlap]
+        config.numAttrs = 1
+        if len(configs) >= MAX_LAUNCH_CONFIGS:
+            configs.clear()
+        configs[stream] = config
+        return config
 
     def launch(stream: int, kernel_params: int, extra: int) -> Any:
-        if stream != configured[0]:
-            config.hStream = stream
-            configured[0] = stream
+        config = configs.get(stream)
+        if config is None:
+            config = config_for(stream)
         return launch_ex(config, function, kernel_params, extra)
 
     return launch

@@ -95,6 +95,12 @@ def test_launches_overlap_the_previous_kernel_on_devices_that_can(fake: Any) -> 
         k(stream=stream)
     assert [launch[3] for launch in driver.launches] == [v.cuda_stream for v in (s, t, t, s)]
     assert driver.programmatic == 4
+    # a new stream per call: more streams than the launcher remembers, each call still on its own
+    streams = [torch.cuda.Stream() for _ in range(cuda_driver.MAX_LAUNCH_CONFIGS + 5)]
+    driver.launches.clear()
+    for stream in [*streams, s, streams[0]]:
+        k(stream=stream)
+    assert [launch[3] for launch in driver.launches] == [v.cuda_stream for v in [*streams, s, streams[0]]]
 
 
 @pytest.mark.parametrize("why", ["compute capability 8.0", "FKLIR_PDL=0"])
