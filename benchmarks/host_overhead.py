@@ -5,7 +5,9 @@
 Every driver entry point (cuLaunchKernel, cuCtxGetCurrent, ...) is a Python function that returns
 CUDA_SUCCESS at once, and torch tensors and streams are Python objects with the accessors fklir reads
 (tests/runtime/fake_driver.py). What remains is the Python that fklir runs around the launch, so this
-measures what a change to fklir's host path saves. It cannot measure the driver's own cost: the bare
+measures what a change to fklir's host path saves. The stub device has compute capability 9.0, so
+launches go through the stubbed cuLaunchKernelEx (programmatic dependent launch), which is one Python call
+more than the stub floor (FKLIR_PDL=0: the plain stub). It cannot measure the driver's own cost: the bare
 cuLaunchKernel of cuda.bindings is ~4.3 µs on the H200 against ~0.2 µs for the stub, and any other real
 driver call a path makes (cuCtxGetCurrent, ...) likewise costs more than its stub. bench_launch.py
 measures the real thing on the device.
