@@ -301,11 +301,9 @@ class Pipeline:
         assert b is not None
         if x is None and out is None and b.src is not None and b.dst is not None and b.prepared is not None:
             plan = b.prepared.plan
-            plan.set_extent(b.prepared.extent)
-            plan.set_pointers(b.src.ptr, b.dst.ptr)
-            self._bound_launch, self._bound_result = plan.launch, b.dst.obj
             handle, owned = (stream_handle(stream), False) if stream is not None else _launch_stream(b.src, None)
-            plan.launch(handle)
+            plan.run(b.src.ptr, b.dst.ptr, b.prepared.extent, handle)
+            self._bound_launch, self._bound_result = plan.launch, b.dst.obj
             if owned:
                 plan.synchronize(handle)
             return b.dst.obj
@@ -359,10 +357,10 @@ class Pipeline:
                     )
             results = given  # pyright: ignore[reportAssignmentType]
         if results[0].size:
-            plan.set_sources([s.ptr for s in sources])
-            plan.set_outputs([r.ctypes.data for r in results])
             assert isinstance(plan, CpuLaunch)
-            plan.run(sources[0].ptr if sources else 0, results[0].ctypes.data, e)
+            pointers = [s.ptr for s in sources]
+            outputs = [r.ctypes.data for r in results]
+            plan.run(pointers[0] if pointers else 0, outputs[0], e, pointers, outputs)
         return tuple(results) if self.write_kind == "split_write" else results[0]
 
     def _input(self, x: object, described: list[tuple[tuple[int, ...], str]]) -> tuple[Signature, int, int]:
@@ -410,8 +408,9 @@ class Pipeline:
             sources = [describe_gpu_array(a, f"TensorRead input {i}") for i, a in enumerate(_as_list(x))]
             src = sources[0]
             prep = self._prepare_gpu(x, sources)
-            prep.plan.set_sources([s.ptr for s in sources])
+            table = [s.ptr for s in sources]
         else:
+            table = ()
             src = describe_gpu_array(x, "TensorRead input")
             prep = self._prepared.get((src.shape, src.dtype_name, src.device)) or self._prepare_gpu(x, [src])
         make_output = output_maker(src.framework, src.obj, prep.out_shape, prep.out_dtype, src.device)
@@ -422,7 +421,7 @@ class Pipeline:
         if self._bound is None and not isinstance(x, list | tuple) and (seen := warm_key(x)) is not None:
             self._warm[seen[0]] = _WarmEntry(prep, src.framework, make_output)
         handle, owned = _launch_stream(src, stream)
-        return _launch(prep, src.ptr, dst_ptr, handle, owned, result)
+        return _launch(prep, src.ptr, dst_ptr, handle, owned, result, table)
 
     def _call_warm(self, entry: _WarmEntry, x: object, src_ptr: int, out: object, stream: object) -> Any:
         """An unbound call on an input whose warm key was seen: the key stands for the checks made then."""
@@ -474,8 +473,7 @@ class Pipeline:
             )
         assert isinstance(plan, GpuLaunch)
         if prep.launches:
-            plan.set_outputs(pointers)
-            plan.run(src_ptr, pointers[0], e, handle)
+            plan.run(src_ptr, pointers[0], e, handle, outputs=pointers)
         if owned:
             plan.synchronize(handle)
         return tuple(results) if count > 1 else results[0]
@@ -536,12 +534,14 @@ def _check_new_out(out: object, prep: _Prepared) -> int:
     return ptr
 
 
-def _launch(prep: _Prepared, src_ptr: int, dst_ptr: int, handle: int, owned: bool, result: Any) -> Any:
-    """Run the prepared kernel on stream `handle` (nothing for an empty output); wait for the stream when
-    it is not the caller's (`owned`). Returns `result`."""
+def _launch(
+    prep: _Prepared, src_ptr: int, dst_ptr: int, handle: int, owned: bool, result: Any, sources: Sequence[int] = ()
+) -> Any:
+    """Run the prepared kernel on stream `handle` (nothing for an empty output), with a list input's
+    `sources`; wait for the stream when it is not the caller's (`owned`). Returns `result`."""
     plan = prep.plan
     if prep.launches:
-        plan.run(src_ptr, dst_ptr, prep.extent, handle)
+        plan.run(src_ptr, dst_ptr, prep.extent, handle, sources)
     if owned:
         plan.synchronize(handle)
     return result

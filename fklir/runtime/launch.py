@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -59,6 +60,11 @@ class LaunchPlan:
         pack_slots(self.params, layout.slots, values)
         pack_reciprocals(self.params, layout.reciprocals, values)
         self.header = self.params.h  # pyright: ignore[reportAttributeAccessIssue]
+        # held from the first write of a call's sizes and pointers to its launch: two threads calling one
+        # pipeline with images of different sizes would otherwise launch one's sizes with the other's
+        # pointers (out-of-bounds writes). A bound pipeline's argless call takes no lock: its block holds
+        # the bindings, and an override must have their shape.
+        self.lock = threading.Lock()
         self.extent: Extent | None = None
         self._pointers: tuple[int, int, int] | None = None  # (src, dst, table and plane bits) as the header holds
         self._table_bits = 0  # the OR of the pointer table's entries: any misaligned one disables vectors
@@ -135,11 +141,17 @@ class CpuLaunch(LaunchPlan):
         self.entry.restype = None
         self.address = ctypes.addressof(self.params)
 
-    def run(self, src: int, dst: int, e: Extent) -> None:
-        self.set_extent(e)
-        self.set_pointers(src, dst)
-        LAUNCHES.count += 1
-        self.entry(self.address)
+    def run(self, src: int, dst: int, e: Extent, sources: Sequence[int] = (), outputs: Sequence[int] = ()) -> None:
+        """One call: the sizes, the pointers (and a list input's or SplitWrite's tables), then fkl_run."""
+        with self.lock:
+            if sources:
+                self.set_sources(sources)
+            if outputs:
+                self.set_outputs(outputs)
+            self.set_extent(e)
+            self.set_pointers(src, dst)
+            LAUNCHES.count += 1
+            self.entry(self.address)
 
 
 # Launch results that mean "this thread's current context is not the kernel's" (another device's or
@@ -221,10 +233,18 @@ class GpuLaunch(LaunchPlan):
             self.grid, self.block = (-(-e.dst_w // across), -(-e.dst_h // by), e.dst_planes), PIXEL_BLOCK
         self._launch = self._bind_launch()
 
-    def run(self, src: int, dst: int, e: Extent, stream: int) -> None:
-        self.set_extent(e)
-        self.set_pointers(src, dst)
-        self.launch(stream)
+    def run(
+        self, src: int, dst: int, e: Extent, stream: int, sources: Sequence[int] = (), outputs: Sequence[int] = ()
+    ) -> None:
+        """One call: the sizes, the pointers (and a list input's or SplitWrite's tables), then the launch."""
+        with self.lock:
+            if sources:
+                self.set_sources(sources)
+            if outputs:
+                self.set_outputs(outputs)
+            self.set_extent(e)
+            self.set_pointers(src, dst)
+            self.launch(stream)
 
     def launch(self, stream: int) -> None:
         """Launch with the block as it is (a bound pipeline's warm call does only this)."""

@@ -3,6 +3,9 @@ reference interpreter; caching; errors. Always runs (g++ is required, as in CI).
 
 from __future__ import annotations
 
+import sys
+import threading
+
 import numpy as np
 import pytest
 
@@ -295,3 +298,35 @@ def test_warm_call_touches_no_ir(monkeypatch: pytest.MonkeyPatch) -> None:
     np.testing.assert_array_equal(pipe(img), first)
     bigger = RNG.integers(0, 256, (150, 250, 3), dtype=np.uint8)
     assert np.abs(pipe(bigger).astype(int) - roi_reference(bigger, ROI_RECTS)).max() <= 1
+
+
+def test_threads_calling_one_pipeline_with_different_sizes() -> None:
+    """Each call writes its sizes and pointers into the pipeline's one parameter block and then runs: four
+    threads with images of four sizes, switching as often as the interpreter allows, must each get their
+    own result (without the plan's lock, three of four threads saw another's sizes or pointers)."""
+    pipe = fkl.compose(fkl.TensorRead(), fkl.Mul(2.0), fkl.Add(1.0), fkl.TensorWrite(), target="cpu")
+    rng = np.random.default_rng(5)
+    images = [rng.random((h, w, 3), dtype=np.float32) for h, w in ((31, 17), (64, 48), (5, 7), (100, 90))]
+    lists = [[rng.random((9, 11, 3), dtype=np.float32) for _ in range(3)] for _ in range(2)]
+    for x in [*images, *lists]:
+        pipe(x)  # the plans exist before the threads start
+    wrong: list[int] = []
+
+    def calls(i: int, x: np.ndarray | list[np.ndarray]) -> None:
+        expected = np.stack(x) * np.float32(2.0) + np.float32(1.0) if isinstance(x, list) else x * 2 + 1
+        for _ in range(1500):
+            if not np.array_equal(pipe(x), expected.astype(np.float32)):
+                wrong.append(i)
+                return
+
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=calls, args=(i, x)) for i, x in enumerate([*images, *lists])]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(switch)
+    assert not wrong, f"threads {wrong} got another call's result"
