@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -154,7 +154,10 @@ class Pipeline:
         binding = _Binding()
         if read_binding is not None:
             binding.src = describe_gpu_array(read_binding, "TensorRead binding")
-            binding.prepared = self._prepare_gpu(read_binding, [binding.src])
+            prepared = self._prepare_gpu(read_binding, [binding.src])
+            # the bindings get a parameter block of their own: overrides and unbound calls fill the shared
+            # plan's, so an argless call (no lock, any thread) always launches the bindings
+            binding.prepared = replace(prepared, plan=prepared.plan.twin())
         if write_binding is not None:
             binding.dst = describe_gpu_array(write_binding, "TensorWrite binding")
             if binding.prepared is not None:
@@ -323,7 +326,6 @@ class Pipeline:
                 )
         if out is None and b.dst is not None:
             out = b.dst.obj
-        self._bound_launch = None  # the parameter block will hold the override's pointers
         return self._call_gpu(x, out, stream)
 
     def _call_cpu(self, x: object, out: object, stream: object) -> Any:

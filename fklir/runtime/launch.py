@@ -62,8 +62,8 @@ class LaunchPlan:
         self.header = self.params.h  # pyright: ignore[reportAttributeAccessIssue]
         # held from the first write of a call's sizes and pointers to its launch: two threads calling one
         # pipeline with images of different sizes would otherwise launch one's sizes with the other's
-        # pointers (out-of-bounds writes). A bound pipeline's argless call takes no lock: its block holds
-        # the bindings, and an override must have their shape.
+        # pointers (out-of-bounds writes). A bound pipeline's argless call takes no lock: its bindings have
+        # a block of their own (twin), which only holds them.
         self.lock = threading.Lock()
         self.extent: Extent | None = None
         self._pointers: tuple[int, int, int] | None = None  # (src, dst, table and plane bits) as the header holds
@@ -185,6 +185,7 @@ class GpuLaunch(LaunchPlan):
 
         super().__init__(layout, values)
         self.kernel = kernel
+        self._values = values
         self.device = int(kernel.device)
         self.arg_array = (ctypes.c_void_p * 1)(ctypes.addressof(self.params))
         self.arg_address = ctypes.addressof(self.arg_array)
@@ -198,6 +199,10 @@ class GpuLaunch(LaunchPlan):
         self._function = kernel.function
         self._resident = cuda_driver.resident_threads(self.device)
         self._launch = self._bind_launch()
+
+    def twin(self) -> GpuLaunch:
+        """The same kernel and values with a parameter block of its own (a bound pipeline's bindings)."""
+        return GpuLaunch(self.kernel, self.layout, self._values)
 
     def _bind_launch(self) -> Any:
         """The launch with everything but (stream, kernelParams, extra) bound: cuLaunchKernelEx with

@@ -67,7 +67,8 @@ def test_warm_bound_call_is_one_launch_on_the_callers_stream(fake: Any) -> None:
     s = torch.cuda.Stream()
     k = _chain(fkl.TensorRead(x), fkl.TensorWrite(y))
     assert k(stream=s) is y  # the first call fills the block with the bindings
-    plan = _plan(k)
+    assert k._bound is not None
+    plan = k._bound.prepared.plan
     assert (plan.header.src, plan.header.dst) == (x.data_ptr(), y.data_ptr())
     driver.calls.clear()
     driver.launches.clear()
@@ -122,22 +123,31 @@ def test_launches_are_plain_where_overlap_is_unavailable_or_switched_off(
     assert driver.programmatic == 0
 
 
-def test_the_block_goes_back_to_the_bindings_after_an_override(fake: Any) -> None:
-    _driver, torch = fake
+def test_overrides_never_touch_the_bindings_block(fake: Any) -> None:
+    """The bindings have a parameter block of their own: an override fills the pipeline's shared plan, and
+    an argless call, which takes no lock, launches the bindings' block whatever ran in between."""
+    driver, torch = fake
     x = torch.empty((6, 5, 3), dtype=torch.uint8)
     y = torch.empty((6, 5, 3), dtype=torch.uint8)
     other = torch.empty((6, 5, 3), dtype=torch.uint8)
     k = _chain(fkl.TensorRead(x), fkl.TensorWrite(y))
-    plan = _plan(k)
+    shared = _plan(k)
+    assert k._bound is not None
+    bound = k._bound.prepared.plan
+    assert bound is not shared and bound.kernel is shared.kernel  # one compiled kernel
     k(stream=7)
     k(other, stream=7)
-    assert (plan.header.src, plan.header.dst) == (other.data_ptr(), y.data_ptr())
-    k(stream=7)
-    assert (plan.header.src, plan.header.dst) == (x.data_ptr(), y.data_ptr())
+    assert (shared.header.src, shared.header.dst) == (other.data_ptr(), y.data_ptr())
+    assert (bound.header.src, bound.header.dst) == (x.data_ptr(), y.data_ptr())
+    driver.calls.clear()
+    k(stream=7)  # the fast path: no re-fill
+    assert driver.launches[-1][4] == bound.arg_address and driver.launches[-2][4] == shared.arg_address
+    assert driver.calls.get("cuCtxGetCurrent", 0) == 0
     with pytest.raises(ValueError, match="input override: expected uint8"):
         k(torch.empty((7, 5, 3), dtype=torch.uint8), stream=7)
     k(stream=7)
-    assert (plan.header.src, plan.header.dst) == (x.data_ptr(), y.data_ptr())
+    assert (bound.header.src, bound.header.dst) == (x.data_ptr(), y.data_ptr())
+    assert driver.launches[-1][4] == bound.arg_address
 
 
 @pytest.mark.parametrize("who", ["foreign", "other device", "none"])
