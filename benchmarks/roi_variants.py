@@ -85,7 +85,8 @@ ROW_TAPS = (
 )
 
 # The wide entry as 04fe7db emits it for the ROI chain, and the same with its taps as byte offsets.
-WIDE_EMITTED = """\
+# Their common head: the plane, shared through shared memory.
+WIDE_HEAD_PLANE = """\
 extern "C" __global__ void fkl_kernel(const Params p) {
     const fkl::i32 x0 = blockIdx.x * 128 + threadIdx.x;
     const fkl::i32 y = blockIdx.y * blockDim.y + threadIdx.y;
@@ -93,6 +94,10 @@ extern "C" __global__ void fkl_kernel(const Params p) {
     if (threadIdx.x == 0 && threadIdx.y == 0) block_plane = plane_of(p, blockIdx.z);
     __syncthreads();
     const Plane q = block_plane;
+"""
+WIDE_EMITTED = (
+    WIDE_HEAD_PLANE
+    + """\
     __shared__ fkl::LinearTap block_tx[128], block_ty[8];
     if (threadIdx.y == 0) {
 #pragma unroll
@@ -118,14 +123,10 @@ extern "C" __global__ void fkl_kernel(const Params p) {
     }
 }
 """
-WIDE_OFFSETS = """\
-extern "C" __global__ void fkl_kernel(const Params p) {
-    const fkl::i32 x0 = blockIdx.x * 128 + threadIdx.x;
-    const fkl::i32 y = blockIdx.y * blockDim.y + threadIdx.y;
-    __shared__ Plane block_plane;
-    if (threadIdx.x == 0 && threadIdx.y == 0) block_plane = plane_of(p, blockIdx.z);
-    __syncthreads();
-    const Plane q = block_plane;
+)
+WIDE_OFFSETS = (
+    WIDE_HEAD_PLANE
+    + """\
     __shared__ int4 block_tx[128], block_ty[8];
     const fkl::Rect r = p.crop1[blockIdx.z];
     if (threadIdx.y == 0) {
@@ -167,6 +168,7 @@ extern "C" __global__ void fkl_kernel(const Params p) {
     }
 }
 """
+)
 # The taps as column pairs: a tap's right neighbour is always the next source pixel (+3 bytes), which
 # holds for integer sources of width >= 2 (a clamped tap i0 == i1 reads its neighbour with weight 0,
 # or its left neighbour with weight 1: fmaf(a, 1, b * 0) == fmaf(l, 0, a * 1) == a for finite taps).

@@ -114,6 +114,15 @@ class LaunchPlan:
             self._plane_bits = h.dst_plane_stride * _itemsize(self.layout.out_dtype)
         self.extent = e
 
+    def fill(self, src: int, dst: int, e: Extent, sources: Sequence[int], outputs: Sequence[int]) -> None:
+        """A call's sizes and pointers, and a list input's or SplitWrite's tables (run holds the lock)."""
+        if sources:
+            self.set_sources(sources)
+        if outputs:
+            self.set_outputs(outputs)
+        self.set_extent(e)
+        self.set_pointers(src, dst)
+
     def set_pointers(self, src: int, dst: int) -> None:
         # a loop over preallocated buffers passes the same pair every call: comparing two ints is
         # cheaper than three ctypes field writes
@@ -142,14 +151,9 @@ class CpuLaunch(LaunchPlan):
         self.address = ctypes.addressof(self.params)
 
     def run(self, src: int, dst: int, e: Extent, sources: Sequence[int] = (), outputs: Sequence[int] = ()) -> None:
-        """One call: the sizes, the pointers (and a list input's or SplitWrite's tables), then fkl_run."""
+        """One call: its block (fill), then fkl_run."""
         with self.lock:
-            if sources:
-                self.set_sources(sources)
-            if outputs:
-                self.set_outputs(outputs)
-            self.set_extent(e)
-            self.set_pointers(src, dst)
+            self.fill(src, dst, e, sources, outputs)
             LAUNCHES.count += 1
             self.entry(self.address)
 
@@ -241,14 +245,9 @@ class GpuLaunch(LaunchPlan):
     def run(
         self, src: int, dst: int, e: Extent, stream: int, sources: Sequence[int] = (), outputs: Sequence[int] = ()
     ) -> None:
-        """One call: the sizes, the pointers (and a list input's or SplitWrite's tables), then the launch."""
+        """One call: its block (fill), then the launch."""
         with self.lock:
-            if sources:
-                self.set_sources(sources)
-            if outputs:
-                self.set_outputs(outputs)
-            self.set_extent(e)
-            self.set_pointers(src, dst)
+            self.fill(src, dst, e, sources, outputs)
             self.launch(stream)
 
     def launch(self, stream: int) -> None:
