@@ -24,12 +24,19 @@ from dataclasses import dataclass
 from xdsl.ir import Operation
 
 from fklir.backend.cpp_types import CPP_TYPE, LET_NEXT_START, SLOT_CPP_TYPE, WAIT_FOR_PREVIOUS, image_of, slot_of
-from fklir.backend.emit_compute import emit_compute_element, emit_compute_pixel, is_channelwise
+from fklir.backend.emit_compute import (
+    divisors_checked,
+    emit_compute_element,
+    emit_compute_fast,
+    emit_compute_pixel,
+    is_channelwise,
+    is_float_division,
+)
 from fklir.backend.emit_flat import emit_flat_cpu, emit_flat_gpu, flat_shape
 from fklir.backend.emit_geometry import emit_pair_rows, emit_stages, has_block_taps, has_pair_taps
 from fklir.dialects import fkl
 
-CODEGEN_VERSION = "14"
+CODEGEN_VERSION = "15"
 
 GPU_ENTRY = "fkl_kernel"
 GPU_NARROW_ENTRY = "fkl_kernel_narrow"  # pixel kernels: one pixel per thread, for launches of few pixels
@@ -132,12 +139,7 @@ def kernel_chains(kernel: fkl.KernelOp) -> list[Chain]:
 def float_divisor_slots(chains: list[Chain]) -> tuple[str, ...]:
     """Slots that divide a float32 chain: the host also packs their reciprocals (`<slot>_rcp`), so
     a GPU division is a product and one FMA correction (fkl::Div), never a per-element reciprocal."""
-    return tuple(
-        slot_of(op)
-        for chain in chains
-        for op in chain.compute
-        if isinstance(op, fkl.DivOp) and image_of(op.results[0].type).dtype == "float32"
-    )
+    return tuple(slot_of(op) for chain in chains for op in chain.compute if is_float_division(op))
 
 
 def _emit_params(
@@ -490,7 +492,17 @@ def emit_kernel(kernel: fkl.KernelOp) -> EmittedKernel:
         lines += _emit_chain_pixel(first, counts)
     lines.append("")
     if shape is not None:
-        lines += ["#if defined(__CUDACC__)", *emit_flat_gpu(shape), "#else", *emit_flat_cpu(shape), "#endif"]
+        fast = emit_compute_fast(first.compute, in_type.dtype, out_type.dtype)
+        gpu = emit_flat_gpu(shape, divisors_checked(first.compute))
+        lines += [
+            "#if defined(__CUDACC__)",
+            *fast,
+            *([""] if fast else []),
+            *gpu,
+            "#else",
+            *emit_flat_cpu(shape),
+            "#endif",
+        ]
     else:
         lines += _emit_pixel_entries(chains)
     layout = KernelLayout(

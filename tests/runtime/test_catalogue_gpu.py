@@ -238,21 +238,82 @@ def test_random_chains_gpu_equals_cpu(drawn: Drawn) -> None:
     assert_same(out_gpu, out_cpu, f"gpu {drawn.template}")
 
 
+EXTREME_DIVIDENDS = np.array(
+    [0.0, -0.0, 1e-40, -3e-39, 1e-30, 2e20, -7e37, np.inf, -np.inf, np.nan, 1.0, -1.5], dtype=np.float32
+)
+
+
+def assert_quotients(got: np.ndarray, expected: np.ndarray) -> None:
+    nan = np.isnan(expected)
+    np.testing.assert_array_equal(np.isnan(got), nan)  # NaN payloads may differ
+    np.testing.assert_array_equal(got[~nan].view(np.uint32), expected[~nan].view(np.uint32))
+
+
+@pytest.mark.parametrize("divisors", [(3.0, 0.1, -7.0), (3.0, 1e-25, 7e25)], ids=["fast", "divisor-out-of-range"])
+def test_a_flat_division_is_correctly_rounded_on_extreme_values(divisors: tuple[float, ...]) -> None:
+    """A flat float32 kernel divides a whole group on fkl::Div's fast path with one range check and
+    recomputes a group with a dividend out of range element by element (emit_flat, compute_fast).
+    67x49x3 is three whole tiles and a partial one; the extreme values are sparse, so both kinds of
+    group occur, and a divisor out of range sends every group the exact way."""
+    x = (RNG.standard_normal((67, 49, 3)) * 50).astype(np.float32)
+    flat = x.reshape(-1)
+    flat[RNG.choice(flat.size, 40, replace=False)] = RNG.choice(EXTREME_DIVIDENDS, 40)
+    flat[:3] = [0.0, 0.0, 0.0]  # +0 stays on the fast path: +0 / b, -0 / b and NaN are all checked
+    got = gpu(x, [fkl.Mul(1.0), fkl.Div(divisors)])
+    assert_quotients(got, x / np.array(divisors, dtype=np.float32))
+
+
+def test_a_uint8_chain_that_divides_takes_the_exact_path_only_where_a_dividend_asks() -> None:
+    """The 1-byte flat kernel (words through a window, compute_fast): x * -1 turns each zero of channel 0
+    into -0, which fkl::Div's fast path would get wrong (+0), so only those groups go element by element.
+    67x131x3 is two whole tiles of 256 groups and a partial one."""
+    x = RNG.integers(1, 256, (67, 131, 3)).astype(np.uint8)
+    zeros = RNG.choice(x.shape[0] * x.shape[1], 25, replace=False)
+    x.reshape(-1, 3)[zeros, 0] = 0
+    ops = [fkl.Cast("float32"), fkl.Mul((-1.0, 2.0, 0.5)), fkl.Div((-3.0, 7.0, 0.1)), fkl.SaturateCast("uint8")]
+    got = gpu(x, ops)
+    quotient = (x.astype(np.float32) * np.array([-1.0, 2.0, 0.5], np.float32)) / np.array([-3.0, 7.0, 0.1], np.float32)
+    expected = np.clip(np.rint(quotient), 0, 255).astype(np.uint8)
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(got, cpu(x, ops))
+
+
+@pytest.mark.parametrize(
+    ("dtype", "channels", "ops"),
+    [
+        ("uint8", 3, [fkl.Add((1, 2, 3)), fkl.Mul((3, 5, 7))]),
+        ("uint8", 1, [fkl.Sub(9), fkl.Max(40)]),
+        ("int8", 2, [fkl.Mul((-3, 5)), fkl.Add((100, -7))]),
+        ("uint8", 4, [fkl.Cast("float32"), fkl.Mul((0.5, 1.5, 2.5, 3.5)), fkl.SaturateCast("uint8")]),
+        ("uint8", 3, [fkl.IsEven()]),
+    ],
+    ids=["u8x3", "u8x1", "i8x2", "u8x4-float", "u8x3-bool"],
+)
+def test_one_byte_chains_pass_their_words_through_the_window_in_order(
+    dtype: str, channels: int, ops: list[Any]
+) -> None:
+    """Every element of a 1-byte group goes through the window round of its own position and channel:
+    whole groups, a partial last one, and an unaligned view (element by element) equal the CPU target."""
+    x = image(dtype, (53, 97, channels))
+    np.testing.assert_array_equal(gpu(x, ops), cpu(x, ops))
+    from fklir.runtime.device_buffer import DeviceBuffer
+
+    host = image(dtype, (53 * 97 * channels + 1,))
+    whole = DeviceBuffer.from_host(host)
+    shape = (53, 97, channels)
+    shifted = DeviceBuffer.from_ptr(whole.ptr + 1, shape, dtype, owner=whole)  # 1 byte past a 16-byte boundary
+    pipe = fkl.compose(fkl.TensorRead(), *ops, fkl.TensorWrite(), target="gpu")
+    np.testing.assert_array_equal(pipe(shifted).copy_to_host(), cpu(host[1:].reshape(shape), ops))
+
+
 @pytest.mark.parametrize("divisors", [(3.0, 0.1, -7.0), (3.0, 1e-25, 7e25)], ids=["fast", "divisor-out-of-range"])
 def test_a_pixel_division_is_correctly_rounded_on_extreme_values(divisors: tuple[float, ...]) -> None:
     """A pixel kernel divides a whole pixel with one range check (emit_compute._pixel_division):
     pixels whose channels all lie in range take the fast path, the others the exact one for every
     channel, and a slot with a divisor out of range always the exact one. Each must give numpy's
     correctly rounded float32 quotient bit for bit."""
-    extreme = np.array(
-        [0.0, -0.0, 1e-40, -3e-39, 1e-30, 2e20, -7e37, np.inf, -np.inf, np.nan, 1.0, -1.5], dtype=np.float32
-    )
     x = (RNG.standard_normal((33, 17, 3)) * 50).astype(np.float32)
     flat = x.reshape(-1)
-    flat[RNG.choice(flat.size, 300, replace=False)] = RNG.choice(extreme, 300)
+    flat[RNG.choice(flat.size, 300, replace=False)] = RNG.choice(EXTREME_DIVIDENDS, 300)
     ops = [fkl.Crop(0, 0, 17, 33), fkl.Div(divisors)]  # the crop makes it a pixel kernel
-    got = gpu(x, ops)
-    expected = x / np.array(divisors, dtype=np.float32)
-    nan = np.isnan(expected)
-    np.testing.assert_array_equal(np.isnan(got), nan)  # NaN payloads may differ
-    np.testing.assert_array_equal(got[~nan].view(np.uint32), expected[~nan].view(np.uint32))
+    assert_quotients(gpu(x, ops), x / np.array(divisors, dtype=np.float32))

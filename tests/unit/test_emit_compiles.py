@@ -31,6 +31,10 @@ CHAINS = {
     "nearest_i16": ((fkl.Resize(7, 3, "nearest"), fkl.Mul(-2)), "int16", (9, 9)),
     # the widest flat group: 48 u8 in, 48 f64 out (384 bytes a thread), so the tile shrinks to 64 threads
     "u8_to_f64": ((fkl.Cast("float64"), fkl.Mul(0.5)), "uint8", (7, 5, 3)),
+    # 1-byte chains: words through a window of whole pixels (emit_flat._direct_body)
+    "u8_divide": ((fkl.Cast("float32"), fkl.Div((3.0, 0.5, 7.0)), fkl.SaturateCast("uint8")), "uint8", (9, 9, 3)),
+    "i8_pairs": ((fkl.Mul((-3, 5)), fkl.Add((100, -7))), "int8", (9, 9, 2)),
+    "u8_is_even": ((fkl.IsEven(),), "uint8", (9, 9, 3)),
     "letterbox": ((fkl.Resize(12, 8, aspect_ratio="preserve", background=0.0), fkl.Mul(2.0)), "uint8", (9, 13, 3)),
 }
 

@@ -57,3 +57,27 @@ def test_a_chain_without_resize_has_an_empty_plane() -> None:
     assert "struct Plane {\n};" in source
     entry = source[source.index("__global__") :]
     assert "__shared__" not in entry and "const Plane q = plane_of(p, blockIdx.z);" in entry
+
+
+def _gpu_part(source: str) -> str:
+    return source[source.index("#if defined(__CUDACC__)") : source.index("#else")]
+
+
+def test_a_one_byte_chain_compiles_its_chain_once_per_window() -> None:
+    """48 elements a thread, but compute() appears once in the rounds (12 elements of whole pixels)
+    and once in the element-wise path: what NVRTC compiles does not grow with the group."""
+    gpu = _gpu_part(_source(fkl.Add(1), fkl.Mul(3)))
+    assert "fkl::u8 out[12];" in gpu and "for (int round = 0; round < 4; ++round) {" in gpu
+    assert gpu.count("compute(p,") == 2
+    assert "compute_fast" not in gpu  # no float division, no range check
+
+
+def test_a_dividing_chain_checks_its_dividends_once_per_group() -> None:
+    """The rounds call compute_fast with the divisors' host check as the start of `fast`; compute() with
+    the exact division appears once, in the loop that partial groups and out-of-range groups share."""
+    gpu = _gpu_part(_source(fkl.Cast("float32"), fkl.Div((3.0, 0.5, 7.0)), fkl.SaturateCast("uint8")))
+    assert "fast = fast & fkl::Div::fast_dividend(v1);" in gpu
+    assert "bool fast = p.div2_fast != 0;" in gpu
+    assert "compute_fast(p, fkl::byte_of<fkl::u8>(w[e / 4], e % 4), e % 3, fast)" in gpu
+    assert gpu.count("compute(p,") == 1 and "fkl::Div::exec" not in gpu
+    assert gpu.index("if (fast) {") < gpu.index("fkl::store16(")

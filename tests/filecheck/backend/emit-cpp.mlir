@@ -40,10 +40,15 @@ fkl.write %3, "dst" : !fkl.image<?x?x?xnone>
 // CHECK-NEXT:      fkl::u8* out_base = (fkl::u8*)p.h.dst;
 // CHECK-NEXT:      const fkl::i64 first = ((fkl::i64)blockIdx.x * 256 + threadIdx.x) * 48;
 // CHECK:           const bool whole = p.h.aligned && first + 48 <= p.h.n;
-// CHECK:           for (int k = 0; k < 3; ++k) in[k] = fkl::load16(src + k * 16);
-// CHECK:           dst[e] = compute(p, src[e], e % 3);
-// CHECK:           for (int e = 0; e < 48; ++e) out[e] = compute(p, in[e / 16].v[e % 16], e % 3);
-// CHECK:           fkl::store16(dst + k * 16, v);
+// CHECK:               const fkl::Vec16<fkl::u32> v = fkl::load16((const fkl::u32*)src + 4 * k);
+// CHECK:           #pragma unroll 1
+// CHECK-NEXT:          for (int round = 0; round < 4; ++round) {
+// CHECK-NEXT:              fkl::u8 out[12];
+// CHECK:                       out[e] = compute(p, fkl::byte_of<fkl::u8>(w[e / 4], e % 4), e % 3);
+// CHECK:                       w[k] = w[k + 3];
+// CHECK:                   for (int k = 0; k < 3; ++k) r[9 + k] = fkl::word_of<fkl::u8>(out + 4 * k);
+// CHECK:               fkl::store16((fkl::u32*)dst + 4 * k, v);
+// CHECK:           for (int e = 0; first + e < p.h.n && e < 48; ++e) dst[e] = compute(p, src[e], e % 3);
 // CHECK:       #else
 // CHECK-NEXT:  // Groups [g0, g1) of [[G:[0-9]+]] elements: whole pixels and whole 16-byte vectors, each element's channel
 // CHECK:       static void run_groups(const Params& q, const fkl::u8* __restrict__ src, fkl::u8* __restrict__ dst,
@@ -256,16 +261,27 @@ fkl.write %2, "dst" : !fkl.image<?x?x?xnone>
 // CHECK-LABEL: // ---- fkl.kernel @k0 (target cuda) ----
 // CHECK:       FKL_HD fkl::f32 compute(const Params& p, fkl::u8 v0, int c) {
 // CHECK:           const fkl::f32 v2 = fkl::Div::exec(v1, fkl::pick(p.[[DIV:div[0-9]+]], c), fkl::pick(p.[[DIV]]_rcp, c));
+// The GPU divides a whole group on the fast path and checks its dividends once:
+// CHECK:       #if defined(__CUDACC__)
+// CHECK:       __device__ fkl::f32 compute_fast(const Params& p, fkl::u8 v0, int c, bool& fast) {
+// CHECK:           fast = fast & fkl::Div::fast_dividend(v1);
+// CHECK-NEXT:      const fkl::f32 v2 = fkl::Div::fast(v1, fkl::pick(p.[[DIV]], c), fkl::pick(p.[[DIV]]_rcp, c));
 // Through a shared-memory tile: 128 threads (a group is 48 elements, 192 bytes of results), 3 input
 // and 12 output vectors per group, coalesced loads and stores of the whole tile.
 // CHECK:       extern "C" __global__ void __launch_bounds__(128) fkl_kernel(const Params p) {
 // CHECK-NEXT:      fkl::let_next_kernel_start();
 // CHECK-NEXT:      fkl::wait_for_previous_kernel();
 // CHECK-NEXT:      __shared__ fkl::Vec16<fkl::u8> tile[1536];
-// CHECK:           flat_elementwise(p, in_base, out_base, begin, begin + 6144 < p.h.n ? begin + 6144 : p.h.n);
+// CHECK:           const bool whole = p.h.aligned && begin + 6144 <= p.h.n;
+// CHECK:           bool fast = p.[[DIV]]_fast != 0;
 // CHECK:           for (int k = 0; k < 3; ++k) tile[t + k * 128] = fkl::load16(src + (t + k * 128) * 16);
 // CHECK-NEXT:      __syncthreads();
-// CHECK:           for (int e = 0; e < 48; ++e) out[e / 4].v[e % 4] = compute(p, in[e / 16].v[e % 16], e % 3);
+// CHECK:           for (int e = 0; e < 48; ++e) out[e / 4].v[e % 4] = compute_fast(p, in[e / 16].v[e % 16], e % 3, fast);
+// One exact loop, and the only call of compute(), for a partial tile, unaligned pointers and a group
+// with a dividend out of range:
+// CHECK:           if (!whole || !fast) {
+// CHECK:               to[e - first] = compute(p, in_base[e], c);
+// CHECK-NOT:       compute(
 // CHECK:           for (int k = 0; k < 12; ++k) fkl::store16(dst + (t + k * 128) * 16, tile[t + k * 128]);
 // CHECK:       {{//}} -----
 

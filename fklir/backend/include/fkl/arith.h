@@ -94,6 +94,16 @@ struct Div {
         return false;
 #endif
     }
+    // Whether fast(a, b, rcp_b) is a / b for every divisor b in range: |a| in [2^-60, 2^60], or a = +0
+    // (q = +0 or -0 as the sign of b asks, remainder +0; -0 is out: -0 + +0 would round to +0).
+    static FKL_HD bool fast_dividend(f32 a) {
+#if defined(FKL_DEVICE_CODE)
+        return in_range(a) || bits_of(a) == 0u;
+#else
+        (void)a;
+        return false;  // the CPU always divides
+#endif
+    }
     // q = a * (1 / b), then q + (a - q b) / b with the remainder a - q b exact in one FMA.
     static FKL_HD f32 fast(f32 a, f32 b, f32 rcp_b) {
         const f32 q = a * rcp_b;

@@ -123,4 +123,16 @@ FKL_HD void store16(T* p, const Vec16<T>& r) {
 #endif
 }
 
+// Element j (0 = the lowest address) of the little-endian 32-bit word w, for 1-byte element types.
+template <typename T>
+FKL_HD T byte_of(u32 w, int j) {
+    return (T)(u8)(w >> (8 * j));
+}
+
+// The little-endian 32-bit word of the four 1-byte elements e[0..3].
+template <typename T>
+FKL_HD u32 word_of(const T e[4]) {
+    return (u32)(u8)e[0] | ((u32)(u8)e[1] << 8) | ((u32)(u8)e[2] << 16) | ((u32)(u8)e[3] << 24);
+}
+
 }  // namespace fkl
