@@ -1,12 +1,15 @@
 """The on-disk cache of compiled kernels (cubins, shared libraries), safe with many processes at once.
 
 Layout under the root folder:
-    <key><suffix>            the payload (written to a temp file, fsynced, then renamed into place)
+    <key><suffix>            the payload (written to a temp file, then renamed into place)
     <key><suffix>.sha256     its sidecar "<sha256 hex> <length>", written the same way AFTER the payload
     locks/<key><suffix>.lock per-entry fcntl.flock lock files (the kernel drops a lock when its holder dies)
 
 A payload is trusted only when its sidecar exists and both its length and its sha256 match, so a
 truncated, garbled or half-written entry is never returned: it is deleted and the caller rebuilds it.
+Nothing is fsynced: other processes see a renamed file at once, and what a power loss leaves behind (a
+renamed file whose bytes never reached the disk) fails that check. fsync cost about 1 ms per file, two
+files per new kernel, in every cold compile.
 Deleting a broken entry and building a missing one happen under the entry's lock, so a reader never
 deletes an entry that a writer is in the middle of storing, and concurrent builders build once.
 """
@@ -53,28 +56,12 @@ def _check_key(key: str, suffix: str) -> None:
         raise ValueError(f"DiskCache: invalid suffix {suffix!r}")
 
 
-def _fsync_folder(folder: Path) -> None:
-    """Make a rename in `folder` durable; best effort (some filesystems refuse to open folders)."""
-    try:
-        handle = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(handle)
-    except OSError:
-        pass
-    finally:
-        os.close(handle)
-
-
 def _write_atomically(path: Path, payload: bytes) -> None:
-    """Write to a temp file in the same folder, fsync it, then rename it over `path`."""
+    """Write to a temp file in the same folder, then rename it over `path`."""
     handle, temp_name = tempfile.mkstemp(prefix=TEMP_PREFIX + path.name + ".", dir=path.parent)
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(payload)
-            stream.flush()
-            os.fsync(stream.fileno())
         os.chmod(temp_name, 0o644)
         os.replace(temp_name, path)
     except BaseException:
@@ -167,7 +154,6 @@ class DiskCache:
         sidecar_path.unlink(missing_ok=True)
         _write_atomically(payload_path, payload)
         _write_atomically(sidecar_path, _sidecar_text(payload).encode())
-        _fsync_folder(self.root)
         return payload_path
 
     # ----- public API --------------------------------------------------------------------------------

@@ -148,6 +148,15 @@ def _corrupt_empty_payload(payload_path: Path, sidecar_path: Path) -> None:
     payload_path.write_bytes(b"")
 
 
+def _corrupt_power_loss_payload(payload_path: Path, sidecar_path: Path) -> None:
+    # nothing is fsynced: after a power loss a renamed file can keep its length but not its bytes
+    payload_path.write_bytes(bytes(len(payload_path.read_bytes())))
+
+
+def _corrupt_power_loss_sidecar(payload_path: Path, sidecar_path: Path) -> None:
+    sidecar_path.write_bytes(bytes(len(sidecar_path.read_bytes())))
+
+
 Corruption = Callable[[Path, Path], None]
 
 CORRUPTIONS: list[Corruption] = [
@@ -157,6 +166,8 @@ CORRUPTIONS: list[Corruption] = [
     _corrupt_garble_sidecar,
     _corrupt_remove_payload,
     _corrupt_empty_payload,
+    _corrupt_power_loss_payload,
+    _corrupt_power_loss_sidecar,
 ]
 
 
