@@ -111,15 +111,68 @@ def emit_flat_gpu(s: FlatShape, divisors: str | None = None) -> list[str]:
     ]
 
 
-def _compute_group(s: FlatShape, function: str, indent: str) -> list[str]:
-    """`out` = the chain on every element of `in` (the group), each with its compile-time channel."""
+def _staged_window(s: FlatShape) -> int:
+    """Elements per round of a staged group of 1-byte inputs: whole input words, whole pixels and whole
+    16-byte output vectors; the group itself (one round) when the input is wider."""
+    if ELEMENT_SIZE[s.in_dtype] != 1:
+        return s.group
+    return math.lcm(4, s.channels, s.lanes(s.out_dtype))
+
+
+def _staged_group(s: FlatShape, function: str) -> list[str]:
+    """Thread t's group from the tile through the chain, its results back into the tile (inside the
+    whole-tile branch, after the barrier that follows the loads).
+
+    1-byte inputs wider than their results (uint8 -> float normalisation: 48 elements a thread) run in
+    rounds over a window of whole pixels, as _direct_body does: NVRTC compiles the chain on 12 elements
+    instead of 48. Each round stores its results straight into the tile."""
+    vin, vout, g = s.vectors(s.in_dtype), s.vectors(s.out_dtype), s.group
     lin, lout = s.lanes(s.in_dtype), s.lanes(s.out_dtype)
     flag = ", fast" if function == "compute_fast" else ""
+    window = _staged_window(s)
+    if window == g:
+        return [
+            f"        fkl::Vec16<{s.t_in}> in[{vin}];",
+            "#pragma unroll",
+            f"        for (int k = 0; k < {vin}; ++k) in[k] = fkl::load16((const {s.t_in}*)tile[t * {vin} + k].v);",
+            f"        fkl::Vec16<{s.t_out}> out[{vout}];",
+            "#pragma unroll",
+            f"        for (int e = 0; e < {g}; ++e)"
+            f" out[e / {lout}].v[e % {lout}] = {function}(p, in[e / {lin}].v[e % {lin}], e % {s.channels}{flag});",
+            "        __syncthreads();  // every input is read before a result overwrites it",
+            "#pragma unroll",
+            f"        for (int k = 0; k < {vout}; ++k) fkl::store16(({s.t_out}*)tile[t * {vout} + k].v, out[k]);",
+        ]
+    words, shift, per_round = g // 4, window // 4, window // lout
     return [
-        f"{indent}fkl::Vec16<{s.t_out}> out[{s.vectors(s.out_dtype)}];",
+        f"        fkl::u32 w[{words}];  // the group's inputs, four to a word; the window is w[0..{shift})",
+        *_load_words(f"(const fkl::u32*)tile[t * {vin} + k].v", vin),
+        "        __syncthreads();  // every input is read before a result overwrites it",
+        "#pragma unroll 1",  # the point: one copy of the chain per window, not per group
+        f"        for (int round = 0; round < {g // window}; ++round) {{",
+        f"            fkl::Vec16<{s.t_out}> out[{per_round}];",
         "#pragma unroll",
-        f"{indent}for (int e = 0; e < {s.group}; ++e)"
-        f" out[e / {lout}].v[e % {lout}] = {function}(p, in[e / {lin}].v[e % {lin}], e % {s.channels}{flag});",
+        f"            for (int e = 0; e < {window}; ++e)",
+        f"                out[e / {lout}].v[e % {lout}] ="
+        f" {function}(p, fkl::byte_of<{s.t_in}>(w[e / 4], e % 4), e % {s.channels}{flag});",
+        "#pragma unroll",
+        f"            for (int k = 0; k < {per_round}; ++k)",
+        f"                fkl::store16(({s.t_out}*)tile[t * {vout} + round * {per_round} + k].v, out[k]);",
+        "#pragma unroll",
+        f"            for (int k = 0; k < {words - shift}; ++k) w[k] = w[k + {shift}];",
+        "        }",
+    ]
+
+
+def _load_words(vector: str, vectors: int) -> list[str]:
+    """`w[]` = the 16-byte vectors `vector` (an expression of k) as 32-bit words."""
+    return [
+        "#pragma unroll",
+        f"        for (int k = 0; k < {vectors}; ++k) {{",
+        f"            const fkl::Vec16<fkl::u32> v = fkl::load16({vector});",
+        "#pragma unroll",
+        "            for (int j = 0; j < 4; ++j) w[4 * k + j] = v.v[j];",
+        "        }",
     ]
 
 
@@ -157,13 +210,7 @@ def _staged_body(s: FlatShape, divisors: str | None) -> list[str]:
         "#pragma unroll",
         f"        for (int k = 0; k < {vin}; ++k) tile[t + k * {b}] = fkl::load16(src + (t + k * {b}) * 16);",
         "        __syncthreads();",
-        f"        fkl::Vec16<{s.t_in}> in[{vin}];",
-        "#pragma unroll",
-        f"        for (int k = 0; k < {vin}; ++k) in[k] = fkl::load16((const {s.t_in}*)tile[t * {vin} + k].v);",
-        *_compute_group(s, "compute" if divisors is None else "compute_fast", "        "),
-        "        __syncthreads();  // every input is read before a result overwrites it",
-        "#pragma unroll",
-        f"        for (int k = 0; k < {vout}; ++k) fkl::store16(({s.t_out}*)tile[t * {vout} + k].v, out[k]);",
+        *_staged_group(s, "compute" if divisors is None else "compute_fast"),
         "    }",
         "    if (!whole || !fast) {  // this block's share of a partial tile or unaligned pointers; or the group",
         f"        const fkl::i64 first = whole ? begin + (fkl::i64)t * {g} : begin + t;",
@@ -218,12 +265,7 @@ def _direct_body(s: FlatShape, divisors: str | None) -> list[str]:
         "    if (whole) {",
         f"        fkl::u32 w[{words}];  // the group's elements, four to a word; the window is w[0..{shift})",
         f"        fkl::u32 r[{words}] = {{}};  // the results, entering at the top",
-        "#pragma unroll",
-        f"        for (int k = 0; k < {vectors}; ++k) {{",
-        "            const fkl::Vec16<fkl::u32> v = fkl::load16((const fkl::u32*)src + 4 * k);",
-        "#pragma unroll",
-        "            for (int j = 0; j < 4; ++j) w[4 * k + j] = v.v[j];",
-        "        }",
+        *_load_words("(const fkl::u32*)src + 4 * k", vectors),
         "#pragma unroll 1",  # the point: one copy of the chain per window, not per group
         f"        for (int round = 0; round < {s.group // window}; ++round) {{",
         f"            {s.t_out} out[{window}];",

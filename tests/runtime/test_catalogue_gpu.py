@@ -306,6 +306,39 @@ def test_one_byte_chains_pass_their_words_through_the_window_in_order(
     np.testing.assert_array_equal(pipe(shifted).copy_to_host(), cpu(host[1:].reshape(shape), ops))
 
 
+@pytest.mark.parametrize(
+    ("channels", "out_dtype"),
+    [(3, "float32"), (3, "float16"), (3, "float64"), (1, "float32"), (4, "float32"), (2, "int16")],
+)
+def test_one_byte_inputs_with_wider_results_go_through_the_window_in_order(channels: int, out_dtype: str) -> None:
+    """A staged group of 1-byte inputs runs in rounds over a window of whole words, pixels and output
+    vectors (emit_flat._staged_group), each round storing into the tile: whole tiles, a partial one and
+    an unaligned view equal the CPU target."""
+    from fklir.runtime.device_buffer import DeviceBuffer
+
+    scale = tuple(0.25 + 0.5 * c for c in range(channels))
+    ops = [fkl.Cast("float32"), fkl.Mul(scale), fkl.Sub(3.0), fkl.Cast(out_dtype)]
+    shape = (61, 107, channels)
+    host = image("uint8", (61 * 107 * channels + 1,))
+    np.testing.assert_array_equal(gpu(host[:-1].reshape(shape), ops), cpu(host[:-1].reshape(shape), ops))
+    whole = DeviceBuffer.from_host(host)
+    shifted = DeviceBuffer.from_ptr(whole.ptr + 1, shape, "uint8", owner=whole)  # element by element
+    pipe = fkl.compose(fkl.TensorRead(), *ops, fkl.TensorWrite(), target="gpu")
+    np.testing.assert_array_equal(pipe(shifted).copy_to_host(), cpu(host[1:].reshape(shape), ops))
+
+
+def test_a_uint8_to_float_division_recomputes_only_the_groups_that_ask() -> None:
+    """The staged twin of the uint8 -> uint8 case: -0 dividends (zeros of channel 0 times -1) send their
+    group through the exact loop, which rewrites it in the tile; every quotient is numpy's bit for bit."""
+    x = RNG.integers(1, 256, (67, 131, 3)).astype(np.uint8)
+    x.reshape(-1, 3)[RNG.choice(x.shape[0] * x.shape[1], 25, replace=False), 0] = 0
+    ops = [fkl.Cast("float32"), fkl.Mul((-1.0, 2.0, 0.5)), fkl.Div((-3.0, 7.0, 0.1))]
+    expected = (x.astype(np.float32) * np.array([-1.0, 2.0, 0.5], np.float32)) / np.array([-3.0, 7.0, 0.1], np.float32)
+    got = gpu(x, ops)
+    assert_quotients(got, expected)
+    assert np.signbit(got[..., 0][x[..., 0] == 0]).sum() == 0  # -0 / -3 = +0
+
+
 @pytest.mark.parametrize("divisors", [(3.0, 0.1, -7.0), (3.0, 1e-25, 7e25)], ids=["fast", "divisor-out-of-range"])
 def test_a_pixel_division_is_correctly_rounded_on_extreme_values(divisors: tuple[float, ...]) -> None:
     """A pixel kernel divides a whole pixel with one range check (emit_compute._pixel_division):

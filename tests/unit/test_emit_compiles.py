@@ -35,6 +35,7 @@ CHAINS = {
     "u8_divide": ((fkl.Cast("float32"), fkl.Div((3.0, 0.5, 7.0)), fkl.SaturateCast("uint8")), "uint8", (9, 9, 3)),
     "i8_pairs": ((fkl.Mul((-3, 5)), fkl.Add((100, -7))), "int8", (9, 9, 2)),
     "u8_is_even": ((fkl.IsEven(),), "uint8", (9, 9, 3)),
+    "u8_to_f16_rounds": ((fkl.Cast("float32"), fkl.Div(3.0), fkl.Cast("float16")), "uint8", (9, 9, 3)),
     "letterbox": ((fkl.Resize(12, 8, aspect_ratio="preserve", background=0.0), fkl.Mul(2.0)), "uint8", (9, 13, 3)),
 }
 

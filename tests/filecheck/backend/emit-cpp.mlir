@@ -276,7 +276,13 @@ fkl.write %2, "dst" : !fkl.image<?x?x?xnone>
 // CHECK:           bool fast = p.[[DIV]]_fast != 0;
 // CHECK:           for (int k = 0; k < 3; ++k) tile[t + k * 128] = fkl::load16(src + (t + k * 128) * 16);
 // CHECK-NEXT:      __syncthreads();
-// CHECK:           for (int e = 0; e < 48; ++e) out[e / 4].v[e % 4] = compute_fast(p, in[e / 16].v[e % 16], e % 3, fast);
+// A thread's 48 bytes pass through a window of 12 (whole words, pixels and float4 results) in 4 rounds:
+// CHECK:           fkl::u32 w[12];
+// CHECK:           #pragma unroll 1
+// CHECK-NEXT:      for (int round = 0; round < 4; ++round) {
+// CHECK-NEXT:          fkl::Vec16<fkl::f32> out[3];
+// CHECK:                   out[e / 4].v[e % 4] = compute_fast(p, fkl::byte_of<fkl::u8>(w[e / 4], e % 4), e % 3, fast);
+// CHECK:                   fkl::store16((fkl::f32*)tile[t * 12 + round * 3 + k].v, out[k]);
 // One exact loop, and the only call of compute(), for a partial tile, unaligned pointers and a group
 // with a dividend out of range:
 // CHECK:           if (!whole || !fast) {
@@ -286,7 +292,7 @@ fkl.write %2, "dst" : !fkl.image<?x?x?xnone>
 // CHECK:       {{//}} -----
 
 // CPP-LABEL:   // ---- fkl.kernel @k0 (target cpp) ----
-// CPP:         fkl::Vec16<fkl::f32> out[12];
+// CPP:         fkl::Vec16<fkl::f32> out[3];
 // CPP-NOT:     target cuda
 // CPP:         {{//}} -----
 
