@@ -108,16 +108,12 @@ def emit_compute_fast(compute: list[Operation], in_dtype: str, out_dtype: str) -
     ]
     for i, op in enumerate(compute):
         out_t = CPP_TYPE[image_of(op.results[0].type).dtype]
-        if not is_float_division(op):
-            expr, comment = _element_expr(op, f"v{i}", "c")
-            lines.append(f"    const {out_t} v{i + 1} = {expr};  // {comment}")
-            continue
-        slot = slot_of(op)
-        lines += [
-            f"    fast = fast & fkl::Div::fast_dividend(v{i});",
-            f"    const {out_t} v{i + 1} = fkl::Div::fast(v{i}, fkl::pick(p.{slot}, c), fkl::pick(p.{slot}_rcp, c));"
-            f"  // {op.name}: {op.FORMULA}",
-        ]
+        expr, comment = _element_expr(op, f"v{i}", "c")
+        if is_float_division(op):
+            slot = slot_of(op)
+            lines.append(f"    fast = fast & fkl::Div::fast_dividend(v{i});")
+            expr = f"fkl::Div::fast(v{i}, fkl::pick(p.{slot}, c), fkl::pick(p.{slot}_rcp, c))"
+        lines.append(f"    const {out_t} v{i + 1} = {expr};  // {comment}")
     lines += [f"    return v{len(compute)};", "}"]
     return lines
 
