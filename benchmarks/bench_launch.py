@@ -155,6 +155,28 @@ def cold_compile_ms(
     return times
 
 
+FLOOR_SOURCE = '#include "fkl/kernel.h"\nextern "C" __global__ void k(unsigned char* d) { d[threadIdx.x] += 1; }\n'
+
+
+def nvrtc_floor_ms(count: int = 5) -> float | str:
+    """NVRTC's floor on this host, this run: the median compile of a kernel that includes our header and
+    adds 1 to a byte (fklir's options, precompiled header warm). Host load moves every compile time; this
+    row says how fast the host compiled while the chains above were measured."""
+    try:
+        from fklir.backend import compilers
+        from fklir.backend.build import INCLUDE_DIR
+
+        compilers.compile_cubin_nvrtc(FLOOR_SOURCE, INCLUDE_DIR, "sm_90")
+        times = []
+        for i in range(count):
+            start = time.perf_counter()
+            compilers.compile_cubin_nvrtc(FLOOR_SOURCE + f"// {time.time()} {i}\n", INCLUDE_DIR, "sm_90")
+            times.append((time.perf_counter() - start) * 1e3)
+    except Exception as e:  # libnvrtc may be missing
+        return f"unavailable: {type(e).__name__}: {e}"[:120]
+    return statistics.median(times)
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", help="append the markdown report to this file")
@@ -210,6 +232,7 @@ def main(argv: list[str]) -> int:
                 cold[name] = f"unavailable: {type(e).__name__}: {e}"[:120]
                 continue
             cold[name] = ", ".join(f"{t:.0f}" for t in times)
+    floor = nvrtc_floor_ms()
     root = str(Path(__file__).resolve().parents[1])
     fresh_ms, fresh_compiles, fresh_hits = fresh_process_ms(root, tempfile.mkdtemp(prefix="fklir-fresh-"))
 
@@ -227,6 +250,8 @@ def main(argv: list[str]) -> int:
         "| cold path | ms |",
         "|---|---|",
         *(f"| {name} | {text} |" for name, text in cold.items()),
+        f"| NVRTC floor on this host: an empty kernel with fkl/kernel.h (median of 5) | "
+        f"{floor if isinstance(floor, str) else f'{floor:.0f}'} |",
         f"| fresh process, warm disk cache: first call after compose "
         f"(compiles={fresh_compiles}, disk hits={fresh_hits}) | {fresh_ms:.2f} |",
         "",
