@@ -13,11 +13,16 @@ straight from global memory (lanes 48 bytes apart) and 2.7x when parameters were
 GPU, direct (1-byte input and output): thread t loads group t straight from global memory. Such
 chains do many operations per byte, and there the barriers of the staged tile cost more than the
 strided access does (uint8 normalise: 17.0 us direct, 19.8 us staged, same run).
+Groups of 1-byte inputs (both kinds) run the chain in four rolled rounds over a window of whole 32-bit
+words and whole pixels (12 elements for 3 channels): the compilers see one copy of the chain per window,
+not one per element of the group, and the group still moves in 16-byte vectors.
 Unaligned pointers and a partial last tile (group, direct) take an element-wise loop, never unrolled.
 A chain that divides floats runs fkl::Div's fast path on the whole group and checks its dividends once
 (`compute_fast`); a group with one out of range goes through that same element-wise loop with the exact
-division, so that the long IEEE division is compiled once per kernel, not once per element (NVRTC
-compiled the uint8 -> float normalisation in 135 ms instead of 199).
+division, so that the long IEEE division is compiled once per kernel, not once per element.
+With both, NVRTC compiles the uint8 -> float normalisation (Cast, Mul, Sub, Div) in 95 ms instead of
+245 and a uint8 chain of four ops in 55 instead of 69 (build machine); the kernels run as fast or
+faster (RESULTS.md, session 6).
 A list input (Params::src_table) runs image z of the list in grid row z, each a flat run of its own;
 the 8-image benchmark list runs at 1.03x the copy floor this way (it was 1.25x as a pixel kernel).
 
@@ -204,7 +209,7 @@ def _staged_body(s: FlatShape, divisors: str | None) -> list[str]:
         f"    const fkl::i64 begin = (fkl::i64)blockIdx.x * {tile};",
         f"    const bool whole = p.h.aligned && begin + {tile} <= p.h.n;  // the same in every thread of the block",
         "    const int t = threadIdx.x;",
-        f"    bool fast = {divisors or 'true'};",
+        f"    bool fast = {divisors};" if divisors else "    const bool fast = true;  // no float division",
         "    if (whole) {",
         "        const fkl::u8* src = (const fkl::u8*)(in_base + begin);",
         "#pragma unroll",
@@ -235,8 +240,9 @@ def _staged_body(s: FlatShape, divisors: str | None) -> list[str]:
 
 def _direct_body(s: FlatShape, divisors: str | None) -> list[str]:
     """Thread t's group straight from global memory, as 32-bit words that pass through a window of whole
-    pixels: ROUNDS rounds of one compiled copy of the chain on a window, so NVRTC compiles the chain on
-    12 elements instead of 48 (3 channels) and the group still moves in 16-byte vectors.
+    pixels: four rounds of one compiled copy of the chain, so NVRTC compiles the chain on 12 elements
+    instead of 48 (3 channels) and the group still moves in 16-byte vectors. The results enter `r` at the
+    top as the inputs leave `w` at the bottom, and are stored after the last round.
 
     With `divisors` (the chain divides floats) the rounds run compute_fast, and a group with a dividend
     out of range goes element-wise through compute() like a partial group."""
@@ -245,16 +251,19 @@ def _direct_body(s: FlatShape, divisors: str | None) -> list[str]:
     shift = window // 4  # words that enter and leave the window per round
     flag = "" if divisors is None else ", fast"
     chain = "compute" if divisors is None else "compute_fast"
-    stores = [
-        "#pragma unroll",
-        f"        for (int k = 0; k < {vectors}; ++k) {{",
-        "            fkl::Vec16<fkl::u32> v;",
-        "#pragma unroll",
-        "            for (int j = 0; j < 4; ++j) v.v[j] = r[4 * k + j];",
-        "            fkl::store16((fkl::u32*)dst + 4 * k, v);",
-        "        }",
-        "        return;",
-    ]
+
+    def stores(pad: str) -> list[str]:
+        return [
+            "#pragma unroll",
+            f"{pad}for (int k = 0; k < {vectors}; ++k) {{",
+            f"{pad}    fkl::Vec16<fkl::u32> v;",
+            "#pragma unroll",
+            f"{pad}    for (int j = 0; j < 4; ++j) v.v[j] = r[4 * k + j];",
+            f"{pad}    fkl::store16((fkl::u32*)dst + 4 * k, v);",
+            f"{pad}}}",
+            f"{pad}return;",
+        ]
+
     return [
         f"    const fkl::i64 first = ((fkl::i64)blockIdx.x * {s.threads} + threadIdx.x) * {s.group};",
         f"    const {s.t_in}* src = in_base + first;",
@@ -280,11 +289,7 @@ def _direct_body(s: FlatShape, divisors: str | None) -> list[str]:
         "#pragma unroll",
         f"            for (int k = 0; k < {shift}; ++k) r[{words - shift} + k] = fkl::word_of<{s.t_out}>(out + 4 * k);",
         "        }",
-        *(
-            stores
-            if divisors is None
-            else ["        if (fast) {", *["    " + line if line[0] != "#" else line for line in stores], "        }"]
-        ),
+        *(stores("        ") if divisors is None else ["        if (fast) {", *stores("            "), "        }"]),
         "    }",
         "    // the last, partial group, unaligned pointers"
         + ("" if divisors is None else " or a dividend outside fkl::Div's fast range"),
