@@ -41,18 +41,20 @@ NVRTC_FLAGS: tuple[str, ...] = ("--std=c++17", "--fmad=false", "-default-device"
 
 # Options that only make NVRTC faster, each with the first NVRTC version that knows it (older ones refuse
 # unknown options). None changes the code: with and without them NVRTC 13.0 gives byte-identical cubins.
-# Most of a compile is NVVM and ptxas working on the kernel body (≈ 85 of 105 ms for the 6-op float chain);
-# these trim the C++ front end from ≈ 17 to ≈ 8 ms, from the second compile in a process on (the first
-# one pays ≈ 8 ms more to write the precompiled header):
+# Most of a compile is NVVM and ptxas working on the kernel body (≈ 45 of 55 ms for a uint8 chain of four
+# ops on the build machine; what the emitters write decides it: see emit_flat's rounds); these trim the
+# C++ front end from ≈ 17 to ≈ 8 ms, from the second compile in a process on (the first one pays ≈ 8 ms
+# more to write the precompiled header):
 # --minimal: NVRTC's builtin header leaves out textures, the device runtime and the CUDA runtime types,
 #   none of which our headers use.
 # --pch: automatic precompiled header of the leading #include "fkl/kernel.h", created by the first compile
 #   in a process and reused by the next ones (see _pch_folder for where, and why per process).
 # --no-cache: NVRTC would also store every result in the driver's compute cache (where a driver is
 #   installed), a second copy of what fklir's disk cache already keeps.
-# Left out on purpose: -Ofast-compile (mid and max drop the 16-byte vector loads and stores, min adds local
-# memory; on NVRTC 13.0 a compile with max also changes the code of later compiles in the same process) and
-# ptxas -O levels or --fast-compile (no faster here, different code).
+# Left out on purpose: -Ofast-compile (mid and max drop the 16-byte vector loads and stores; min compiles
+# 15-20% faster but its kernels ran 1.11-1.23x slower on the H200, RESULTS.md session 6; on NVRTC 13.0 a
+# compile with max also changes the code of later compiles in the same process) and ptxas -O levels or
+# --fast-compile (no faster here, different code).
 NVRTC_FAST_FLAGS: tuple[tuple[tuple[int, int], str], ...] = (
     ((12, 4), "--minimal"),
     ((12, 8), "--pch"),
