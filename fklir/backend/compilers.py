@@ -52,7 +52,7 @@ NVRTC_FLAGS: tuple[str, ...] = ("--std=c++17", "--fmad=false", "-default-device"
 # --no-cache: NVRTC would also store every result in the driver's compute cache (where a driver is
 #   installed), a second copy of what fklir's disk cache already keeps.
 # Left out on purpose: -Ofast-compile (mid and max drop the 16-byte vector loads and stores; min compiles
-# 15-20% faster but its kernels ran 1.11-1.23x slower on the H200, RESULTS.md session 6; on NVRTC 13.0 a
+# 15-20% faster but its kernels ran 1.05-1.23x as long on the H200, RESULTS.md session 6; on NVRTC 13.0 a
 # compile with max also changes the code of later compiles in the same process) and ptxas -O levels or
 # --fast-compile (no faster here, different code).
 NVRTC_FAST_FLAGS: tuple[tuple[tuple[int, int], str], ...] = (
