@@ -116,15 +116,24 @@ def emit_flat_gpu(s: FlatShape, divisors: str | None = None) -> list[str]:
     ]
 
 
-def _staged_window(s: FlatShape) -> int:
-    """Elements per round of a staged group of 1-byte inputs: whole input words, whole pixels and whole
-    16-byte output vectors; the group itself (one round) when the input is wider."""
+def _window(s: FlatShape) -> int:
+    """Elements per round of a group of 1-byte inputs: whole input words and whole pixels, and for the
+    staged kernel, which stores each round's results into the tile, whole 16-byte output vectors too; the
+    group itself (one round) when the input is wider."""
     if ELEMENT_SIZE[s.in_dtype] != 1:
         return s.group
-    return math.lcm(4, s.channels, s.lanes(s.out_dtype))
+    return math.lcm(4, s.channels, s.lanes(s.out_dtype)) if s.staged else math.lcm(4, s.channels)
 
 
-def _staged_group(s: FlatShape, function: str) -> list[str]:
+def _chain(divisors: str | None, value: str, channel: str) -> str:
+    """The call of the chain on one element: compute_fast, which clears `fast`, when the chain divides
+    floats (`divisors`), else compute."""
+    if divisors is None:
+        return f"compute(p, {value}, {channel})"
+    return f"compute_fast(p, {value}, {channel}, fast)"
+
+
+def _staged_group(s: FlatShape, divisors: str | None) -> list[str]:
     """Thread t's group from the tile through the chain, its results back into the tile (inside the
     whole-tile branch, after the barrier that follows the loads).
 
@@ -133,8 +142,8 @@ def _staged_group(s: FlatShape, function: str) -> list[str]:
     instead of 48. Each round stores its results straight into the tile."""
     vin, vout, g = s.vectors(s.in_dtype), s.vectors(s.out_dtype), s.group
     lin, lout = s.lanes(s.in_dtype), s.lanes(s.out_dtype)
-    flag = ", fast" if function == "compute_fast" else ""
-    window = _staged_window(s)
+    window = _window(s)
+    from_window = _chain(divisors, f"fkl::byte_of<{s.t_in}>(w[e / 4], e % 4)", f"e % {s.channels}")
     if window == g:
         return [
             f"        fkl::Vec16<{s.t_in}> in[{vin}];",
@@ -143,7 +152,7 @@ def _staged_group(s: FlatShape, function: str) -> list[str]:
             f"        fkl::Vec16<{s.t_out}> out[{vout}];",
             "#pragma unroll",
             f"        for (int e = 0; e < {g}; ++e)"
-            f" out[e / {lout}].v[e % {lout}] = {function}(p, in[e / {lin}].v[e % {lin}], e % {s.channels}{flag});",
+            f" out[e / {lout}].v[e % {lout}] = {_chain(divisors, f'in[e / {lin}].v[e % {lin}]', f'e % {s.channels}')};",
             "        __syncthreads();  // every input is read before a result overwrites it",
             "#pragma unroll",
             f"        for (int k = 0; k < {vout}; ++k) fkl::store16(({s.t_out}*)tile[t * {vout} + k].v, out[k]);",
@@ -158,8 +167,7 @@ def _staged_group(s: FlatShape, function: str) -> list[str]:
         f"            fkl::Vec16<{s.t_out}> out[{per_round}];",
         "#pragma unroll",
         f"            for (int e = 0; e < {window}; ++e)",
-        f"                out[e / {lout}].v[e % {lout}] ="
-        f" {function}(p, fkl::byte_of<{s.t_in}>(w[e / 4], e % 4), e % {s.channels}{flag});",
+        f"                out[e / {lout}].v[e % {lout}] = {from_window};",
         "#pragma unroll",
         f"            for (int k = 0; k < {per_round}; ++k)",
         f"                fkl::store16(({s.t_out}*)tile[t * {vout} + round * {per_round} + k].v, out[k]);",
@@ -215,7 +223,7 @@ def _staged_body(s: FlatShape, divisors: str | None) -> list[str]:
         "#pragma unroll",
         f"        for (int k = 0; k < {vin}; ++k) tile[t + k * {b}] = fkl::load16(src + (t + k * {b}) * 16);",
         "        __syncthreads();",
-        *_staged_group(s, "compute" if divisors is None else "compute_fast"),
+        *_staged_group(s, divisors),
         "    }",
         "    if (!whole || !fast) {  // this block's share of a partial tile or unaligned pointers; or the group",
         f"        const fkl::i64 first = whole ? begin + (fkl::i64)t * {g} : begin + t;",
@@ -247,10 +255,9 @@ def _direct_body(s: FlatShape, divisors: str | None) -> list[str]:
     With `divisors` (the chain divides floats) the rounds run compute_fast, and a group with a dividend
     out of range goes element-wise through compute() like a partial group."""
     words, vectors = s.group // 4, s.vectors(s.in_dtype)
-    window = math.lcm(4, s.channels)  # elements: whole words and whole pixels
+    window = _window(s)
+    from_window = _chain(divisors, f"fkl::byte_of<{s.t_in}>(w[e / 4], e % 4)", f"e % {s.channels}")
     shift = window // 4  # words that enter and leave the window per round
-    flag = "" if divisors is None else ", fast"
-    chain = "compute" if divisors is None else "compute_fast"
 
     def stores(pad: str) -> list[str]:
         return [
@@ -280,7 +287,7 @@ def _direct_body(s: FlatShape, divisors: str | None) -> list[str]:
         f"            {s.t_out} out[{window}];",
         "#pragma unroll",
         f"            for (int e = 0; e < {window}; ++e)",
-        f"                out[e] = {chain}(p, fkl::byte_of<{s.t_in}>(w[e / 4], e % 4), e % {s.channels}{flag});",
+        f"                out[e] = {from_window};",
         "#pragma unroll",
         f"            for (int k = 0; k < {words - shift}; ++k) {{",
         f"                w[k] = w[k + {shift}];",

@@ -83,8 +83,8 @@ struct Div {
 #endif
         return a / b;
     }
-    // |x| in [2^-60, 2^60], on the GPU (the CPU always divides): a pixel division checks its
-    // dividends with it, the host its divisors (fklir.runtime.params.DIV_FAST_LOW/HIGH).
+    // |x| in [2^-60, 2^60], on the GPU (the CPU always divides): the range where fast() is exact; the
+    // host checks divisors against the same bounds (fklir.runtime.params.DIV_FAST_LOW/HIGH).
     static FKL_HD bool in_range(f32 x) {
 #if defined(FKL_DEVICE_CODE)
         const f32 abs_x = fabsf(x);
