@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from fklir.errors import CacheError, FklirError, NoDriverError, ReadOnlyOutputError
+
 if TYPE_CHECKING:
     from fklir.frontend.compose import DivergentPipeline, Pipeline, compose, compose_divergent
     from fklir.frontend.ops import (
@@ -50,6 +52,8 @@ if TYPE_CHECKING:
     )
     from fklir.runtime.device_buffer import DeviceBuffer
 
+    __version__: str
+
 # The public names resolve on first use, so that `fklir-opt` (which imports this package) does not
 # pay for numpy and the runtime: name -> module that defines it.
 _LAZY = {
@@ -64,6 +68,7 @@ __all__ = [
     "Add",
     "AddLast",
     "BorderReader",
+    "CacheError",
     "Cast",
     "ColorConversion",
     "Crop",
@@ -72,12 +77,15 @@ __all__ = [
     "Discard",
     "Div",
     "DivergentPipeline",
+    "FklirError",
     "IsEven",
     "Max",
     "Min",
     "Mul",
     "MxVFloat3",
+    "NoDriverError",
     "Pipeline",
+    "ReadOnlyOutputError",
     "ReadSet",
     "Resize",
     "Saturate",
@@ -96,6 +104,7 @@ __all__ = [
     "VectorReorder",
     "VectorReorderRT",
     "Warping",
+    "__version__",
     "clear_cache",
     "compose",
     "compose_divergent",
@@ -103,6 +112,20 @@ __all__ = [
     "gpu_available",
     "set_backend",
 ]
+
+
+# The version when fklir runs from a source tree that is not installed; tests keep it equal to pyproject's.
+_SOURCE_VERSION = "0.1.0"
+
+
+def _version() -> str:
+    """The installed distribution's version (what pip and `fklir --version` agree on)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("fklir")
+    except PackageNotFoundError:
+        return _SOURCE_VERSION
 
 
 def get_backend() -> str:
@@ -136,6 +159,9 @@ def gpu_available() -> bool:
 def __getattr__(name: str) -> Any:
     import importlib
 
+    if name == "__version__":  # resolved on first use: importlib.metadata is slow to import
+        globals()[name] = _version()
+        return globals()[name]
     module = _LAZY.get(name)
     if module is None and name in __all__:
         module = "fklir.frontend.ops"
