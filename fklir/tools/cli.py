@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+import fklir
 from fklir.backend.cache import DiskCache, cache_dir
 
 BUILD_FOLDER = "build"  # where build.py compiles; failed compiles leave their source there
@@ -70,6 +71,7 @@ def cache_dir_command(out: TextIO) -> int:
 def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     """The `fklir` parser and its `cache` sub-parser."""
     parser = argparse.ArgumentParser(prog="fklir", description="fklir command-line helpers")
+    parser.add_argument("--version", action="version", version=f"fklir {fklir.__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     cache = commands.add_parser("cache", help="inspect or clear the compiled-kernel cache")
     actions = cache.add_subparsers(dest="action", metavar="ACTION")
