@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+from fklir.errors import NoDriverError
+
 _state_lock = threading.Lock()
 _primary_contexts: dict[int, Any] = {}  # device ordinal → retained primary CUcontext
 _primary_context_handles: dict[int, int] = {}  # device ordinal → int(CUcontext), for cheap comparison
@@ -86,8 +88,15 @@ def check(result_tuple: Any, what: str = "CUDA driver call") -> Any:
 
 @functools.cache
 def _initialise() -> None:
-    """cuInit once per process (CudaError, ImportError or a loader error when there is no driver)."""
-    check(_driver().cuInit(0), "cuInit")
+    """cuInit once per process; every use of the driver passes through here first, so this is where a
+    missing driver becomes NoDriverError (CudaError when the driver loads but cannot initialise)."""
+    try:
+        result = _driver().cuInit(0)
+    except (ImportError, OSError, RuntimeError) as error:
+        # No cuda-bindings, or no libcuda to load: cuda-pathfinder's DynamicLibNotFoundError (a RuntimeError)
+        # or older bindings' dlopen RuntimeError. A driver that loads answers with a status, not an exception.
+        raise NoDriverError(f"{type(error).__name__}: {error}") from error
+    check(result, "cuInit")
 
 
 @functools.cache
