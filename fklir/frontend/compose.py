@@ -29,6 +29,7 @@ from fklir.runtime.interop import (
     empty_like_framework,
     output_maker,
     producer_stream,
+    require_writable,
     stream_handle,
     warm_key,
 )
@@ -352,9 +353,10 @@ class Pipeline:
                 raise ValueError(f"out: SplitWrite writes {count} outputs, one per channel; got {len(given)}")
             for i, o in enumerate(given):
                 dst = describe_host_array(o, "out")
-                if dst.shape != shape or dst.dtype_name != dtype or not dst.writeable:
+                require_writable(dst, "out" + (f" (output {i})" if count > 1 else ""))
+                if dst.shape != shape or dst.dtype_name != dtype:
                     raise ValueError(
-                        f"out: expected a writeable {dtype} array of shape {shape}, got {dst.dtype_name} {dst.shape}"
+                        f"out: expected a {dtype} array of shape {shape}, got {dst.dtype_name} {dst.shape}"
                         + (f" (output {i})" if count > 1 else "")
                     )
             results = given  # pyright: ignore[reportAssignmentType]
@@ -517,8 +519,7 @@ class _WarmEntry:
 
 
 def _check_out(dst: Any, prep: _Prepared) -> int:
-    if dst.readonly:
-        raise ValueError("out: the array is read-only; pass a writable output")
+    require_writable(dst, "out")
     if dst.shape != prep.out_shape or dst.dtype_name != prep.out_dtype or dst.device != prep.device:
         raise ValueError(
             f"out: expected a {prep.out_dtype} array of shape {prep.out_shape} on device {prep.device}, "

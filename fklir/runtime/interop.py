@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from fklir.errors import ReadOnlyOutputError
 from fklir.runtime.device_buffer import ELEMENT_TYPES, DeviceBuffer, host_view_for, normalize_shape
 
 ACCEPTED_GPU_ARRAYS = (
@@ -478,4 +479,19 @@ def describe_host_array(x: object, what: str) -> HostArray:
         dtype_name=dtype_name,
         writeable=bool(x.flags.writeable),
         obj=x,
+    )
+
+
+# ----- outputs -------------------------------------------------------------------------------------------
+
+
+def require_writable(array: GpuArray | HostArray, what: str) -> None:
+    """ReadOnlyOutputError, naming `what`, when the array described cannot be written (checked before shape
+    and dtype: a read-only array of the right shape is the mistake a shape message would hide)."""
+    readonly = array.readonly if isinstance(array, GpuArray) else not array.writeable
+    if not readonly:
+        return
+    raise ReadOnlyOutputError(
+        f"{what}: the {array.dtype_name} array of shape {array.shape} is read-only; pass a writable output "
+        "(a read-only view, e.g. from np.broadcast_to or a read-only DLPack export, cannot be written)"
     )
