@@ -264,10 +264,27 @@ def load_kernel(cubin: bytes, name: str, device: int, narrow_name: str | None = 
             driver.cuModuleUnload(module)
             raise
         narrow = None
-        if narrow_name is not None:
-            result, found = driver.cuModuleGetFunction(module, narrow_name.encode())
-            narrow = found if int(result) == 0 else None
+        if narrow_name is not None and _exports(driver, module, narrow_name):
+            narrow = check(
+                driver.cuModuleGetFunction(module, narrow_name.encode()), f"cuModuleGetFunction({narrow_name!r})"
+            )
     return LoadedKernel(module=module, function=function, name=name, device=device, narrow=narrow)
+
+
+def _exports(driver: Any, module: Any, name: str) -> bool:
+    """Whether `module` has the kernel `name`, found by listing its functions rather than by a lookup that
+    may fail: compute-sanitizer reports every failed driver call as an error, which would bury real ones."""
+    if not hasattr(driver, "cuModuleEnumerateFunctions"):  # a driver binding older than CUDA 12.4
+        result, _ = driver.cuModuleGetFunction(module, name.encode())
+        return int(result) == 0
+    count = check(driver.cuModuleGetFunctionCount(module), "cuModuleGetFunctionCount")
+    functions = check(driver.cuModuleEnumerateFunctions(count, module), "cuModuleEnumerateFunctions")
+    wanted = name.encode()
+    for function in functions:
+        found = check(driver.cuFuncGetName(function), "cuFuncGetName")
+        if (found.encode() if isinstance(found, str) else bytes(found)) == wanted:
+            return True
+    return False
 
 
 def launch(
