@@ -8,6 +8,7 @@ checked at once; errors name the op and the value.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
 from xdsl.ir import Operation, SSAValue
 
 from fklir.dialects import fkl
+from fklir.limits import I32_MAX, check_index, check_span
 
 Rect = tuple[int, int, int, int]
 Size = tuple[int, int]  # (w, h)
@@ -31,8 +33,21 @@ def _user_location() -> FileLineColLoc:
     return FileLineColLoc(StringAttr(frame.f_code.co_filename), IntAttr(frame.f_lineno), IntAttr(1))
 
 
+# The installed package's own folder, as imported and resolved: a user's script in any folder named
+# "fklir" (a git clone's default name) is not library code.
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_PACKAGE_DIRS = tuple({os.path.join(d, "") for d in (_PACKAGE, os.path.realpath(_PACKAGE))})
+_INTERNAL: dict[str, bool] = {}
+
+
 def _is_internal(filename: str) -> bool:
-    return filename.startswith("<") or "/fklir/" in filename.replace("\\", "/")
+    """Frames to skip: fklir's own files and generated code (dataclass __init__ is "<string>")."""
+    known = _INTERNAL.get(filename)
+    if known is None:
+        paths = (os.path.abspath(filename), os.path.realpath(filename))
+        known = filename.startswith("<") or any(p.startswith(_PACKAGE_DIRS) for p in paths)
+        _INTERNAL[filename] = known
+    return known
 
 
 def _check_dtype(op: str, dtype: str) -> str:
@@ -149,7 +164,7 @@ class ReadSet(Read):
                 raise ValueError(f"{name}: {len(values)} values for {n} channels (give 1, or one per channel)")
             values = values * n if len(values) == 1 else values
         object.__setattr__(self, "values", values)
-        object.__setattr__(self, "size", (_positive_int(name, "width", w), _positive_int(name, "height", h)))
+        object.__setattr__(self, "size", (_size(name, "width", w), _size(name, "height", h)))
         object.__setattr__(self, "dtype", _check_dtype(name, dtype))
         object.__setattr__(self, "location", _user_location())
 
@@ -539,12 +554,19 @@ def _positive_int(op: str, what: str, v: object) -> int:
     return v
 
 
+def _size(op: str, what: str, v: object) -> int:
+    """An image width or height: a positive integer that fits the kernels' int32 sizes."""
+    return check_index(op, what, _positive_int(op, what, v), I32_MAX, 1)
+
+
 def _rect(op: str, r: Sequence[int]) -> Rect:
     if len(r) != 4 or not all(isinstance(v, int) and not isinstance(v, bool) for v in r):
         raise ValueError(f"{op}: a rect is (x, y, w, h) of integers, got {tuple(r)!r}")
     x, y, w, h = r
     if w <= 0 or h <= 0:
         raise ValueError(f"{op}: rect {tuple(r)} must have a positive width and height")
+    check_span(op, f"rect {tuple(r)}: x", x, w)
+    check_span(op, f"rect {tuple(r)}: y", y, h)
     return (x, y, w, h)
 
 
@@ -558,6 +580,30 @@ class Geometry(Op):
 
 class BorderedSizes(list[Size]):
     """Plane sizes of an image seen through a BorderReader: the next op may sample outside them."""
+
+
+def check_empty_source(geometry: Sequence[Geometry], size: Size) -> None:
+    """ValueError when the geometry makes pixels out of an empty (w, h) image: only a constant border
+    can (every pixel is its value, and nothing is read); Resize, Warping and Crop have no pixel to
+    sample (cv2.resize refuses too) and the other borders none to repeat (numpy.pad refuses too)."""
+    if size[0] and size[1]:
+        return
+    sizes: list[Size] = [size]
+    border: BorderReader | None = None
+    for op in geometry:
+        made = op.out_sizes(sizes)
+        if isinstance(op, BorderReader):
+            border = op
+        elif not all(w and h for w, h in sizes) and any(w and h for w, h in made):
+            (sw, sh), (dw, dh) = sizes[0], made[0]
+            if border is None or isinstance(op, Resize):
+                raise ValueError(f"{op.op_name}: cannot make a {dw}x{dh} image from the empty {sw}x{sh} image")
+            if border.mode != "constant":
+                raise ValueError(
+                    f"BorderReader({border.mode!r}): cannot extend the empty {sw}x{sh} image to {dw}x{dh} "
+                    "(there is no pixel to repeat); only a constant border can"
+                )
+        sizes = made
 
 
 @dataclass(frozen=True, eq=False, init=False)
@@ -618,6 +664,8 @@ class Crop(Geometry):
         n = len(self.rects)
         if n > 1 and len(sizes) not in (1, n):
             raise ValueError(f"Crop: {n} rects for {len(sizes)} input planes (give 1, or one per plane)")
+        if not sizes:  # a batch of no images: no planes to crop
+            return []
         bordered = isinstance(sizes, BorderedSizes)
         planes = max(n, len(sizes))
         out: list[Size] = []
@@ -657,7 +705,7 @@ class Resize(Geometry):
         background: float | Sequence[float] | None = None,
     ):
         name = type(self).__name__
-        size = (_positive_int(name, "width", w), _positive_int(name, "height", h))
+        size = (_size(name, "width", w), _size(name, "height", h))
         if interp not in fkl.INTERPOLATIONS:
             raise ValueError(f"{name}: interp must be 'linear' or 'nearest', got {interp!r}")
         if aspect_ratio not in fkl.ASPECT_RATIOS:
@@ -703,7 +751,7 @@ class Warping(Geometry):
                 raise ValueError(f"{name}: the matrix {values} is singular (it cannot be inverted)") from None
         object.__setattr__(self, "kind", "affine" if shape == (2, 3) else "perspective")
         object.__setattr__(self, "matrix", values)
-        object.__setattr__(self, "size", (_positive_int(name, "width", w), _positive_int(name, "height", h)))
+        object.__setattr__(self, "size", (_size(name, "width", w), _size(name, "height", h)))
         object.__setattr__(self, "inverse", bool(inverse))
         object.__setattr__(self, "location", _user_location())
 
