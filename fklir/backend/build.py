@@ -8,6 +8,7 @@ recompiles; changing any of those does, once.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import dataclasses
 import functools
@@ -15,7 +16,7 @@ import io
 import json
 import os
 import shutil
-import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -160,33 +161,67 @@ def kernel_key(structure: str, target: str, arch: str) -> str:
     )
 
 
-def _build_dir(key: str) -> Path:
-    folder = cache.cache_dir() / "build"
-    folder.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=f"{key[:16]}-", dir=folder))
-
-
-def _compile_cpu(emitted: EmittedKernel, key: str) -> bytes:
+def _compile_cpu(disk: cache.DiskCache, emitted: EmittedKernel, key: str) -> bytes:
     """g++ → .so bytes; on failure the source stays in the build folder that the error names."""
     STATS.compiles += 1
-    workdir = _build_dir(key)
-    output = workdir / "kernel.so"
-    compilers.compile_shared_library(emitted.source, INCLUDE_DIR, output, workdir)
-    payload = output.read_bytes()
-    shutil.rmtree(workdir, ignore_errors=True)
-    return payload
+    with disk.work_dir(f"{key[:16]}-") as workdir:
+        output = workdir / "kernel.so"
+        compilers.compile_shared_library(emitted.source, INCLUDE_DIR, output, workdir)
+        return output.read_bytes()
 
 
-def _compile_gpu(emitted: EmittedKernel, key: str, arch: str) -> bytes:
+def _compile_gpu(disk: cache.DiskCache, emitted: EmittedKernel, key: str, arch: str) -> bytes:
     """nvcc or NVRTC → cubin bytes; on failure the source stays in the build folder that the error names."""
     STATS.compiles += 1
-    workdir = _build_dir(key)
-    if get_backend() == "nvrtc":
-        cubin = compilers.compile_cubin_nvrtc(emitted.source, INCLUDE_DIR, arch, workdir)
-    else:
-        cubin = compilers.compile_cubin(emitted.source, INCLUDE_DIR, arch, workdir)
-    shutil.rmtree(workdir, ignore_errors=True)
-    return cubin
+    with disk.work_dir(f"{key[:16]}-") as workdir:
+        if get_backend() == "nvrtc":
+            return compilers.compile_cubin_nvrtc(emitted.source, INCLUDE_DIR, arch, workdir)
+        return compilers.compile_cubin(emitted.source, INCLUDE_DIR, arch, workdir)
+
+
+META_SUFFIX = ".meta.json"  # what `fklir cache list|info` shows of a kernel entry
+SOURCE_SUFFIX = ".source"  # the generated C++ (`fklir cache info` prints it)
+KERNEL_SUFFIXES = {"cpu": ".so", "gpu": ".cubin"}
+
+
+def chain_summary(kernel: fkl.KernelOp) -> str:
+    """The kernel's ops in order, e.g. "read > crop > resize > mul > write" (a read's sampled geometry
+    comes right after the read)."""
+    names = [op.name.removeprefix("fkl.") for op in kernel.walk() if op is not kernel and op.name != "fkl.yield"]
+    return " > ".join(names)
+
+
+def dtype_summary(kernel: fkl.KernelOp) -> str:
+    """What the kernel reads and writes, e.g. "uint8x3 -> float32x3"."""
+
+    def image(kind: object) -> str:
+        if not isinstance(kind, fkl.ImageType) or not kind.is_known:
+            return "?"
+        return f"{kind.dtype}x{kind.channels.data}"
+
+    reads = [image(op.source_type) for op in kernel.walk() if isinstance(op, fkl.ReadOp)]
+    writes = [image(op.operands[0].type) for op in kernel.walk() if isinstance(op, _WRITE_OPS)]
+    return f"{', '.join(dict.fromkeys(reads))} -> {', '.join(dict.fromkeys(writes))}"
+
+
+_WRITE_OPS = (fkl.WriteOp, fkl.SplitOp, fkl.TSplitOp, fkl.SplitWriteOp)
+
+
+def _describe(disk: cache.DiskCache, kernel: fkl.KernelOp, emitted: EmittedKernel, key: str, arch: str) -> None:
+    """Store what `fklir cache list|info` shows of a new kernel next to it: best effort, a listing aid."""
+    target = "cpu" if arch == "host" else "gpu"
+    backend = "g++" if target == "cpu" else get_backend()
+    meta = {
+        "chain": chain_summary(kernel),
+        "dtypes": dtype_summary(kernel),
+        "target": target,
+        "arch": arch,
+        "compiler": f"{backend}: {_compiler_and_flags(target, backend if target == 'gpu' else '')[0]}",
+        "created": time.time(),
+    }
+    with contextlib.suppress(OSError):
+        disk.store(key, META_SUFFIX, json.dumps(meta).encode())
+        disk.store(key, SOURCE_SUFFIX, emitted.source.encode())
 
 
 def target_arch(target: str, device: int) -> str:
@@ -198,19 +233,29 @@ def target_arch(target: str, device: int) -> str:
 
 
 def _load_entry(key: str, target: str, device: int) -> object | None:
-    """The loaded kernel of cache key `key`: from memory, else from the disk cache (None if absent)."""
+    """The loaded kernel of cache key `key`: from memory, else from the disk cache; None if absent or if
+    the entry verifies but does not load (it is then deleted, so that the caller rebuilds it)."""
     if (loaded := _LOADED.get((key, target, device))) is not None:
         return loaded[1]
     disk = cache.DiskCache()
-    if target == "cpu":
-        path = disk.load_path(key, ".so")
-        return None if path is None else getattr(ctypes.CDLL(str(path)), CPU_ENTRY)
-    cubin = disk.load(key, ".cubin")
-    if cubin is None:
-        return None
-    from fklir.backend import cuda_driver
+    try:
+        if target == "cpu":
+            path = disk.load_path(key, ".so")
+            return None if path is None else getattr(ctypes.CDLL(str(path)), CPU_ENTRY)
+        cubin = disk.load(key, ".cubin")
+        if cubin is None:
+            return None
+        from fklir.backend import cuda_driver
 
-    return cuda_driver.load_kernel(cubin, GPU_ENTRY, device, GPU_NARROW_ENTRY)
+        return cuda_driver.load_kernel(cubin, GPU_ENTRY, device, GPU_NARROW_ENTRY)
+    except _UNLOADABLE:
+        disk.discard(key, KERNEL_SUFFIXES[target])
+        return None
+
+
+# What dlopen, a missing entry symbol or the driver raise for an entry that passed its checksum but is not
+# a kernel of ours (a truncated build before the sidecar existed, a file replaced by its owner).
+_UNLOADABLE = (OSError, AttributeError, RuntimeError)
 
 
 def description_key(description: str, target: str, device: int) -> str:
@@ -222,36 +267,63 @@ def remember_plan(description_key_: str, built: BuiltKernel) -> None:
     """Record which kernel and values a described pipeline compiles to, so that a fresh process can
     skip the IR entirely on its first call (see load_plan)."""
     entry = {"kernel": built.key, "layout": dataclasses.asdict(built.layout), "values": built.values}
-    cache.DiskCache().store(description_key_, ".plan.json", json.dumps(entry).encode())
+    with contextlib.suppress(OSError):  # only a shortcut for the next process: a full disk must not fail this call
+        cache.DiskCache().store(description_key_, PLAN_SUFFIX, json.dumps(entry).encode())
 
 
-def load_plan(description_key_: str, target: str, device: int) -> BuiltKernel | None:
-    """The kernel a described pipeline compiled to before, without building any IR; None if unknown."""
-    raw = cache.DiskCache().load(description_key_, ".plan.json")
-    if raw is None:
-        return None
+PLAN_SUFFIX = ".plan.json"
+
+
+def _parse_plan(raw: bytes) -> tuple[str, KernelLayout, dict[str, tuple[float, ...]]]:
+    """(kernel key, layout, values) of a plan record; ValueError/KeyError/TypeError/AttributeError when it
+    is not one (written by another codegen version, or garbage whose sidecar matches)."""
     entry = json.loads(raw)
     layout_fields = dict(entry["layout"])
     layout_fields["slots"] = tuple(tuple(slot) for slot in layout_fields["slots"])
-    layout = KernelLayout(**layout_fields)
-    entry_point = _load_entry(entry["kernel"], target, device)
+    values = {str(name): tuple(float(v) for v in vs) for name, vs in entry["values"].items()}
+    kernel = entry["kernel"]
+    if not isinstance(kernel, str):
+        raise TypeError(f"plan record: kernel key {kernel!r} is not a string")
+    return kernel, KernelLayout(**layout_fields), values
+
+
+def load_plan(description_key_: str, target: str, device: int) -> BuiltKernel | None:
+    """The kernel a described pipeline compiled to before, without building any IR; None if unknown, or if
+    the record or its kernel does not load (then deleted, so that the caller builds and records anew)."""
+    disk = cache.DiskCache()
+    raw = disk.load(description_key_, PLAN_SUFFIX)
+    if raw is None:
+        return None
+    try:
+        kernel, layout, values = _parse_plan(raw)
+        entry_point = _load_entry(kernel, target, device)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        disk.discard(description_key_, PLAN_SUFFIX)
+        return None
     if entry_point is None:
         return None
-    _LOADED[(entry["kernel"], target, device)] = (layout, entry_point)
+    _LOADED[(kernel, target, device)] = (layout, entry_point)
     STATS.disk_hits += 1
-    values = {name: tuple(v) for name, v in entry["values"].items()}
-    return BuiltKernel(entry["kernel"], layout, entry_point, values)
+    return BuiltKernel(kernel, layout, entry_point, values)
 
 
 def _build_or_load(
-    disk: cache.DiskCache, emitted: EmittedKernel, key: str, target: str, arch: str, device: int
+    disk: cache.DiskCache, kernel: fkl.KernelOp, emitted: EmittedKernel, key: str, arch: str, device: int
 ) -> object:
-    if target == "cpu":
-        path = disk.build_or_load_path(key, ".so", lambda: _compile_cpu(emitted, key))
+    def compile_and_describe() -> bytes:
+        if arch == "host":
+            payload = _compile_cpu(disk, emitted, key)
+        else:
+            payload = _compile_gpu(disk, emitted, key, arch)
+        _describe(disk, kernel, emitted, key, arch)
+        return payload
+
+    if arch == "host":
+        path = disk.build_or_load_path(key, KERNEL_SUFFIXES["cpu"], compile_and_describe)
         return getattr(ctypes.CDLL(str(path)), CPU_ENTRY)
     from fklir.backend import cuda_driver
 
-    cubin = disk.build_or_load(key, ".cubin", lambda: _compile_gpu(emitted, key, arch))
+    cubin = disk.build_or_load(key, KERNEL_SUFFIXES["gpu"], compile_and_describe)
     return cuda_driver.load_kernel(cubin, GPU_ENTRY, device, GPU_NARROW_ENTRY)
 
 
@@ -267,13 +339,13 @@ def build_kernel(kernel: fkl.KernelOp, target: str, device: int = 0) -> BuiltKer
     disk = cache.DiskCache()
     compiles_before = STATS.compiles
     try:
-        entry = _build_or_load(disk, emitted, key, target, arch, device)
+        entry = _build_or_load(disk, kernel, emitted, key, arch, device)
     except compilers.CompileError:
         raise
-    except (OSError, RuntimeError):
+    except _UNLOADABLE:
         # an entry that passed its checksum but that dlopen or the driver refuses: rebuild it once
-        disk.discard(key, ".so" if target == "cpu" else ".cubin")
-        entry = _build_or_load(disk, emitted, key, target, arch, device)
+        disk.discard(key, KERNEL_SUFFIXES[target])
+        entry = _build_or_load(disk, kernel, emitted, key, arch, device)
     if STATS.compiles == compiles_before:
         STATS.disk_hits += 1
     _LOADED[(key, target, device)] = (emitted.layout, entry)

@@ -265,7 +265,8 @@ def test_clear_removes_entries_sidecars_locks_and_leftovers(cache: DiskCache) ->
     (cache.root / "build" / "k" / "kernel.cu").write_text("// kept source of a failed compile")
 
     cache.clear()
-    assert list(cache.root.iterdir()) == []
+    assert sorted(path.name for path in cache.root.iterdir()) == ["build", "locks"]  # both kept, empty
+    assert list((cache.root / "build").iterdir()) == [] and list((cache.root / "locks").iterdir()) == []
     assert cache.entries() == []
     assert cache.load("a", ".cubin") is None
     assert cache.build_or_load("b", ".so", lambda: b"lib2") == b"lib2"  # usable after clear
