@@ -42,7 +42,8 @@ def run_example(script: Path, target: str) -> None:
         env={**os.environ, "PYTHONWARNINGS": "error::DeprecationWarning:__main__"},
         check=False,
     )
-    assert done.returncode == 0, f"{script.name} --target {target} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
+    command = f"{script.name} --target {target}"
+    assert done.returncode == 0, f"{command} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
     if done.stdout.startswith(SKIPPED):
         pytest.skip(done.stdout.strip().removeprefix(SKIPPED))
     assert done.stdout.strip(), f"{script.name} printed nothing"
