@@ -32,10 +32,15 @@ def located_message(op: Operation, message: str) -> str:
 
 
 def first_invalid_op(module: ModuleOp) -> tuple[Operation, str] | None:
-    """The first op (pre-order) whose own verifier fails, with the message."""
+    """The first op (pre-order) whose own verifier fails, with the message.
+
+    A verifier that blames a nested op (an `OpError` from a region check) names that op instead.
+    """
     for op in module.walk():
         try:
             op.verify(verify_nested_ops=False)
+        except OpError as e:
+            return e.op, str(e)
         except VerifyException as e:
             return op, str(e)
     return None

@@ -84,6 +84,8 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, NoTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
+from fklir.dialects.dominance import SSADominance
+
 DYNAMIC = -1
 
 # The slot of a divergent kernel's parameter block that maps each output plane to its chain.
@@ -2270,7 +2272,7 @@ class KernelOp(IRDLOperation):
     values = opt_prop_def(DictionaryAttr)
     body = region_def("single_block")
 
-    traits = traits_def(NoTerminator(), IsolatedFromAbove(), SymbolOpInterface())
+    traits = traits_def(NoTerminator(), IsolatedFromAbove(), SymbolOpInterface(), SSADominance())
 
     def __init__(
         self,

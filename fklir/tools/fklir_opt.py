@@ -9,57 +9,84 @@ Bad input is reported as `file:line:col: error: message` on stderr with exit cod
 
 from __future__ import annotations
 
-import argparse
+import importlib.metadata
 import os
 import sys
 from collections.abc import Sequence
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, VerifyException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from fklir.diagnostics import LocatingParser, OpError, first_invalid_op, located_message
+from fklir.dialects.dominance import check_region_dominance
+from fklir.tools.string_literals import clarify_string_error, install_linear_string_lexing
+
+install_linear_string_lexing()
+
+
+def fklir_version() -> str:
+    """The installed distribution's version, else the package's own (a source tree on sys.path)."""
+    try:
+        return importlib.metadata.version("fklir")
+    except importlib.metadata.PackageNotFoundError:
+        import fklir
+
+        return str(getattr(fklir, "__version__", "unknown"))
+
+
+class _VersionFormat(str):
+    """xDSL formats `version_format` only when --version is given: the fklir version is read then,
+    since importlib.metadata costs tens of milliseconds on every start."""
+
+    def format(self, *args: object, **kwargs: object) -> str:
+        return super().format(*args, fklir_version=fklir_version(), **kwargs)
 
 
 class FklirOptMain(xDSLOptMain):
-    version_format = "fklir-opt (xdsl {xdsl_version})"
+    """xDSL's driver, narrowed to what fkl IR uses: the builtin and fkl dialects, fkl passes, and the
+    mlir, cpp and cuda targets. xDSL's own passes and targets (wgsl, llvm, ...) take no fkl op, so
+    listing them only invites runs that print nothing or fail to import."""
+
+    version_format = _VersionFormat("fklir-opt (fklir {fklir_version}, xdsl {xdsl_version})")
 
     def __init__(self, args: Sequence[str] | None = None):
         super().__init__(description="fklir modular optimizer driver", args=args)
 
-    def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
-        super().register_all_arguments(arg_parser)
-
     def register_all_dialects(self) -> None:
+        from xdsl.dialects.builtin import Builtin
+
         from fklir.dialects import get_all_dialects
 
-        super().register_all_dialects()
+        self.ctx.register_dialect(Builtin.name, lambda: Builtin)
         for name, factory in get_all_dialects().items():
-            if name not in self.ctx.registered_dialect_names:
-                self.ctx.register_dialect(name, factory)
+            self.ctx.register_dialect(name, factory)
 
     def register_all_passes(self) -> None:
         from fklir.passes import get_all_passes
 
-        super().register_all_passes()
         for name, factory in get_all_passes().items():
             self.register_pass(name, factory)
 
     def register_all_targets(self) -> None:
+        from xdsl.targets import get_all_targets as get_xdsl_targets
+
         from fklir.backend.targets import get_all_targets
 
-        super().register_all_targets()
-        for name, factory in get_all_targets().items():
-            self.available_targets[name] = factory
+        self.available_targets["mlir"] = get_xdsl_targets()["mlir"]
+        self.available_targets.update(get_all_targets())
 
     def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0) -> ModuleOp | None:
         if file_extension != "mlir":
             return super().parse_chunk(chunk, file_extension, start_offset)
-        parser = LocatingParser(self.ctx, chunk.read(), self.get_input_name())
-        parser.line_offset = start_offset
-        module = parser.parse_module(not self.args.no_implicit_module)
-        return module
+        try:
+            # the parser lexes its first token as it is built
+            parser = LocatingParser(self.ctx, chunk.read(), self.get_input_name())
+            parser.line_offset = start_offset
+            return parser.parse_module(not self.args.no_implicit_module)
+        except ParseError as e:
+            raise clarify_string_error(e) from None
 
     def apply_passes(self, prog: ModuleOp) -> None:
         """Verify with locations first, then run the pipeline; errors name the op and where it is."""
@@ -76,6 +103,8 @@ class FklirOptMain(xDSLOptMain):
 
 
 def _raise_located(module: ModuleOp) -> None:
+    # The top level holds chains as they are written; passes take them in text order, as kernels.
+    check_region_dominance(module.body)
     if (failure := first_invalid_op(module)) is not None:
         raise OpError(*failure)
 
@@ -89,6 +118,12 @@ def _format_parse_error(e: ParseError) -> str:
 def main(args: Sequence[str] | None = None) -> None:
     try:
         FklirOptMain(args).run()
+    except SystemExit as e:
+        # argparse reports bad usage (an unknown target or flag) with status 2; every bad input exits 1.
+        sys.exit(1 if e.code == 2 else e.code)
+    except ArgSpecParseError as e:
+        print(f"fklir-opt: error: {e}", file=sys.stderr)
+        sys.exit(1)
     except ParseError as e:
         print(_format_parse_error(e), file=sys.stderr)
         sys.exit(1)

@@ -676,3 +676,40 @@ fkl.kernel @k3 params i32 {
 %0 = fkl.read "s" : !fkl.image<?x?x3xui8>
 %1 = fkl.crop %0, rects [[-1, 0, 4, 4]] : !fkl.image<?x?x3xui8>
 // CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.crop' rect [-1, 0, 4, 4] starts outside the image; only a crop right after fkl.border may leave it
+
+// ---- fkl.kernel: SSA dominance ------------------------------------------------------------------
+// A kernel body is a sequence (emitters take its ops in text order): a value must be defined above
+// its first use. The error points at the use and names the definition.
+
+// -----
+
+fkl.kernel @k4 params !fkl.params<> {
+  %1 = fkl.mul %0, 2.0 : !fkl.image<?x?x3xf32>
+  %0 = fkl.read "src" : !fkl.image<?x?x3xf32>
+  fkl.write %1, "dst" : !fkl.image<?x?x3xf32>
+}
+// CHECK: invalid.mlir:[[# @LINE - 4]]:3: error: 'fkl.mul' operand #0 is used before it is defined (defined by 'fkl.read' at line [[# @LINE - 3]]:3)
+
+// -----
+
+fkl.kernel @k5 params !fkl.params<> {
+  %0 = fkl.read "src" : !fkl.image<?x?x3xf32>
+  fkl.write %2, "dst" : !fkl.image<?x?x3xf32>
+  %1 = fkl.add %0, 1.0 : !fkl.image<?x?x3xf32>
+  %2 = fkl.mul %1, 2.0 : !fkl.image<?x?x3xf32>
+}
+// CHECK: invalid.mlir:[[# @LINE - 4]]:3: error: 'fkl.write' operand #0 is used before it is defined (defined by 'fkl.mul' at line [[# @LINE - 2]]:3)
+
+// -----
+
+// Inside a read's sample region, nested in a kernel: the same rule, at the nested use.
+fkl.kernel @k6 params !fkl.params<> {
+  %0 = fkl.read "src" : !fkl.image<?x?x3xui8> sample {
+  ^bb0(%src: !fkl.image<?x?x3xui8>):
+    %2 = fkl.resize %1, size [2, 2], nearest : !fkl.image<?x?x3xui8>
+    %1 = fkl.crop %src, rects [[0, 0, 4, 4]] : !fkl.image<?x?x3xui8>
+    fkl.yield %2 : !fkl.image<?x?x3xui8>
+  }
+  fkl.write %0, "dst" : !fkl.image<?x?x3xui8>
+}
+// CHECK: invalid.mlir:[[# @LINE - 6]]:5: error: 'fkl.resize' operand #0 is used before it is defined (defined by 'fkl.crop' at line [[# @LINE - 5]]:5)
