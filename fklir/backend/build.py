@@ -179,11 +179,6 @@ def _compile_gpu(disk: cache.DiskCache, emitted: EmittedKernel, key: str, arch: 
         return compilers.compile_cubin(emitted.source, INCLUDE_DIR, arch, workdir)
 
 
-META_SUFFIX = ".meta.json"  # what `fklir cache list|info` shows of a kernel entry
-SOURCE_SUFFIX = ".source"  # the generated C++ (`fklir cache info` prints it)
-KERNEL_SUFFIXES = {"cpu": ".so", "gpu": ".cubin"}
-
-
 def chain_summary(kernel: fkl.KernelOp) -> str:
     """The kernel's ops in order, e.g. "read > crop > resize > mul > write" (a read's sampled geometry
     comes right after the read)."""
@@ -220,8 +215,8 @@ def _describe(disk: cache.DiskCache, kernel: fkl.KernelOp, emitted: EmittedKerne
         "created": time.time(),
     }
     with contextlib.suppress(OSError):
-        disk.store(key, META_SUFFIX, json.dumps(meta).encode())
-        disk.store(key, SOURCE_SUFFIX, emitted.source.encode())
+        disk.store(key, cache.META_SUFFIX, json.dumps(meta).encode())
+        disk.store(key, cache.SOURCE_SUFFIX, emitted.source.encode())
 
 
 def target_arch(target: str, device: int) -> str:
@@ -249,7 +244,7 @@ def _load_entry(key: str, target: str, device: int) -> object | None:
 
         return cuda_driver.load_kernel(cubin, GPU_ENTRY, device, GPU_NARROW_ENTRY)
     except _UNLOADABLE:
-        disk.discard(key, KERNEL_SUFFIXES[target])
+        disk.discard(key, cache.KERNEL_SUFFIXES[target])
         return None
 
 
@@ -319,11 +314,11 @@ def _build_or_load(
         return payload
 
     if arch == "host":
-        path = disk.build_or_load_path(key, KERNEL_SUFFIXES["cpu"], compile_and_describe)
+        path = disk.build_or_load_path(key, cache.KERNEL_SUFFIXES["cpu"], compile_and_describe)
         return getattr(ctypes.CDLL(str(path)), CPU_ENTRY)
     from fklir.backend import cuda_driver
 
-    cubin = disk.build_or_load(key, KERNEL_SUFFIXES["gpu"], compile_and_describe)
+    cubin = disk.build_or_load(key, cache.KERNEL_SUFFIXES["gpu"], compile_and_describe)
     return cuda_driver.load_kernel(cubin, GPU_ENTRY, device, GPU_NARROW_ENTRY)
 
 
@@ -344,7 +339,7 @@ def build_kernel(kernel: fkl.KernelOp, target: str, device: int = 0) -> BuiltKer
         raise
     except _UNLOADABLE:
         # an entry that passed its checksum but that dlopen or the driver refuses: rebuild it once
-        disk.discard(key, KERNEL_SUFFIXES[target])
+        disk.discard(key, cache.KERNEL_SUFFIXES[target])
         entry = _build_or_load(disk, kernel, emitted, key, arch, device)
     if STATS.compiles == compiles_before:
         STATS.disk_hits += 1

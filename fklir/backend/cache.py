@@ -49,6 +49,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
+from fklir.errors import CacheError
+
 SIDECAR_SUFFIX = ".sha256"
 LOCK_FOLDER = "locks"
 BUILD_FOLDER = "build"
@@ -57,10 +59,9 @@ CACHE_DIR_VARIABLE = "FKLIR_CACHE_DIR"
 MAX_BYTES_VARIABLE = "FKLIR_CACHE_MAX_BYTES"
 DEFAULT_MAX_BYTES = 2 << 30
 PRIVATE_PREFIX = "fklir-cache-"
-
-
-class CacheError(ValueError):
-    """A cache location that cannot be used as configured (a file where a folder should be, a bad size)."""
+KERNEL_SUFFIXES = {"cpu": ".so", "gpu": ".cubin"}  # a kernel's payload, per target
+META_SUFFIX = ".meta.json"  # next to a kernel: what `fklir cache list|info` shows of it
+SOURCE_SUFFIX = ".source"  # next to a kernel: its generated C++ (`fklir cache info` prints it)
 
 
 class CacheWarning(UserWarning):
@@ -376,9 +377,9 @@ class DiskCache:
 
     # ----- validation --------------------------------------------------------------------------------
 
-    def _read_valid(self, folder: Path, key: str, suffix: str) -> bytes | None:
+    def _read_valid(self, folder: Path, key: str, suffix: str, touch: bool = True) -> bytes | None:
         """The payload when it is trusted and it and its sidecar agree (length and sha256); None otherwise.
-        Deletes nothing."""
+        Deletes nothing; `touch` marks it used (for eviction)."""
         _check_key(key, suffix)
         payload_path = folder / f"{key}{suffix}"
         try:
@@ -401,8 +402,9 @@ class DiskCache:
             os.close(handle)
         if expected != _sidecar_text(payload):
             return None
-        with contextlib.suppress(OSError):
-            os.utime(payload_path)  # the last use, for eviction
+        if touch:
+            with contextlib.suppress(OSError):
+                os.utime(payload_path)
         return payload
 
     def _discard_locked(self, folder: Path, key: str, suffix: str) -> None:
@@ -448,6 +450,11 @@ class DiskCache:
         """The verified payload, or None (a broken entry is deleted so that the caller rebuilds it)."""
         found = self._find(key, suffix)
         return None if found is None else found[1]
+
+    def peek(self, key: str, suffix: str) -> bytes | None:
+        """The verified payload in the root, or None; unlike load, it neither marks the entry used nor
+        deletes a broken one (for listing)."""
+        return self._read_valid(self.root, key, suffix, touch=False)
 
     def load_path(self, key: str, suffix: str) -> Path | None:
         """The payload's path once verified (for files that must be opened by path, e.g. dlopen), or None."""
