@@ -83,7 +83,7 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
     KnownIssue(
         "issue 13 item 4: no dominance check (inside fkl.kernel, and at top level too)",
         "an fkl.kernel whose body uses %m above `%m = fkl.mul ...`: exit 0, emitted in text order; at top level, "
-        "`fkl.write %m, \"dst\"` above `%m = fkl.mul %f, 2.0`: exit 0 without passes, and -p fkl-default-pipeline "
+        '`fkl.write %m, "dst"` above `%m = fkl.mul %f, 2.0`: exit 0 without passes, and -p fkl-default-pipeline '
         "answers the unlocated `fklir-opt: error: Can't insert operation before operation not in current block`",
         before_run=_use_before_def,
     ),
@@ -105,7 +105,7 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
     KnownIssue(
         "unassigned: fkl.kernel's verifier accepts params slots that do not fit their use",
         "`fkl.kernel @k0 params !fkl.params<max2: f16 x 1> values {max2 = [3.0]}` whose `fkl.mul` on f64 takes "
-        "param \"max2\" (or a slot `f64 x 99999999999999999999999`): exit 0, g++ rejects the C++",
+        'param "max2" (or a slot `f64 x 99999999999999999999999`): exit 0, g++ rejects the C++',
         failure=r"^g\+\+ rejects",
     ),
 )

@@ -1,0 +1,84 @@
+"""The compose() fuzz child: runs one case per request on the CPU target and judges it here.
+
+The reply is (verdict, detail): "ok", "rejected" (ValueError/TypeError, the accepted refusal),
+"unchecked" (the reference interpreter cannot judge the input, e.g. an empty image), or a failure
+class: "wrong", "wrote outside out=", "raised", "accepted what the reference rejects",
+"rejected a valid case".
+"""
+
+from __future__ import annotations
+
+import traceback
+
+import numpy as np
+
+import fklir as fkl
+from tests.fuzz.child import serve
+from tests.fuzz.compose_cases import Case
+from tests.runtime.catalogue_support import packed_source, reference
+from tests.unit.property_chains import assert_same
+
+GUARD_ROWS = 2
+
+
+def _guarded_out(like: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, bytes]:
+    """A buffer of `like`'s rows plus GUARD_ROWS random rows either side, its middle, and its bytes."""
+    shape = (like.shape[0] + 2 * GUARD_ROWS, *like.shape[1:])
+    buffer = np.frombuffer(rng.bytes(int(np.prod(shape)) * like.itemsize), like.dtype).reshape(shape).copy()
+    return buffer, buffer[GUARD_ROWS : GUARD_ROWS + like.shape[0]], buffer.tobytes()
+
+
+def _guards_kept(buffer: np.ndarray, before: bytes, rows: int) -> bool:
+    row = buffer[0].nbytes
+    after = buffer.tobytes()
+    head, tail = GUARD_ROWS * row, (GUARD_ROWS + rows) * row
+    return after[:head] == before[:head] and after[tail:] == before[tail:]
+
+
+def run_case(case: Case) -> tuple[str, str]:
+    x = case.input()
+    try:
+        pipe = fkl.compose(*case.ops, target="cpu")
+        y = pipe(x)
+    except (ValueError, TypeError) as e:
+        if not case.twists and case.layout == "contiguous":
+            return "rejected a valid case", f"{type(e).__name__}: {e}"
+        return "rejected", f"{type(e).__name__}: {e}"
+    except Exception as e:  # every other exception breaks the contract
+        return "raised", f"{type(e).__name__}: {e}\n{traceback.format_exc()[-1500:]}"
+    try:
+        expected = reference(case.ops, packed_source(case.x))
+    except Exception as e:  # the reference's refusal: compose should have refused too, or it cannot judge
+        if case.x.size == 0:
+            return "unchecked", f"reference: {type(e).__name__}: {e}"
+        return "accepted what the reference rejects", f"reference: {type(e).__name__}: {e}; got {y.shape}"
+    try:
+        if y.size != expected.size:
+            raise AssertionError(f"shape {y.shape}, expected {expected.shape}")
+        assert_same(y.reshape(expected.shape), expected, "pipe(x)")
+    except AssertionError as e:
+        return "wrong", str(e)[-1500:]
+    if case.out_guard and y.ndim >= 1 and y.shape[0] > 0:
+        return _check_out(pipe, x, y, case)
+    return "ok", ""
+
+
+def _check_out(pipe: fkl.Pipeline, x: np.ndarray, y: np.ndarray, case: Case) -> tuple[str, str]:
+    buffer, view, before = _guarded_out(y, np.random.default_rng(len(case.name)))
+    try:
+        pipe(x, out=view)
+    except (ValueError, TypeError) as e:
+        return "rejected", f"out=: {type(e).__name__}: {e}"
+    except Exception as e:  # every other exception breaks the contract
+        return "raised", f"out=: {type(e).__name__}: {e}"
+    if not _guards_kept(buffer, before, y.shape[0]):
+        return "wrote outside out=", f"out= view of rows {GUARD_ROWS}..{GUARD_ROWS + y.shape[0]} of {buffer.shape}"
+    try:
+        assert_same(view, y, "pipe(x, out=view) vs pipe(x)")
+    except AssertionError as e:
+        return "wrong", f"out=: {str(e)[-1500:]}"
+    return "ok", ""
+
+
+if __name__ == "__main__":
+    serve(run_case)
