@@ -32,11 +32,11 @@ from fklir.backend.emit_compute import (
     is_channelwise,
     is_float_division,
 )
-from fklir.backend.emit_flat import emit_flat_cpu, emit_flat_gpu, flat_shape
+from fklir.backend.emit_flat import CPU_PARALLEL_MIN_ELEMENTS, emit_flat_cpu, emit_flat_gpu, flat_shape
 from fklir.backend.emit_geometry import emit_pair_rows, emit_stages, has_block_taps, has_pair_taps
 from fklir.dialects import fkl
 
-CODEGEN_VERSION = "15"
+CODEGEN_VERSION = "16"
 
 GPU_ENTRY = "fkl_kernel"
 GPU_NARROW_ENTRY = "fkl_kernel_narrow"  # pixel kernels: one pixel per thread, for launches of few pixels
@@ -371,6 +371,7 @@ def _emit_pixel_entries(chains: list[Chain]) -> list[str]:
     instruction count, sets the time); on the CPU, one pixel per loop iteration."""
     divergent = len(chains) > 1
     entry_fn = "dispatch" if divergent else "pixel"
+    channels = chains[0].out_type.channels.data  # divergent chains share one output type
     if divergent:
         dispatch = [
             "// Divergent batch: plane z runs chain planemap[z].",
@@ -408,7 +409,8 @@ def _emit_pixel_entries(chains: list[Chain]) -> list[str]:
         *entries,
         "#else",
         f'extern "C" void {CPU_ENTRY}(const Params* p) {{',
-        "#pragma omp parallel for collapse(2) schedule(static)",
+        f"    const fkl::i64 elements = (fkl::i64)p->h.dst_planes * p->h.dst_h * p->h.dst_w * {channels};",
+        f"#pragma omp parallel for collapse(2) schedule(static) if(elements >= {CPU_PARALLEL_MIN_ELEMENTS})",
         "    for (fkl::i32 z = 0; z < p->h.dst_planes; ++z)",
         "        for (fkl::i32 y = 0; y < p->h.dst_h; ++y)",
         f"            for (fkl::i32 x = 0; x < p->h.dst_w; ++x) {entry_fn}(*p, x, y, z);",

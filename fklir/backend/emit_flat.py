@@ -38,6 +38,12 @@ from fklir.backend.cpp_types import CPP_TYPE, ELEMENT_SIZE, LET_NEXT_START, WAIT
 
 TILE_BYTES = 24 * 1024  # most shared memory per block: 9 blocks fit an H100/H200 SM (228 KiB)
 MAX_THREADS = 256
+# The CPU target shares a loop among OpenMP threads only from this many output elements (SPEC §5). Below
+# it, what sharing can save is small next to what a team costs while another process holds a core: the
+# calling thread waits at the team's barrier for a descheduled worker, a scheduler time slice
+# (benchmarks/bench_cpu_threads.py, RESULTS.md). The team's size stays OpenMP's choice, so that
+# OMP_NUM_THREADS applies.
+CPU_PARALLEL_MIN_ELEMENTS = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -342,7 +348,7 @@ def _cpu_plane(s: FlatShape) -> list[str]:
         f"{s.t_out}* dst = {dst.format(s.t_out)};",
         f"const fkl::i64 groups = q.h.n / {g};",
         "const fkl::i64 chunk = 4096;",
-        "#pragma omp parallel for schedule(static)",
+        f"#pragma omp parallel for schedule(static) if(groups > chunk && q.h.n >= {CPU_PARALLEL_MIN_ELEMENTS})",
         "for (fkl::i64 g = 0; g < groups; g += chunk) {",
         "    run_groups(q, src, dst, g, g + chunk < groups ? g + chunk : groups);",
         "}",

@@ -59,7 +59,7 @@ fkl.write %3, "dst" : !fkl.image<?x?x?xnone>
 // CHECK-NEXT:          dst[at + 3] = compute(q, src[at + 3], 0);
 // CHECK:       extern "C" void fkl_run(const Params* p) {
 // CHECK:           const fkl::i64 groups = q.h.n / [[G]];
-// CHECK:       #pragma omp parallel for schedule(static)
+// CHECK:       #pragma omp parallel for schedule(static) if(groups > chunk && q.h.n >= 65536)
 // CHECK-NEXT:      for (fkl::i64 g = 0; g < groups; g += chunk) {
 // CHECK-NEXT:          run_groups(q, src, dst, g, g + chunk < groups ? g + chunk : groups);
 // CHECK-NEXT:      }
@@ -200,7 +200,9 @@ fkl.write %u8, "dst" : !fkl.image<?x?x?xnone>
 // CHECK-NEXT:      fkl::wait_for_previous_kernel();
 // CHECK:           if (x < p.h.dst_w) sample(p, q, x, y, blockIdx.z, out[k]);
 // CHECK:       extern "C" void fkl_run(const Params* p) {
-// CHECK:           for (fkl::i32 z = 0; z < p->h.dst_planes; ++z)
+// CHECK-NEXT:      const fkl::i64 elements = (fkl::i64)p->h.dst_planes * p->h.dst_h * p->h.dst_w * 3;
+// CHECK-NEXT:  #pragma omp parallel for collapse(2) schedule(static) if(elements >= 65536)
+// CHECK-NEXT:      for (fkl::i32 z = 0; z < p->h.dst_planes; ++z)
 // CHECK:       {{//}} -----
 
 // CPP-LABEL:   // ---- fkl.kernel @k0 (target cpp) ----
