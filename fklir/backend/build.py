@@ -22,6 +22,7 @@ from pathlib import Path
 
 from xdsl.printer import Printer
 
+from fklir import log
 from fklir.backend import cache, compilers
 from fklir.backend.emit_cpp import (
     CODEGEN_VERSION,
@@ -202,6 +203,11 @@ def dtype_summary(kernel: fkl.KernelOp) -> str:
 _WRITE_OPS = (fkl.WriteOp, fkl.SplitOp, fkl.TSplitOp, fkl.SplitWriteOp)
 
 
+def _summary(kernel: fkl.KernelOp) -> str:
+    """What a log line names a kernel by: its chain and dtypes."""
+    return f"{chain_summary(kernel)} ({dtype_summary(kernel)})"
+
+
 def _describe(disk: cache.DiskCache, kernel: fkl.KernelOp, emitted: EmittedKernel, key: str, arch: str) -> None:
     """Store what `fklir cache list|info` shows of a new kernel next to it: best effort, a listing aid."""
     target = "cpu" if arch == "host" else "gpu"
@@ -299,6 +305,7 @@ def load_plan(description_key_: str, target: str, device: int) -> BuiltKernel | 
         return None
     _LOADED[(kernel, target, device)] = (layout, entry_point)
     STATS.disk_hits += 1
+    log.cache_hit("disk", kernel, lambda: f"the kernel recorded for pipeline {description_key_[:16]}")
     return BuiltKernel(kernel, layout, entry_point, values)
 
 
@@ -306,10 +313,14 @@ def _build_or_load(
     disk: cache.DiskCache, kernel: fkl.KernelOp, emitted: EmittedKernel, key: str, arch: str, device: int
 ) -> object:
     def compile_and_describe() -> bytes:
-        if arch == "host":
-            payload = _compile_cpu(disk, emitted, key)
-        else:
-            payload = _compile_gpu(disk, emitted, key, arch)
+        target = "cpu" if arch == "host" else "gpu"
+        compiler = "g++" if target == "cpu" else get_backend()
+        entry = disk.path_for(key, cache.KERNEL_SUFFIXES[target])
+        with log.compiling(_summary(kernel), target if target == "cpu" else f"gpu ({arch})", compiler, entry):
+            if arch == "host":
+                payload = _compile_cpu(disk, emitted, key)
+            else:
+                payload = _compile_gpu(disk, emitted, key, arch)
         _describe(disk, kernel, emitted, key, arch)
         return payload
 
@@ -329,6 +340,7 @@ def build_kernel(kernel: fkl.KernelOp, target: str, device: int = 0) -> BuiltKer
     values = kernel_values(kernel)
     if (loaded := _LOADED.get((key, target, device))) is not None:
         STATS.memory_hits += 1
+        log.cache_hit("memory", key, lambda: _summary(kernel))
         return BuiltKernel(key, loaded[0], loaded[1], values)
     emitted = emit_kernel(kernel)
     disk = cache.DiskCache()
@@ -343,5 +355,6 @@ def build_kernel(kernel: fkl.KernelOp, target: str, device: int = 0) -> BuiltKer
         entry = _build_or_load(disk, kernel, emitted, key, arch, device)
     if STATS.compiles == compiles_before:
         STATS.disk_hits += 1
+        log.cache_hit("disk", key, lambda: _summary(kernel))
     _LOADED[(key, target, device)] = (emitted.layout, entry)
     return BuiltKernel(key, emitted.layout, entry, values)
