@@ -291,14 +291,14 @@ def _resize(
             f"    stage{prev}(p, q, sx, sy, {zin}, out);",
         ]
     elif op.mode == "ignore":
-        return _linear_resize(k, slot, zin, t_in, out_type)
+        return _linear_resize(k, slot, zin, in_type, out_type)
     else:
         comment = f"// stage{k}: fkl.resize linear — OpenCV INTER_LINEAR: half-pixel centres, taps clamped, f32 blend."
         body = [
             f"    const fkl::LinearTap tx = fkl::linear_tap(x, q.scale{k}_x, src.w);",
             f"    const fkl::LinearTap ty = fkl::linear_tap(y, q.scale{k}_y, src.h);",
             f"    {t_in} a[{channels}], b[{channels}], c[{channels}], d[{channels}];",
-            *_four_taps(k, zin, t_in, channels),
+            *_four_taps(k, zin, in_type, channels),
         ]
     if op.mode != "ignore":
         comment += f" Aspect ratio {op.mode}: the content box, background around it."
@@ -312,7 +312,13 @@ def _resize(
     ]
 
 
-def _four_taps(k: int, zin: str, t_in: str, channels: int) -> list[str]:
+def _linear_blend_call(dtype: str) -> str:
+    """fkl::linear_blend for taps of `dtype`: float taps may be inf or NaN, so their zero-weight taps
+    are skipped; integer taps need no such test on the per-pixel path."""
+    return "fkl::linear_blend" if dtype in INTEGER_DTYPES else "fkl::linear_blend<true>"
+
+
+def _four_taps(k: int, zin: str, in_type: fkl.ImageType, channels: int) -> list[str]:
     """The blend of the four source pixels that the taps tx and ty select (`a b c d` declared)."""
     prev = k - 1
     return [
@@ -322,7 +328,7 @@ def _four_taps(k: int, zin: str, t_in: str, channels: int) -> list[str]:
         f"    stage{prev}(p, q, tx.i1, ty.i1, {zin}, d);",
         f"    for (int k = 0; k < {channels}; ++k) {{",
         *_TAPS_TO_F32,
-        "        out[k] = fkl::linear_blend(fa, fb, fc, fd, tx.w1, ty.w1);",
+        f"        out[k] = {_linear_blend_call(in_type.dtype)}(fa, fb, fc, fd, tx.w1, ty.w1);",
         "    }",
     ]
 
@@ -383,10 +389,11 @@ def emit_pair_rows(read: fkl.ReadOp, geometry: list[Operation], counts: dict[str
     ]
 
 
-def _linear_resize(k: int, slot: str, zin: str, t_in: str, out_type: fkl.ImageType) -> list[str]:
+def _linear_resize(k: int, slot: str, zin: str, in_type: fkl.ImageType, out_type: fkl.ImageType) -> list[str]:
     """A linear resize with aspect ratio "ignore": its taps along x and y, the blend given the taps,
     and stage{k} (both in turn)."""
-    prev, channels, t_out = k - 1, out_type.channels.data, CPP_TYPE[out_type.dtype]
+    prev, channels = k - 1, out_type.channels.data
+    t_in, t_out = CPP_TYPE[in_type.dtype], CPP_TYPE[out_type.dtype]
     return [
         f"// stage{k}: fkl.resize linear — OpenCV INTER_LINEAR: half-pixel centres, taps clamped, f32 blend.",
         f"FKL_HD fkl::LinearTap stage{k}_tap_x(const Params& p, const Plane& q, fkl::i32 x, fkl::i32 z) {{",
@@ -401,7 +408,7 @@ def _linear_resize(k: int, slot: str, zin: str, t_in: str, out_type: fkl.ImageTy
         f"                         const fkl::LinearTap& ty, fkl::i32 z, {t_out} out[{channels}]) {{",
         "    (void)z;",
         f"    {t_in} a[{channels}], b[{channels}], c[{channels}], d[{channels}];",
-        *_four_taps(k, zin, t_in, channels),
+        *_four_taps(k, zin, in_type, channels),
         "}",
         _signature(k, out_type.dtype, channels),
         f"    stage{k}_taps(p, q, stage{k}_tap_x(p, q, x, z), stage{k}_tap_y(p, q, y, z), z, out);",

@@ -2,12 +2,14 @@
 Deinterlace.  They work on the whole (B, H, W, C) source, the way they fold into the read.
 
 Resize (linear) follows OpenCV INTER_LINEAR: half-pixel centres, sx = (dx + 0.5) * src/dst - 0.5
-(src/dst taken as 1 / (dst/src) in double, then sx rounded to float32 as OpenCV's own C++ path
-does), taps clamped to the image, the taps converted to float32 and blended in float32 in
-OpenCV's order (along x, then along y; each u (1 - w) + v w as fmaf(u, 1 - w, fl32(v w))).  That matches
-cv2.resize with IPP disabled to a few float32 ulps (tested).  Intel IPP, which pip builds of cv2
-use by default for float32 INTER_LINEAR, weighs differently (up to ~2e-2 on 0..255 data); the
-project's convention is OpenCV's own path, so tests call cv2.ipp.setUseIPP(False).
+(src/dst taken as 1 / (dst/src) in double, and sx kept in double), taps clamped to the image, the
+weights rounded to float32, the taps converted to float32 and blended in float32 in OpenCV's order
+(along x, then along y; each u (1 - w) + v w as fmaf(u, 1 - w, fl32(v w))).  A tap of weight
+exactly 0 contributes nothing, so inf and NaN reach only the pixels they weigh on (SPEC's edge
+inputs).  cv2.resize with Intel IPP (the default of pip builds) keeps sx exact as well and agrees
+to a few float32 ulps; OpenCV's own C++ path (IPP off, and IPP's fallback for a one-row or
+one-column source) rounds sx to float32 first, which moves results past SPEC's tolerance at sizes
+in the thousands; that rounding is cv2's imprecision, not part of the semantics.
 
 Warping follows cv2.warpAffine / cv2.warpPerspective as implemented in OpenCV >= 4.11 and 5.x
 (``warp_kernels.simd.hpp``), which no longer uses the INTER_BITS=5 fixed-point tables for 1, 3
@@ -19,17 +21,19 @@ rounded to float32, and every source coordinate is computed in float32 as
     sx    = fl(sx / w)                     (perspective only)
 
 then ix = floor(sx), fx = sx - ix, and the bilinear blend of the four taps, each tap outside the
-source reading the border (constant 0 by default).  The reference emulates those float32
-roundings exactly (products of a float32 and a small integer are exact in float64; each sum is
-rounded to odd in float64 before the final rounding to float32, which makes the result equal to
-a single float32 rounding) and blends in float64.  Measured against cv2 5.0 on random 0..255
-float32 images: identical to ~1 float32 ulp wherever cv2's SIMD body runs.  Two cv2 artefacts are
-deliberately NOT reproduced: (1) the scalar tail of each row (the last ``W mod 16`` pixels on
-AVX2) evaluates ``x*M0 + y*M1 + M2`` with another rounding order, which moves coordinates by
-an ulp (<= ~2e-3 on 0..255 data at steep gradients); (2) 2-channel images still take cv2's old
-fixed-point path (coordinates quantised to 1/32 pixel).  The fixed-point tables of OpenCV <= 4.10
-would differ from cv2 5.0 by up to 1/32 pixel times the local gradient, far beyond 1e-3 (a 1/32
-quantisation fails 29 of the 32 warp tests); plain float64 coordinates fail 7 of them.
+source reading the border (constant 0 by default), as weighted sums u (1 - w) + v w in float64
+that skip a tap of weight exactly 0 (cv2's u + w (v - u) makes NaN of every inf tap). The
+reference emulates those float32 roundings exactly (products of a float32 and a small integer
+are exact in float64; each sum is rounded to odd in float64 before the final rounding to
+float32, which makes the result equal to a single float32 rounding) and blends in float64.
+Measured against cv2 5.0 on random 0..255 float32 images: identical to ~1 float32 ulp wherever
+cv2's SIMD body runs. Two cv2 artefacts are deliberately NOT reproduced: (1) the scalar tail of
+each row (the last ``W mod 16`` pixels on AVX2) evaluates ``x*M0 + y*M1 + M2`` with another
+rounding order, which moves coordinates by an ulp (<= ~2e-3 on 0..255 data at steep gradients);
+(2) 2-channel images still take cv2's old fixed-point path (coordinates quantised to 1/32
+pixel). The fixed-point tables of OpenCV <= 4.10 would differ from cv2 5.0 by up to 1/32 pixel
+times the local gradient, far beyond 1e-3 (a 1/32 quantisation fails 29 of the 32 warp tests);
+plain float64 coordinates fail 7 of them.
 """
 
 from __future__ import annotations
@@ -242,20 +246,16 @@ def resize_content_box(src_w: int, src_h: int, dst_w: int, dst_h: int, aspect_ra
 
 
 def _linear_taps(src_n: int, dst_n: int) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]]:
-    """INTER_LINEAR along one axis: the two clamped tap indices and the weight of the second.
-
-    The source position is evaluated in double and rounded to float32 before its floor and
-    fraction are taken, as OpenCV's own resize does; at 0..255 data that rounding alone moves
-    results by up to ~5e-3, so it is part of the semantics.
-    """
+    """INTER_LINEAR along one axis: the two clamped tap indices and the float32 weight of the second,
+    in [0, 1) (a weight that rounds to 1 moves the taps on), as fkl::linear_tap."""
     scale = 1.0 / (dst_n / src_n)
-    centres = _to_float32((np.arange(dst_n, dtype=np.float64) + 0.5) * scale - 0.5)
+    centres = (np.arange(dst_n, dtype=np.float64) + 0.5) * scale - 0.5
     first = np.floor(centres)
-    first_i = first.astype(np.int64)
-    # Where the taps are clamped to one pixel its weight is irrelevant; it is 0, as in the op
-    # library, so that an infinite pixel gives inf (not inf * 0 = NaN) the same way on both.
+    frac = _to_float32(centres - first)
+    first_i = first.astype(np.int64) + (frac == 1.0)
+    frac = np.where(frac == 1.0, 0.0, frac)
     clamped = (first_i < 0) | (first_i >= src_n - 1)
-    frac = np.where(clamped, 0.0, centres - first)
+    frac = np.where(clamped, 0.0, frac)
     return np.clip(first_i, 0, src_n - 1), np.clip(first_i + 1, 0, src_n - 1), frac
 
 
@@ -272,20 +272,22 @@ def _resize_data(data: np.ndarray, w: int, h: int, interp: str) -> np.ndarray:
     src_h, src_w = data.shape[1], data.shape[2]
     if interp == "nearest":
         return data[:, _nearest_taps(src_h, h)][:, :, _nearest_taps(src_w, w)]
-    # As fkl::linear_blend: u (1 - w) + v w = fmaf(u, 1 - w, fl32(v w)), one rounding of the exact
-    # float64 product of two float32 values plus a float32 (_sum_to_float32).
+    # As fkl::linear_step: u (1 - w) + v w = fmaf(u, 1 - w, fl32(v w)), one rounding of the exact
+    # float64 product of two float32 values plus a float32 (_sum_to_float32); a weight of 0 gives u.
     values = data.astype(np.float32).astype(np.float64)
     y0, y1, fy = _linear_taps(src_h, h)
     x0, x1, fx = _linear_taps(src_w, w)
-    wx = _to_float32(fx)[None, None, :, None]
-    wy = _to_float32(fy)[None, :, None, None]
-    ux, uy = _to_float32(1.0 - wx), _to_float32(1.0 - wy)
+    wx = fx[None, None, :, None]
+    wy = fy[None, :, None, None]
 
-    def along_x(rows: np.ndarray) -> NDArray[np.float64]:
-        return _sum_to_float32(rows[:, :, x0] * ux, _to_float32(rows[:, :, x1] * wx))
+    def step(u: NDArray[np.float64], v: NDArray[np.float64], weight: NDArray[np.float64]) -> NDArray[np.float64]:
+        with np.errstate(invalid="ignore", over="ignore"):  # inf * 0 at weight 0 is not taken; inf stays inf
+            blended = _sum_to_float32(u * _to_float32(1.0 - weight), _to_float32(v * weight))
+        return np.where(weight == 0.0, u, blended)
 
-    upper, lower = along_x(values[:, y0]), along_x(values[:, y1])
-    return _sum_to_float32(upper * uy, _to_float32(lower * wy))
+    upper = step(values[:, y0][:, :, x0], values[:, y0][:, :, x1], wx)
+    lower = step(values[:, y1][:, :, x0], values[:, y1][:, :, x1], wx)
+    return step(upper, lower, wy)
 
 
 def resize(
@@ -442,6 +444,14 @@ def warp_source_coords(
         return _to_float32(sx / sw), _to_float32(sy / sw)
 
 
+def _warp_step(u: NDArray[np.float64], v: NDArray[np.float64], w: NDArray[np.float64]) -> NDArray[np.float64]:
+    """fkl::Warping::step: u (1 - w) + v w in float64, a tap of weight exactly 0 taking no part (w is
+    1 where a tiny negative coordinate lost its fraction in float64)."""
+    with np.errstate(invalid="ignore"):  # inf * 0 at a weight of 0 or 1: that NaN is not taken
+        blended = u * (1.0 - w) + v * w
+    return np.where(w == 0.0, u, np.where(w == 1.0, v, blended))
+
+
 def warp(
     img: Image,
     matrix: np.ndarray,
@@ -474,9 +484,7 @@ def warp(
         return border_read(img, mode, value, iy_i + dy, ix_i + dx).astype(np.float64)
 
     p00, p01, p10, p11 = tap(0, 0), tap(0, 1), tap(1, 0), tap(1, 1)
-    top = p00 + fx * (p01 - p00)
-    bottom = p10 + fx * (p11 - p10)
-    blended = top + fy * (bottom - top)
+    blended = _warp_step(_warp_step(p00, p01, fx), _warp_step(p10, p11, fx), fy)
     if not bool(finite.all()):
         # the constant as it travels in the parameter block: in the chain type
         fill_value = value if mode == "constant" else 0.0

@@ -40,13 +40,21 @@ FKL_HD f64 resize_scale(i32 src_len, i32 dst_len) {
 }
 
 // INTER_LINEAR (half-pixel centres): s = (d + 0.5) * scale - 0.5, i0 = floor(s), w1 = s - i0;
-// clamped to the image at both ends. As cv2.resize: the coordinate is rounded to float and the
-// weight is taken in float.
+// clamped to the image at both ends. The coordinate stays in f64 and only the weight is rounded to
+// f32: an f32 coordinate (cv2's own C++ path) is off by up to half an ulp of the source size, which
+// on 0..255 data moves results past SPEC's tolerance for sizes in the thousands (cv2 with IPP, its
+// default build, keeps the coordinate exact too). Kernels call this once per block column and row,
+// or per pixel only where the taps cannot be shared. w1 is always in [0, 1): a weight that rounds
+// to 1 moves the tap on, so that a blend's left tap never has weight 0.
 FKL_HD LinearTap linear_tap(i32 d, f64 scale, i32 src_len) {
-    const f32 s = (f32)(((f64)d + 0.5) * scale - 0.5);
+    const f64 s = ((f64)d + 0.5) * scale - 0.5;
     LinearTap tap;
     tap.i0 = floor_to_i32(s);
-    tap.w1 = s - (f32)tap.i0;
+    tap.w1 = (f32)(s - (f64)tap.i0);
+    if (tap.w1 == 1.0f) {
+        tap.i0 += 1;
+        tap.w1 = 0.0f;
+    }
     if (tap.i0 < 0) {  // left of the first pixel centre: all weight on pixel 0
         tap.i0 = 0;
         tap.w1 = 0.0f;
@@ -89,16 +97,31 @@ FKL_HD f32 tap_f32(T x) { return (f32)x; }
 FKL_HD f32 tap_f32(f16 x) { return to_f32(x); }
 FKL_HD f32 tap_f32(bf16 x) { return to_f32(x); }
 
+// One step of an INTER_LINEAR blend: u (1 - w) + v w, as one fmaf of the first product onto the
+// rounded second (the kernels are otherwise built without FMA contraction), so that every compiler
+// gives the same bits as the reference interpreter.
+FKL_HD f32 linear_step(f32 u, f32 v, f32 w) {
+    return fmaf(u, 1.0f - w, v * w);
+}
+
+// linear_step where the taps may be inf or NaN (float images): a tap of weight exactly 0
+// contributes nothing, as SPEC's edge inputs ask, so that inf * 0 does not make a pixel NaN. The
+// left tap's weight 1 - w is never 0 (linear_tap keeps w below 1). Taps of integer images are
+// finite, and there linear_step(u, v, 0) == u already: their kernels skip the test.
+FKL_HD f32 linear_step_nonfinite(f32 u, f32 v, f32 w) {
+    return w == 0.0f ? u : linear_step(u, v, w);
+}
+
 // The INTER_LINEAR blend of four taps (a b on the upper row, c d on the lower; wx, wy the weights
 // of b/d and c/d), in f32 and in OpenCV's order: along x first, r0 = a (1 - wx) + b wx and
-// r1 = c (1 - wx) + d wx, then along y, r0 (1 - wy) + r1 wy. Each sum of two products is one
-// fmaf of the first product onto the rounded second one (the kernels are otherwise built without
-// FMA contraction), so every compiler gives the same bits as the reference interpreter.
+// r1 = c (1 - wx) + d wx, then along y, r0 (1 - wy) + r1 wy. `Nonfinite` selects
+// linear_step_nonfinite (float images) over linear_step (integer images).
+template <bool Nonfinite = false>
 FKL_HD f32 linear_blend(f32 a, f32 b, f32 c, f32 d, f32 wx, f32 wy) {
-    const f32 ux = 1.0f - wx, uy = 1.0f - wy;
-    const f32 upper = fmaf(a, ux, b * wx);
-    const f32 lower = fmaf(c, ux, d * wx);
-    return fmaf(upper, uy, lower * wy);
+    if (Nonfinite) {
+        return linear_step_nonfinite(linear_step_nonfinite(a, b, wx), linear_step_nonfinite(c, d, wx), wy);
+    }
+    return linear_step(linear_step(a, b, wx), linear_step(c, d, wx), wy);
 }
 
 // INTER_NEAREST: i = min(floor(d * scale), src_len - 1) in double with scale = resize_scale(...),
@@ -254,7 +277,7 @@ struct Warping {
         sy = clamp_coordinate(sy);
         s.ix = floor_to_i32(sx);
         s.iy = floor_to_i32(sy);
-        s.fx = (f64)sx - (f64)s.ix;  // exact in f64
+        s.fx = (f64)sx - (f64)s.ix;  // exact in f64, but for a tiny negative sx (then 1)
         s.fy = (f64)sy - (f64)s.iy;
         return s;
     }
@@ -278,12 +301,24 @@ struct Warping {
         return sample_at(along_row(m, x, y) / w, along_row(m + 3, x, y) / w, true);
     }
 
+    // u (1 - w) + v w in f64, a tap of weight exactly 0 contributing nothing: inf * 0 would make
+    // NaN of a pixel that only inf taps reach (SPEC's edge inputs). The weighted sum, not cv2's
+    // u + w (v - u), so that inf and a finite tap blend to inf. w is 1 when a coordinate just below
+    // an integer loses its fraction in f64.
+    static FKL_HD f64 step(f64 u, f64 v, f64 w) {
+        if (w == 0.0) {
+            return u;
+        }
+        if (w == 1.0) {
+            return v;
+        }
+        return u * (1.0 - w) + v * w;
+    }
+
     // The bilinear blend of the four taps (p00 p01 on the upper row), in f64, rounded once to f32:
-    // top = p00 + fx (p01 - p00), bottom = p10 + fx (p11 - p10), top + fy (bottom - top).
+    // along x on both rows, then along y.
     static FKL_HD f32 blend(f64 p00, f64 p01, f64 p10, f64 p11, f64 fx, f64 fy) {
-        const f64 top = p00 + fx * (p01 - p00);
-        const f64 bottom = p10 + fx * (p11 - p10);
-        return (f32)(top + fy * (bottom - top));
+        return (f32)step(step(p00, p01, fx), step(p10, p11, fx), fy);
     }
 };
 
