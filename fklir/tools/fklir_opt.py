@@ -9,6 +9,7 @@ Bad input is reported as `file:line:col: error: message` on stderr with exit cod
 
 from __future__ import annotations
 
+import argparse
 import importlib.metadata
 import os
 import sys
@@ -53,6 +54,12 @@ class FklirOptMain(xDSLOptMain):
 
     def __init__(self, args: Sequence[str] | None = None):
         super().__init__(description="fklir modular optimizer driver", args=args)
+
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
+        # argparse names the tool after sys.argv[0]: `python -m fklir.tools.fklir_opt` would say
+        # "__main__.py: error: ..."
+        arg_parser.prog = "fklir-opt"
+        super().register_all_arguments(arg_parser)
 
     def register_all_dialects(self) -> None:
         from xdsl.dialects.builtin import Builtin
