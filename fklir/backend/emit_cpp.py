@@ -435,8 +435,8 @@ def _check_divergent(chains: list[Chain]) -> None:
     out_types = {(c.out_type.dtype, c.out_type.channels.data) for c in chains}
     if len(out_types) > 1:
         raise ValueError(f"divergent chains must all produce one output type, got {sorted(out_types)}")
-    if len({c.write_kind for c in chains}) > 1 or any(len(c.read.sources) > 1 for c in chains):
-        raise ValueError("divergent chains must share one write layout and read single images")
+    if len({c.write_kind for c in chains}) > 1 or len({tuple(c.read.sources) for c in chains}) > 1:
+        raise ValueError("divergent chains must share one write layout and one source (an image or a pointer table)")
 
 
 def _is_flat(chains: list[Chain]) -> bool:

@@ -23,6 +23,7 @@ from xdsl.utils.exceptions import VerifyException
 from fklir.backend import cuda_driver
 from fklir.diagnostics import OpError, first_invalid_op, located_message
 from fklir.frontend import ops as fops
+from fklir.frontend.values import dtype_name, integers
 from fklir.runtime.interop import (
     WarmKey,
     describe_gpu_array,
@@ -226,20 +227,20 @@ class Pipeline:
         chains = [[_describe_op(op) for op in chain] for chain in self.chains]
         return repr((sig, self.plane_map, chains))
 
-    def _signature_for(self, dtype: str | None, shape: Sequence[int] | None) -> Signature:
+    def _signature_for(self, dtype: object, shape: Sequence[int] | None) -> Signature:
         if dtype is None and shape is None:
             if self._last_signature is None:
                 raise ValueError("call the pipeline once, or pass dtype and shape, e.g. ir('uint8', (1080, 1920, 3))")
             return self._last_signature
         if dtype is None or shape is None:
             raise ValueError("give both dtype and shape")
-        return input_signature(tuple(shape), dtype)[0]
+        return input_signature(tuple(shape), dtype_name("ir", dtype))[0]
 
-    def ir(self, dtype: str | None = None, shape: Sequence[int] | None = None) -> str:
+    def ir(self, dtype: object = None, shape: Sequence[int] | None = None) -> str:
         """The fkl IR after the default passes, as text (for the last call's input, or the given one)."""
         return _print(self._module(self._signature_for(dtype, shape)))
 
-    def source_for(self, dtype: str, shape: Sequence[int]) -> str:
+    def source_for(self, dtype: object, shape: Sequence[int]) -> str:
         """The C++ that this pipeline compiles for an input of `dtype` and `shape`."""
         from fklir.backend.emit_cpp import emit_kernel
         from fklir.frontend.lowering import kernels_of
@@ -380,10 +381,8 @@ class Pipeline:
         if isinstance(x, list | tuple):
             if sig.batched:
                 raise ValueError("TensorRead: a list input holds single images (H, W[, C]), not batches")
-            if self.plane_map is not None or self.crop_batched:
-                raise ValueError(
-                    "TensorRead: a list of images cannot be combined with Crop([rects]) or divergent chains"
-                )
+            if self.crop_batched:
+                raise ValueError("TensorRead: a list of images cannot be combined with Crop([rects])")
             sig = Signature(sig.dtype, sig.channels, 1, False, len(described))
         self._last_signature = sig
         return sig, width, height
@@ -553,9 +552,8 @@ def _launch(
 class DivergentPipeline(Pipeline):
     """Several chains in one kernel: output plane z is produced by chain plane_map[z]."""
 
-    def __init__(self, plane_map: Sequence[int], chains: Sequence[Sequence[fops.Op] | Pipeline], target: str):
-        if target not in TARGETS:
-            raise ValueError(f"compose_divergent: target must be 'gpu' or 'cpu', got {target!r}")
+    def __init__(self, plane_map: object, chains: Sequence[Sequence[fops.Op] | Pipeline], target: str | None):
+        target = _divergent_target(chains, target)
         op_chains = [tuple(c.ops) if isinstance(c, Pipeline) else tuple(c) for c in chains]
         if not op_chains:
             raise ValueError("compose_divergent: give at least one chain")
@@ -567,25 +565,26 @@ class DivergentPipeline(Pipeline):
                 )
             if any(isinstance(op, fops.Crop) and op.batched for op in chain):
                 raise ValueError("compose_divergent: a chain takes one rect per Crop, not a list")
-        _check_plane_map(plane_map, len(op_chains))
+        owners = _plane_map(plane_map, len(op_chains))
         if len({type(c[-1]) for c in op_chains}) > 1:
             raise ValueError("compose_divergent: all chains must end with the same write (TensorWrite or TensorSplit)")
         super().__init__(op_chains[0], target)
         self.chains = tuple(op_chains)
-        self.plane_map = tuple(int(k) - 1 for k in plane_map)
+        self.plane_map = owners
 
     def _extent(self, sig: Signature, width: int, height: int, out_channels: int) -> Extent:
         planes = len(self.plane_map or ())
-        if sig.planes not in (1, planes):
+        given = sig.images or sig.planes
+        if given not in (1, planes):
             raise ValueError(
-                f"compose_divergent: the input has {sig.planes} planes; "
+                f"compose_divergent: the input has {f'{given} images' if sig.images else f'{given} planes'}; "
                 f"give one image or one per output plane ({planes})"
             )
         sizes = {tuple(_out_sizes(_geometry(chain), [(width, height)])[0]) for chain in self.chains}
         if len(sizes) > 1:
             raise ValueError(f"compose_divergent: the chains produce different sizes {sorted(sizes)}; all must match")
         ((dst_w, dst_h),) = sizes
-        return Extent(width, height, sig.planes, sig.channels, dst_w, dst_h, planes, out_channels)
+        return Extent(width, height, given, sig.channels, dst_w, dst_h, planes, out_channels)
 
 
 def _describe_op(op: fops.Op) -> tuple[object, ...]:
@@ -593,15 +592,30 @@ def _describe_op(op: fops.Op) -> tuple[object, ...]:
     return (type(op).__qualname__, tuple(fields))
 
 
-def _check_plane_map(plane_map: Sequence[int], chains: int) -> None:
-    if not plane_map:
+def _plane_map(plane_map: object, chains: int) -> tuple[int, ...]:
+    """The 0-based chain of each plane, from the 1-based numbers given (a sequence, array or tensor)."""
+    numbers = integers("compose_divergent", plane_map, "plane_map")
+    if not numbers:
         raise ValueError("compose_divergent: plane_map is empty")
-    for z, k in enumerate(plane_map):
-        if isinstance(k, bool) or not isinstance(k, int | np.integer) or not 1 <= k <= chains:
+    for z, k in enumerate(numbers):
+        if not 1 <= k <= chains:
             raise ValueError(f"compose_divergent: plane_map[{z}] = {k!r}; chains are numbered 1..{chains}")
-    unused = sorted(set(range(1, chains + 1)) - {int(k) for k in plane_map})
+    unused = sorted(set(range(1, chains + 1)) - set(numbers))
     if unused:
         raise ValueError(f"compose_divergent: chain(s) {unused} are not used by plane_map")
+    return tuple(k - 1 for k in numbers)
+
+
+def _divergent_target(chains: Sequence[Sequence[fops.Op] | Pipeline], target: str | None) -> str:
+    """The target given, else that of the chains given as pipelines (compose(..., target=)), else "gpu"."""
+    if target is None:
+        targets = {c.target for c in chains if isinstance(c, Pipeline)}
+        if len(targets) > 1:
+            raise ValueError(f"compose_divergent: the chains were composed for targets {sorted(targets)}; give target=")
+        target = targets.pop() if targets else "gpu"
+    if target not in TARGETS:
+        raise ValueError(f"compose_divergent: target must be 'gpu' or 'cpu', got {target!r}")
+    return target
 
 
 def _as_list(x: object) -> list[object]:
@@ -647,10 +661,12 @@ def compose(*ops: fops.Op, target: str = "gpu") -> Pipeline:
 
 
 def compose_divergent(
-    plane_map: Sequence[int], *chains: Sequence[fops.Op] | Pipeline, target: str = "gpu"
+    plane_map: object, *chains: Sequence[fops.Op] | Pipeline, target: str | None = None
 ) -> DivergentPipeline:
     """One kernel whose output plane z runs chain plane_map[z] (1-based); all chains write one tensor.
 
-    The input is one image (every plane reads it) or a batch with one image per output plane.
+    The input is one image (every plane reads it), a batch (B, H, W[, C]) or a list of B same-size
+    images, one per output plane. target: "gpu" or "cpu"; by default that of the chains given as
+    composed pipelines, else "gpu".
     """
     return DivergentPipeline(plane_map, chains, target)

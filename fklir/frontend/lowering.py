@@ -27,7 +27,7 @@ def _lower_one(
     b: Builder,
     ops: Sequence[Op],
     source_type: fkl.ImageType,
-    source: str,
+    source: str | list[str],
     write_planes: list[int] | None,
     rect_index: int | None,
 ) -> None:
@@ -60,15 +60,18 @@ def lower_pipeline(
     - one chain, no rect list: one read ... write;
     - `Crop([r0, ..., rn])`: one chain per rect, chain i writing plane i (fkl-batch-horizontal merges them);
     - a list of `images` inputs: one chain per image reading "src<i>", writing plane i (same);
-    - `plane_map` (divergent): chain k writes the planes z with plane_map[z] == k (fkl-batch-divergent).
+    - `plane_map` (divergent): chain k writes the planes z with plane_map[z] == k (fkl-batch-divergent);
+      with a list of `images`, every chain reads their pointer table (plane z reads image z).
     """
     module = ModuleOp([])
     b = Builder(InsertPoint.at_end(module.body.block))
     source_type = fkl.ImageType(dtype, channels, planes)
     if plane_map is not None:
+        table = [f"src{i}" for i in range(images)]
+        read_type = fkl.ImageType(dtype, channels, images) if images else source_type
         for k, chain in enumerate(chains):
             owned = [z for z, owner in enumerate(plane_map) if owner == k]
-            _lower_one(b, chain, source_type, "src", owned, None)
+            _lower_one(b, chain, read_type, table or "src", owned, None)
         return module
     (chain,) = chains
     if images:

@@ -19,6 +19,18 @@ from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
 from xdsl.ir import Operation, SSAValue
 
 from fklir.dialects import fkl
+from fklir.frontend.values import (
+    color_code,
+    dtype_name,
+    flag,
+    in_range,
+    integers,
+    interpolation,
+    numbers,
+    positive,
+    rect_ints,
+    rect_list,
+)
 from fklir.limits import I32_MAX, check_index, check_span
 
 Rect = tuple[int, int, int, int]
@@ -48,12 +60,6 @@ def _is_internal(filename: str) -> bool:
         known = filename.startswith("<") or any(p.startswith(_PACKAGE_DIRS) for p in paths)
         _INTERNAL[filename] = known
     return known
-
-
-def _check_dtype(op: str, dtype: str) -> str:
-    if dtype not in fkl.ELEMENT_TYPES:
-        raise ValueError(f"{op}: unknown dtype {dtype!r}; expected one of {', '.join(fkl.ELEMENT_TYPES)}")
-    return dtype
 
 
 @dataclass(frozen=True, eq=False)
@@ -150,14 +156,14 @@ class ReadSet(Read):
 
     def __init__(
         self,
-        value: float | Sequence[float],
+        value: object,
         w: int,
         h: int,
-        dtype: str = "float32",
+        dtype: object = "float32",
         channels: int | None = None,
     ):
         name = type(self).__name__
-        values = _values(name, value)
+        values = numbers(name, value)
         if channels is not None:
             n = _channel_count(name, channels)
             if len(values) not in (1, n):
@@ -165,7 +171,7 @@ class ReadSet(Read):
             values = values * n if len(values) == 1 else values
         object.__setattr__(self, "values", values)
         object.__setattr__(self, "size", (_size(name, "width", w), _size(name, "height", h)))
-        object.__setattr__(self, "dtype", _check_dtype(name, dtype))
+        object.__setattr__(self, "dtype", dtype_name(name, dtype))
         object.__setattr__(self, "location", _user_location())
 
     @property
@@ -219,24 +225,15 @@ READ_DESCRIPTORS = (TensorRead, TensorPack, ReadSet)
 # --------------------------------------------------------------------------------------------
 
 
-def _values(op: str, value: float | Sequence[float]) -> tuple[float, ...]:
-    values = tuple(value) if isinstance(value, Sequence) else (value,)
-    if not 1 <= len(values) <= 4:
-        raise ValueError(f"{op}: give one value or one per channel (1 to 4), got {len(values)}")
-    for v in values:
-        if isinstance(v, bool) or not isinstance(v, int | float):
-            raise TypeError(f"{op}: values must be numbers, got {v!r}")
-    return tuple(float(v) for v in values)
-
-
 @dataclass(frozen=True, eq=False, init=False)
 class _BinaryValue(Op):
     values: tuple[float, ...]
 
     IR_OP: type[fkl.BinaryValueOp] = fkl.AddOp
 
-    def __init__(self, value: float | Sequence[float]):
-        object.__setattr__(self, "values", _values(type(self).__name__, value))
+    def __init__(self, value: object):
+        """`value`: one number or one per channel (a sequence, 1-D array or tensor)."""
+        object.__setattr__(self, "values", numbers(type(self).__name__, value))
         object.__setattr__(self, "location", _user_location())
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
@@ -290,8 +287,9 @@ class Cast(Op):
 
     dtype: str
 
-    def __init__(self, dtype: str):
-        object.__setattr__(self, "dtype", _check_dtype(type(self).__name__, dtype))
+    def __init__(self, dtype: object):
+        """`dtype`: a name ("float32"), a numpy dtype or type (np.float32) or a torch dtype."""
+        object.__setattr__(self, "dtype", dtype_name(type(self).__name__, dtype))
         object.__setattr__(self, "location", _user_location())
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
@@ -322,9 +320,9 @@ class Saturate(Op):
     lo: tuple[float, ...]
     hi: tuple[float, ...]
 
-    def __init__(self, lo: float | Sequence[float], hi: float | Sequence[float]):
+    def __init__(self, lo: object, hi: object):
         name = type(self).__name__
-        low, high = _values(name, lo), _values(name, hi)
+        low, high = numbers(name, lo), numbers(name, hi)
         if len(low) != len(high):
             if 1 not in (len(low), len(high)):
                 raise ValueError(f"{name}: lo has {len(low)} values and hi {len(high)}; give 1 or one per channel")
@@ -373,20 +371,15 @@ class VectorAnd(_NoValue):
 
 
 def _channel_count(op: str, n: object) -> int:
-    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 4:
-        raise ValueError(f"{op}: a channel count is an integer from 1 to 4, got {n!r}")
-    return n
+    return in_range(op, n, 1, 4, "a channel count is an integer from 1 to 4")
 
 
 def _indices(op: str, idx: tuple[object, ...]) -> tuple[int, ...]:
-    if len(idx) == 1 and isinstance(idx[0], Sequence):
-        idx = tuple(idx[0])
-    if not 1 <= len(idx) <= 4:
-        raise ValueError(f"{op}: give 1 to 4 channel indices, got {len(idx)}")
-    for i in idx:
-        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i <= 3:
-            raise ValueError(f"{op}: channel indices are integers from 0 to 3, got {i!r}")
-    return tuple(int(i) for i in idx)  # pyright: ignore[reportArgumentType]
+    """`VectorReorder(2, 1, 0)` or one sequence, array or tensor of the indices."""
+    given: object = idx[0] if len(idx) == 1 and not isinstance(idx[0], int) else idx
+    if not 1 <= len(indices := integers(op, given, "channel indices")) <= 4:
+        raise ValueError(f"{op}: give 1 to 4 channel indices, got {len(indices)}")
+    return tuple(in_range(op, i, 0, 3, "channel indices are integers from 0 to 3") for i in indices)
 
 
 @dataclass(frozen=True, eq=False, init=False)
@@ -427,11 +420,10 @@ class AddLast(Op):
 
     value: float
 
-    def __init__(self, value: float):
-        (v,) = _values(type(self).__name__, value) if not isinstance(value, Sequence) else (None,)
-        if v is None:
+    def __init__(self, value: object):
+        if isinstance(value, Sequence) or len(v := numbers(type(self).__name__, value)) != 1:
             raise TypeError(f"{type(self).__name__}: appends one number, got {value!r}")
-        object.__setattr__(self, "value", v)
+        object.__setattr__(self, "value", v[0])
         object.__setattr__(self, "location", _user_location())
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
@@ -444,7 +436,7 @@ class VectorReorder(Op):
 
     indices: tuple[int, ...]
 
-    def __init__(self, *idx: int | Sequence[int]):
+    def __init__(self, *idx: object):
         object.__setattr__(self, "indices", _indices(type(self).__name__, idx))
         object.__setattr__(self, "location", _user_location())
 
@@ -531,12 +523,9 @@ class ColorConversion(Op):
 
     code: str
 
-    def __init__(self, code: str):
-        name = type(self).__name__
-        normalised = code.upper().removeprefix("COLOR_") if isinstance(code, str) else ""
-        if normalised not in fkl.COLOR_CODES:
-            raise ValueError(f"{name}: unsupported code {code!r}; expected one of {', '.join(fkl.COLOR_CODES)}")
-        object.__setattr__(self, "code", normalised)
+    def __init__(self, code: str | int):
+        """`code`: "RGB2GRAY", "COLOR_RGB2GRAY" or OpenCV's cv2.COLOR_RGB2GRAY."""
+        object.__setattr__(self, "code", color_code(type(self).__name__, code))
         object.__setattr__(self, "location", _user_location())
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
@@ -549,9 +538,7 @@ class ColorConversion(Op):
 
 
 def _positive_int(op: str, what: str, v: object) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
-        raise ValueError(f"{op}: {what} must be a positive integer, got {v!r}")
-    return v
+    return positive(op, v, what)
 
 
 def _size(op: str, what: str, v: object) -> int:
@@ -559,9 +546,8 @@ def _size(op: str, what: str, v: object) -> int:
     return check_index(op, what, _positive_int(op, what, v), I32_MAX, 1)
 
 
-def _rect(op: str, r: Sequence[int]) -> Rect:
-    if len(r) != 4 or not all(isinstance(v, int) and not isinstance(v, bool) for v in r):
-        raise ValueError(f"{op}: a rect is (x, y, w, h) of integers, got {tuple(r)!r}")
+def _rect(op: str, given: object) -> Rect:
+    r = rect_ints(op, given)
     x, y, w, h = r
     if w <= 0 or h <= 0:
         raise ValueError(f"{op}: rect {tuple(r)} must have a positive width and height")
@@ -615,12 +601,12 @@ class BorderReader(Geometry):
     mode: str
     values: tuple[float, ...]
 
-    def __init__(self, mode: str, value: float | Sequence[float] = 0.0):
+    def __init__(self, mode: str, value: object = 0.0):
         name = type(self).__name__
         if mode not in fkl.BORDER_MODES:
             raise ValueError(f"{name}: mode must be one of {', '.join(fkl.BORDER_MODES)}, got {mode!r}")
         object.__setattr__(self, "mode", mode)
-        object.__setattr__(self, "values", _values(name, value))
+        object.__setattr__(self, "values", numbers(name, value))
         object.__setattr__(self, "location", _user_location())
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
@@ -638,16 +624,20 @@ class Crop(Geometry):
     rects: tuple[Rect, ...]
     batched: bool
 
-    def __init__(self, x: int | Sequence[Sequence[int]], y: int = 0, w: int = 0, h: int = 0):
+    def __init__(self, x: object, y: object = None, w: object = None, h: object = None):
+        """`Crop(x, y, w, h)`, `Crop((x, y, w, h))` (cv2.boundingRect's tuple), `Crop([rects])` or an
+        (N, 4) integer array of rects."""
         name = type(self).__name__
-        if isinstance(x, Sequence):
-            rects = tuple(_rect(name, r) for r in x)
-            if not rects:
-                raise ValueError(f"{name}: the rect list is empty")
-            batched = True
+        if any(v is not None for v in (y, w, h)):
+            if any(v is None for v in (y, w, h)):
+                raise TypeError(f"{name}: give x, y, w and h, or one (x, y, w, h); got {(x, y, w, h)!r}")
+            listed = None
+            given: object = (x, y, w, h)
         else:
-            rects = (_rect(name, (x, y, w, h)),)
-            batched = False
+            listed = rect_list(name, x)
+            given = x
+        batched = listed is not None
+        rects = tuple(_rect(name, r) for r in listed) if listed is not None else (_rect(name, given),)
         object.__setattr__(self, "rects", rects)
         object.__setattr__(self, "batched", batched)
         object.__setattr__(self, "location", _user_location())
@@ -700,14 +690,13 @@ class Resize(Geometry):
         self,
         w: int,
         h: int,
-        interp: str = "linear",
+        interp: str | int = "linear",
         aspect_ratio: str = "ignore",
-        background: float | Sequence[float] | None = None,
+        background: object = None,
     ):
         name = type(self).__name__
         size = (_size(name, "width", w), _size(name, "height", h))
-        if interp not in fkl.INTERPOLATIONS:
-            raise ValueError(f"{name}: interp must be 'linear' or 'nearest', got {interp!r}")
+        interp = interpolation(name, interp)
         if aspect_ratio not in fkl.ASPECT_RATIOS:
             raise ValueError(
                 f"{name}: aspect_ratio must be one of {', '.join(fkl.ASPECT_RATIOS)}, got {aspect_ratio!r}"
@@ -719,7 +708,7 @@ class Resize(Geometry):
         object.__setattr__(self, "size", size)
         object.__setattr__(self, "interp", interp)
         object.__setattr__(self, "aspect_ratio", aspect_ratio)
-        object.__setattr__(self, "background", None if background is None else _values(name, background))
+        object.__setattr__(self, "background", None if background is None else numbers(name, background))
         object.__setattr__(self, "location", _user_location())
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
@@ -752,7 +741,7 @@ class Warping(Geometry):
         object.__setattr__(self, "kind", "affine" if shape == (2, 3) else "perspective")
         object.__setattr__(self, "matrix", values)
         object.__setattr__(self, "size", (_size(name, "width", w), _size(name, "height", h)))
-        object.__setattr__(self, "inverse", bool(inverse))
+        object.__setattr__(self, "inverse", flag(name, inverse, "inverse"))
         object.__setattr__(self, "location", _user_location())
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:

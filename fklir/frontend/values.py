@@ -1,0 +1,216 @@
+"""Values as users write them (SPEC §2), turned into the plain Python values descriptors hold.
+
+A number is a Python int, float or bool, a numpy scalar, a 0-d array or anything numpy can read as one
+(a one-element CPU torch tensor); per-channel values are any sequence or 1-D array of them. Integers
+(sizes, counts, indices, rects) also take integral floats, never bools, fractions, NaN or infinity.
+dtypes are names, numpy dtypes or types, or torch dtypes; interpolations and colour codes are names
+or OpenCV's integer constants. Every refusal names the op and the value.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from fklir.dialects import fkl
+
+# OpenCV's cv2.COLOR_* values of the codes fklir implements; codes that are equal in OpenCV do the same
+# (COLOR_BGR2RGB == COLOR_RGB2BGR swaps the outer channels whichever order the pixel has)
+CV2_COLOR_CODES = {
+    0: "RGB2RGBA",
+    1: "RGBA2RGB",
+    2: "RGB2BGRA",
+    3: "RGBA2BGR",
+    4: "RGB2BGR",
+    5: "RGBA2BGRA",
+    6: "BGR2GRAY",
+    7: "RGB2GRAY",
+    8: "GRAY2RGB",
+    10: "BGRA2GRAY",
+    11: "RGBA2GRAY",
+}
+CV2_INTERPOLATIONS = {0: "nearest", 1: "linear"}  # cv2.INTER_NEAREST, cv2.INTER_LINEAR
+
+
+def _array(op: str, what: str, v: object) -> np.ndarray[Any, Any]:
+    """`v` as a numpy array of real numbers (ints, floats or bools)."""
+    if isinstance(v, str | bytes) or v is None:
+        raise TypeError(f"{op}: {what} must be numbers, got {v!r}")
+    try:
+        array = np.asarray(v)
+    except (TypeError, ValueError, RuntimeError) as e:  # ragged lists, device tensors
+        raise TypeError(f"{op}: {what} must be numbers, got {v!r} ({e})") from None
+    if array.dtype.kind not in "biuf":
+        raise TypeError(f"{op}: {what} must be numbers, got {v!r}")
+    return array
+
+
+def number(op: str, v: object, what: str = "the value") -> float:
+    """One number (int, float or bool, numpy or torch scalar, 0-d array)."""
+    if type(v) is float or type(v) is int:
+        return float(v)  # the common case, without numpy
+    array = _array(op, what, v)
+    if array.size != 1 or array.ndim > 1:
+        raise TypeError(f"{op}: {what} is one number, got {v!r}")
+    return float(array.reshape(()))
+
+
+def numbers(op: str, v: object, what: str = "values") -> tuple[float, ...]:
+    """One number, or one per channel (1 to 4): a sequence, a 1-D array or tensor."""
+    if type(v) is float or type(v) is int:
+        return (float(v),)
+    if isinstance(v, list | tuple) and all(type(x) is float or type(x) is int for x in v):
+        values = tuple(float(x) for x in v)  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+    else:
+        array = _array(op, what, v)
+        if array.ndim > 1:
+            raise ValueError(f"{op}: {what} are one number or one per channel, got shape {array.shape}: {v!r}")
+        values = tuple(float(x) for x in array.reshape(-1).tolist())
+    if not 1 <= len(values) <= 4:
+        raise ValueError(f"{op}: give one value or one per channel (1 to 4), got {len(values)}")
+    return values
+
+
+def integer(op: str, v: object, what: str) -> int:
+    """An integer: int, numpy integer, 0-d integer array or an integral float; not a bool."""
+    if type(v) is int:
+        return v
+    if isinstance(v, bool | np.bool_):
+        raise TypeError(f"{op}: {what} must be an integer, got {v!r}")
+    array = _array(op, what, v)
+    if array.ndim != 0 and array.shape != (1,):
+        raise TypeError(f"{op}: {what} must be one integer, got {v!r}")
+    if array.dtype.kind == "b":
+        raise TypeError(f"{op}: {what} must be an integer, got {v!r}")
+    value = array.reshape(()).item()
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        raise ValueError(f"{op}: {what} must be an integer, got {v!r}")
+    return int(value)
+
+
+def positive(op: str, v: object, what: str) -> int:
+    """A positive integer: a size or a count."""
+    rule = f"{what} must be a positive integer"
+    n = _integer_for(op, v, rule)
+    if n <= 0:
+        raise ValueError(f"{op}: {rule}, got {v!r}")
+    return n
+
+
+def in_range(op: str, v: object, lo: int, hi: int, rule: str) -> int:
+    """An integer from lo to hi; `rule` says so in the op's words ("a channel count is ...")."""
+    n = _integer_for(op, v, rule)
+    if not lo <= n <= hi:
+        raise ValueError(f"{op}: {rule}, got {v!r}")
+    return n
+
+
+def _integer_for(op: str, v: object, rule: str) -> int:
+    """integer(), its refusal stating `rule`."""
+    try:
+        return integer(op, v, "the value")
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"{op}: {rule}, got {v!r}") from None
+
+
+def integers(op: str, v: object, what: str) -> tuple[int, ...]:
+    """A sequence or 1-D array of integers (each as integer() takes it)."""
+    if isinstance(v, list | tuple) and all(type(x) is int for x in v):
+        return tuple(v)  # pyright: ignore[reportUnknownArgumentType]
+    array = _array(op, what, v)
+    if array.ndim != 1:
+        raise ValueError(f"{op}: {what} must be a sequence of integers, got {v!r}")
+    return tuple(integer(op, x, what) for x in array.tolist())
+
+
+def rect_list(op: str, v: object) -> list[tuple[int, int, int, int]] | None:
+    """The rects of a list of (x, y, w, h) or an (N, 4) array, as integers; None for one (x, y, w, h)."""
+    if isinstance(v, list | tuple):
+        if not v:
+            raise ValueError(f"{op}: the rect list is empty")
+        if isinstance(v[0], list | tuple):
+            return [rect_ints(op, r) for r in v]  # pyright: ignore[reportUnknownVariableType]
+    array = _array(op, "a rect", v)
+    if array.ndim == 1:
+        return None
+    if array.ndim != 2 or array.shape[1] != 4:
+        raise ValueError(f"{op}: give (x, y, w, h), a list of them or an (N, 4) array, got shape {array.shape}")
+    if array.shape[0] == 0:
+        raise ValueError(f"{op}: the rect list is empty")
+    return [rect_ints(op, row) for row in array.tolist()]
+
+
+def rect_ints(op: str, r: object) -> tuple[int, int, int, int]:
+    """(x, y, w, h) as Python integers (from a sequence, an array or a tensor of 4)."""
+    if isinstance(r, tuple | list) and len(r) == 4:  # pyright: ignore[reportUnknownArgumentType]
+        x, y, w, h = r  # pyright: ignore[reportUnknownVariableType]
+        if type(x) is int and type(y) is int and type(w) is int and type(h) is int:
+            return (x, y, w, h)  # the common case, without numpy: per-frame rects of a detector
+    try:
+        array = _array(op, "a rect", r)
+        if array.shape != (4,):
+            raise ValueError
+        x, y, w, h = (integer(op, x, "a rect") for x in array.tolist())
+    except (TypeError, ValueError):
+        raise ValueError(f"{op}: a rect is (x, y, w, h) of integers, got {r!r}") from None
+    return (x, y, w, h)
+
+
+def dtype_name(op: str, dtype: object) -> str:
+    """fklir's name of an element type given as a name, a numpy dtype or type, or a torch dtype."""
+    if isinstance(dtype, str):
+        name = dtype
+    elif type(dtype).__module__ == "torch" and type(dtype).__name__ == "dtype":
+        name = str(dtype).removeprefix("torch.")
+    elif dtype is None:
+        name = None
+    else:
+        try:
+            parsed = np.dtype(dtype)  # pyright: ignore[reportArgumentType, reportCallIssue]
+        except (TypeError, ValueError):
+            parsed = None
+        name = parsed.name if parsed is not None and parsed.isnative and parsed.fields is None else None
+    if name not in fkl.ELEMENT_TYPES:
+        raise ValueError(f"{op}: unknown dtype {dtype!r}; expected one of {', '.join(fkl.ELEMENT_TYPES)}")
+    return name
+
+
+def interpolation(op: str, interp: object) -> str:
+    """"linear" or "nearest", also as cv2.INTER_LINEAR or cv2.INTER_NEAREST."""
+    if isinstance(interp, str):
+        if interp in fkl.INTERPOLATIONS:
+            return interp
+    elif isinstance(interp, int | np.integer) and not isinstance(interp, bool):
+        name = CV2_INTERPOLATIONS.get(int(interp))
+        if name is not None:
+            return name
+        raise ValueError(
+            f"{op}: OpenCV interpolation {interp!r} is not supported; use cv2.INTER_LINEAR (1) or cv2.INTER_NEAREST (0)"
+        )
+    raise ValueError(f"{op}: interp must be 'linear' or 'nearest' (or cv2.INTER_*), got {interp!r}")
+
+
+def color_code(op: str, code: object) -> str:
+    """A fklir colour code from "RGB2GRAY", "COLOR_RGB2GRAY" or cv2.COLOR_RGB2GRAY."""
+    if isinstance(code, int | np.integer) and not isinstance(code, bool):
+        name = CV2_COLOR_CODES.get(int(code))
+        if name is None:
+            raise ValueError(
+                f"{op}: OpenCV colour code {code!r} is not supported; expected one of {', '.join(fkl.COLOR_CODES)}"
+            )
+        return name
+    normalised = code.upper().removeprefix("COLOR_") if isinstance(code, str) else ""
+    if normalised not in fkl.COLOR_CODES:
+        raise ValueError(f"{op}: unsupported code {code!r}; expected one of {', '.join(fkl.COLOR_CODES)}")
+    return normalised
+
+
+def flag(op: str, v: object, what: str) -> bool:
+    """A yes/no argument: a Python or numpy bool (0 and 1 read too, other numbers do not)."""
+    if isinstance(v, bool | np.bool_):
+        return bool(v)
+    if isinstance(v, int | np.integer) and int(v) in (0, 1):
+        return bool(v)
+    raise TypeError(f"{op}: {what} must be True or False, got {v!r}")
