@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from fklir.errors import NoDriverError
+from fklir.errors import FklirError, NoDriverError
 
 _state_lock = threading.Lock()
 _primary_contexts: dict[int, Any] = {}  # device ordinal → retained primary CUcontext
@@ -24,7 +24,7 @@ _primary_context_handles: dict[int, int] = {}  # device ordinal → int(CUcontex
 _internal_streams: dict[int, Any] = {}  # device ordinal → CUstream created once (kept alive here)
 
 
-class CudaError(RuntimeError):
+class CudaError(FklirError, RuntimeError):
     """A CUDA driver call failed; `code` is the CUresult value and `name` its symbolic name."""
 
     def __init__(self, message: str, code: int = 0, name: str = "") -> None:

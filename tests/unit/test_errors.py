@@ -101,6 +101,8 @@ def test_a_driver_that_loads_but_fails_to_initialise_stays_a_cuda_error(no_drive
     with pytest.raises(cuda_driver.CudaError) as raised:
         cuda_driver.device_count()
     assert not isinstance(raised.value, NoDriverError)
+    assert isinstance(raised.value, FklirError) and isinstance(raised.value, RuntimeError)
+    assert raised.value.code == 100
 
 
 @pytest.mark.skipif(fkl.gpu_available(), reason="checks the machine without a CUDA driver")
