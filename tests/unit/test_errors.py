@@ -161,7 +161,7 @@ def test_read_only_device_out_is_read_only_error(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("FKLIR_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(build, "get_backend", lambda: "nvcc")
     monkeypatch.setattr(build, "_compiler_and_flags", lambda target, backend: ("fake nvcc 1.0", ()))
-    monkeypatch.setattr(build, "_compile_gpu", lambda emitted, key, arch: b"stand-in cubin")
+    monkeypatch.setattr(build, "_compile_gpu", lambda *args: b"stand-in cubin")
     with installed(FakeDriver(devices=1)):
         pipe = fkl.compose(fkl.TensorRead(), fkl.Mul(2.0), fkl.TensorWrite(), target="gpu")
         x = DeviceBuffer.from_ptr(0x6000, (6, 5), "float32")
