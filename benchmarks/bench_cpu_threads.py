@@ -10,8 +10,9 @@ Two chains on uint8 HxWx3 images, output W x H (the table's size):
 Each configuration runs in its own process, because OpenMP reads OMP_NUM_THREADS once, at start-up:
 "1 thread" is OMP_NUM_THREADS=1, "default" leaves it unset (one thread per core). "busy" starts a process
 that spins on one core for the whole measurement, as a concurrent test or data-loader worker would.
-Each cell is "median / mean" of per-call wall times in ms (output preallocated, after a warm-up call): the
-median is the usual cost, the mean includes the calls that waited for a descheduled OpenMP thread.
+Each cell is "min / median / mean" of per-call wall times in ms (output preallocated, after a warm-up call):
+the min is the cost without interference from other processes, the median the usual cost, the mean
+includes the calls that waited for a descheduled OpenMP thread.
 """
 
 from __future__ import annotations
@@ -47,12 +48,12 @@ def _input_shape(chain: str, w: int, h: int) -> tuple[int, int, int]:
     return (h, w, 3) if chain == "flat" else (2 * h + 2, 2 * w + 2, 3)
 
 
-def child(reps: int) -> dict[str, tuple[float, float]]:
-    """(median, mean) ms per call of every (chain, size), in this process's OpenMP configuration."""
+def child(reps: int) -> dict[str, tuple[float, float, float]]:
+    """(min, median, mean) ms per call of every (chain, size), in this process's OpenMP configuration."""
     import numpy as np
 
     rng = np.random.default_rng(0)
-    times: dict[str, tuple[float, float]] = {}
+    times: dict[str, tuple[float, float, float]] = {}
     for chain in CHAINS:
         for w, h in SIZES:
             pipe = _pipeline(chain, w, h)
@@ -64,7 +65,7 @@ def child(reps: int) -> dict[str, tuple[float, float]]:
                 start = time.perf_counter()
                 pipe(x, out=out)  # type: ignore[operator]
                 samples.append((time.perf_counter() - start) * 1e3)
-            times[f"{chain} {w}x{h}"] = (statistics.median(samples), statistics.fmean(samples))
+            times[f"{chain} {w}x{h}"] = (min(samples), statistics.median(samples), statistics.fmean(samples))
     return times
 
 
@@ -77,12 +78,14 @@ def _run_child(threads: int | None, busy: bool, reps: int) -> dict[str, list[flo
     try:
         result = subprocess.run(
             [sys.executable, __file__, "--child", "--reps", str(reps)],
-            env=env, capture_output=True, text=True, check=True, cwd=ROOT,
+            env=env, capture_output=True, text=True, cwd=ROOT,
         )
     finally:
         if spinner is not None:
             spinner.kill()
             spinner.wait()
+    if result.returncode != 0:
+        raise RuntimeError(f"the measuring process failed:\n{result.stderr}")
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
@@ -103,13 +106,13 @@ def main(argv: list[str]) -> int:
         f"### {stamp} - {platform.node()} ({os.cpu_count()} CPUs, {platform.processor() or platform.machine()})"
         " - bench_cpu_threads",
         "",
-        f"`python benchmarks/bench_cpu_threads.py --reps {args.reps}`; ms per call, median / mean; "
+        f"`python benchmarks/bench_cpu_threads.py --reps {args.reps}`; ms per call, min / median / mean; "
         "default = OMP_NUM_THREADS unset; busy = another process spins on one core meanwhile.",
         "",
         "| chain, output | 1 thread | default | 1 thread, busy | default, busy |",
         "|---|---:|---:|---:|---:|",
     ]
-    cells = {key: " | ".join(f"{r[key][0]:.3f} / {r[key][1]:.3f}" for r in results) for key in results[0]}
+    cells = {key: " | ".join(" / ".join(f"{v:.3f}" for v in r[key]) for r in results) for key in results[0]}
     rows = [f"| {key} | {row} |" for key, row in cells.items()]
     text = "\n".join(head + rows) + "\n"
     print(text)
