@@ -135,7 +135,8 @@ def _remembered_identity(compiler: str) -> str:
     if (known := disk.load(key, ".identity")) is not None:
         return known.decode()
     identity = compilers.compiler_identity(compiler)
-    disk.store(key, ".identity", identity.encode())
+    with contextlib.suppress(OSError):  # remembering only saves the next process a `--version` run
+        disk.store(key, ".identity", identity.encode(), announce=False)
     return identity
 
 
@@ -269,7 +270,7 @@ def remember_plan(description_key_: str, built: BuiltKernel) -> None:
     skip the IR entirely on its first call (see load_plan)."""
     entry = {"kernel": built.key, "layout": dataclasses.asdict(built.layout), "values": built.values}
     with contextlib.suppress(OSError):  # only a shortcut for the next process: a full disk must not fail this call
-        cache.DiskCache().store(description_key_, PLAN_SUFFIX, json.dumps(entry).encode())
+        cache.DiskCache().store(description_key_, PLAN_SUFFIX, json.dumps(entry).encode(), announce=False)
 
 
 PLAN_SUFFIX = ".plan.json"
@@ -309,6 +310,10 @@ def load_plan(description_key_: str, target: str, device: int) -> BuiltKernel | 
     return BuiltKernel(kernel, layout, entry_point, values)
 
 
+def _open_library(path: Path) -> ctypes.CDLL:
+    return ctypes.CDLL(str(path))
+
+
 def _build_or_load(
     disk: cache.DiskCache, kernel: fkl.KernelOp, emitted: EmittedKernel, key: str, arch: str, device: int
 ) -> object:
@@ -325,8 +330,8 @@ def _build_or_load(
         return payload
 
     if arch == "host":
-        path = disk.build_or_load_path(key, cache.KERNEL_SUFFIXES["cpu"], compile_and_describe)
-        return getattr(ctypes.CDLL(str(path)), CPU_ENTRY)
+        library = disk.build_or_open(key, cache.KERNEL_SUFFIXES["cpu"], compile_and_describe, _open_library)
+        return getattr(library, CPU_ENTRY)
     from fklir.backend import cuda_driver
 
     cubin = disk.build_or_load(key, cache.KERNEL_SUFFIXES["gpu"], compile_and_describe)

@@ -47,7 +47,7 @@ import tempfile
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from fklir.errors import CacheError
 
@@ -100,9 +100,7 @@ def configured_root() -> Path:
             return root
         where = "is" if folder == root else f"lies below {folder}, which is"
         setting = f"{CACHE_DIR_VARIABLE}={configured!r}" if configured else f"the default cache folder {root}"
-        raise CacheError(
-            f"{setting}: {root} {where} a file, not a folder; set {CACHE_DIR_VARIABLE} to a folder path"
-        )
+        raise CacheError(f"{setting}: {root} {where} a file, not a folder; set {CACHE_DIR_VARIABLE} to a folder path")
     return root
 
 
@@ -265,6 +263,9 @@ def _entry_name(file_name: str) -> str:
     return file_name.removesuffix(SIDECAR_SUFFIX)
 
 
+Opened = TypeVar("Opened")
+
+
 class KeyGroup(NamedTuple):
     """Every file of one key (its payloads of each suffix and their sidecars): what eviction and
     `fklir cache list` treat as one thing."""
@@ -291,11 +292,14 @@ class DiskCache:
         _check_key(key, suffix)
         return self.root / f"{key}{suffix}"
 
-    def writable_root(self) -> Path:
-        """The root, or the private folder (with one warning) when this process cannot write the root."""
+    def writable_root(self, announce: bool = True) -> Path:
+        """The root, or the private folder when this process cannot write the root (with one warning,
+        when `announce`)."""
         if os.access(self.root, os.W_OK | os.X_OK):
             return self.root
         fallback = private_dir()
+        if not announce:
+            return fallback
         _warn_once(
             self.root,
             f"fklir: the kernel cache folder {self.root} is read-only for you: kernels it holds are used, "
@@ -439,7 +443,7 @@ class DiskCache:
         for folder in self._folders():
             if (payload := self._read_valid(folder, key, suffix)) is not None:
                 return folder, payload
-        writable = self.writable_root()
+        writable = self.writable_root(announce=False)  # a miss needs no warning; a build gives it
         if not self._exists(writable, key, suffix):
             return None
         with self._locked(writable, f"{key}{suffix}"):
@@ -461,43 +465,67 @@ class DiskCache:
         found = self._find(key, suffix)
         return None if found is None else found[0] / f"{key}{suffix}"
 
-    def store(self, key: str, suffix: str, payload: bytes) -> Path:
-        """Store a payload atomically (payload first, then its sidecar) and return its path."""
+    def store(self, key: str, suffix: str, payload: bytes, announce: bool = True) -> Path:
+        """Store a payload atomically (payload first, then its sidecar) and return its path. `announce`
+        False: a record that only saves time later (a plan) goes to the private folder of a read-only root
+        without the warning, which is for kernels that must be compiled."""
         _check_key(key, suffix)
-        folder = self.writable_root()
+        folder = self.writable_root(announce)
         with self._locked(folder, f"{key}{suffix}"):
             return self._store_locked(folder, key, suffix, bytes(payload))
 
-    def _obtain(self, key: str, suffix: str, build: Callable[[], bytes]) -> tuple[Path, bytes]:
-        """(path, payload) of the verified entry, else of what build() made, stored once across all
+    def _obtain(
+        self, key: str, suffix: str, build: Callable[[], bytes], use: Callable[[Path, bytes], Opened]
+    ) -> Opened:
+        """use(path, payload) of the verified entry, else of what build() made, stored once across all
         processes: concurrent callers with the same key wait on the entry's lock; the first builds, the rest
-        then find the finished entry. If build() raises, nothing is stored and the next caller tries again."""
+        then find the finished entry. If build() raises, nothing is stored and the next caller tries again.
+
+        A new entry is used before its lock is released, so that neither clear() nor eviction in another
+        process removes it between its store and, say, its dlopen; an entry found without the lock that
+        vanishes before use() opens it is looked up again under the lock. Other errors of use() propagate.
+        """
+        name = f"{key}{suffix}"
         if (found := self._find(key, suffix)) is not None:
-            return found[0] / f"{key}{suffix}", found[1]
+            try:
+                return use(found[0] / name, found[1])
+            except OSError:
+                if os.path.lexists(found[0] / name):
+                    raise
         folder = self.writable_root()
-        with self._locked(folder, f"{key}{suffix}"):
-            if (payload := self._load_or_discard_locked(folder, key, suffix)) is not None:
-                return folder / f"{key}{suffix}", payload
-            payload = bytes(build())
-            path = self._store_locked(folder, key, suffix, payload)
-        with contextlib.suppress(OSError):  # housekeeping: never fails the build that triggered it
-            self.evict(folder, keep=key)
-        return path, payload
+        with self._locked(folder, name):
+            payload = self._load_or_discard_locked(folder, key, suffix)
+            built = payload is None
+            if payload is None:
+                payload = bytes(build())
+                self._store_locked(folder, key, suffix, payload)
+            result = use(folder / name, payload)
+        if built:
+            with contextlib.suppress(OSError):  # housekeeping: never fails the build that triggered it
+                self.evict(folder, keep=key)
+        return result
 
     def build_or_load(self, key: str, suffix: str, build: Callable[[], bytes]) -> bytes:
         """The cached payload, else build() once across all processes, store it and return it."""
-        return self._obtain(key, suffix, build)[1]
+        return self._obtain(key, suffix, build, lambda _path, payload: payload)
 
     def build_or_load_path(self, key: str, suffix: str, build: Callable[[], bytes]) -> Path:
-        """Like build_or_load, but returns the verified file's path (for shared libraries)."""
-        return self._obtain(key, suffix, build)[0]
+        """Like build_or_load, but returns the verified file's path."""
+        return self._obtain(key, suffix, build, lambda path, _payload: path)
+
+    def build_or_open(
+        self, key: str, suffix: str, build: Callable[[], bytes], open_: Callable[[Path], Opened]
+    ) -> Opened:
+        """Like build_or_load, but returns open_(path) of the verified file (for dlopen), opened before another
+        process can remove a new entry (see _obtain)."""
+        return self._obtain(key, suffix, build, lambda path, _payload: open_(path))
 
     def discard(self, key: str, suffix: str) -> None:
         """Delete an entry that verified but proved unusable (e.g. a cubin that the driver refuses), under
         its lock, so that the next build_or_load rebuilds it. A read-only root keeps its copy; the
         rebuilt one then goes to the private folder, which is searched second."""
         _check_key(key, suffix)
-        folder = self.writable_root()
+        folder = self.writable_root(announce=False)
         with self._locked(folder, f"{key}{suffix}"):
             self._discard_locked(folder, key, suffix)
 

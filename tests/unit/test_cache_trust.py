@@ -156,9 +156,7 @@ def _as_owner(status: os.stat_result, uid: int) -> os.stat_result:
     return os.stat_result(fields)
 
 
-def test_a_taken_private_folder_name_gives_a_unique_private_folder(
-    tmp_path: Path, fresh_cache_state: Path
-) -> None:
+def test_a_taken_private_folder_name_gives_a_unique_private_folder(tmp_path: Path, fresh_cache_state: Path) -> None:
     squatted = fresh_cache_state / f"fklir-cache-{os.getuid()}"
     squatted.mkdir()
     squatted.chmod(0o777)  # made first by someone who wants our kernels to land there
