@@ -4,7 +4,7 @@ xDSL 0.74 (`xdsl/utils/mlir_lexer.py`, `MLIRLexer._unescaped_characters_regex`) 
 `"(?:[^"\\\n\v\f]+|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"`: a `+` nested in a `*`. When the closing quote
 is missing, the regex engine tries every way of splitting the rest of the line between the two
 quantifiers before it gives up, so one unterminated string costs time that doubles with each
-character left on its line (a 22-character tail takes seconds). Worth reporting upstream: the
+character left on its line. Worth reporting upstream: the
 possessive form below matches exactly the same strings (its two alternatives cannot start on the
 same character) and never backtracks.
 
