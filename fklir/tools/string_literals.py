@@ -4,12 +4,11 @@ xDSL 0.74 (`xdsl/utils/mlir_lexer.py`, `MLIRLexer._unescaped_characters_regex`) 
 `"(?:[^"\\\n\v\f]+|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"`: a `+` nested in a `*`. When the closing quote
 is missing, the regex engine tries every way of splitting the rest of the line between the two
 quantifiers before it gives up, so one unterminated string costs time that doubles with each
-character left on its line. Worth reporting upstream: the
-possessive form below matches exactly the same strings (its two alternatives cannot start on the
-same character) and never backtracks.
+character left on its line. Worth reporting upstream: the possessive form below matches exactly
+the same strings (its two alternatives cannot start on the same character) and never backtracks.
 
-xDSL then reports "End of file reached before closing string literal." for an unterminated string
-and for an invalid escape alike; `clarify_string_error` says which of the two it was, and where.
+xDSL then reports "End of file reached before closing string literal." for an unterminated string,
+an invalid escape and a forbidden character alike; `clarify_string_error` says which it was, and where.
 """
 
 from __future__ import annotations
