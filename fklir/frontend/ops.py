@@ -30,6 +30,7 @@ from fklir.frontend.values import (
     positive,
     rect_ints,
     rect_list,
+    unpacked,
 )
 from fklir.limits import I32_MAX, check_index, check_span
 
@@ -376,8 +377,7 @@ def _channel_count(op: str, n: object) -> int:
 
 def _indices(op: str, idx: tuple[object, ...]) -> tuple[int, ...]:
     """`VectorReorder(2, 1, 0)` or one sequence, array or tensor of the indices."""
-    given: object = idx[0] if len(idx) == 1 and not isinstance(idx[0], int) else idx
-    if not 1 <= len(indices := integers(op, given, "channel indices")) <= 4:
+    if not 1 <= len(indices := integers(op, unpacked(idx), "channel indices")) <= 4:
         raise ValueError(f"{op}: give 1 to 4 channel indices, got {len(indices)}")
     return tuple(in_range(op, i, 0, 3, "channel indices are integers from 0 to 3") for i in indices)
 

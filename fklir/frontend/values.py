@@ -40,11 +40,24 @@ def _array(op: str, what: str, v: object) -> np.ndarray[Any, Any]:
         raise TypeError(f"{op}: {what} must be numbers, got {v!r}")
     try:
         array = np.asarray(v)
-    except (TypeError, ValueError, RuntimeError) as e:  # ragged lists, device tensors
-        raise TypeError(f"{op}: {what} must be numbers, got {v!r} ({e})") from None
+    except (TypeError, ValueError, RuntimeError) as e:  # ragged lists, types numpy lacks, device tensors
+        array = _listed(v)
+        if array is None:
+            raise TypeError(f"{op}: {what} must be numbers, got {v!r} ({e})") from None
     if array.dtype.kind not in "biuf":
         raise TypeError(f"{op}: {what} must be numbers, got {v!r}")
     return array
+
+
+def _listed(v: object) -> np.ndarray[Any, Any] | None:
+    """`v.tolist()` as an array: tensors of types numpy lacks (torch.bfloat16) list their numbers."""
+    tolist = getattr(v, "tolist", None)
+    if tolist is None:
+        return None
+    try:
+        return np.asarray(tolist())
+    except (TypeError, ValueError, RuntimeError, NotImplementedError):
+        return None
 
 
 def number(op: str, v: object, what: str = "the value") -> float:
@@ -116,13 +129,25 @@ def _integer_for(op: str, v: object, rule: str) -> int:
 
 
 def integers(op: str, v: object, what: str) -> tuple[int, ...]:
-    """A sequence or 1-D array of integers (each as integer() takes it)."""
-    if isinstance(v, list | tuple) and all(type(x) is int for x in v):
-        return tuple(v)  # pyright: ignore[reportUnknownArgumentType]
-    array = _array(op, what, v)
-    if array.ndim != 1:
-        raise ValueError(f"{op}: {what} must be a sequence of integers, got {v!r}")
-    return tuple(integer(op, x, what) for x in array.tolist())
+    """A sequence, 1-D array or tensor of integers (each as integer() takes it)."""
+    if isinstance(v, list | tuple):
+        items: list[Any] = list(v)  # pyright: ignore[reportUnknownArgumentType]
+    else:
+        array = _array(op, what, v)
+        if array.ndim != 1:
+            raise ValueError(f"{op}: {what} must be a sequence of integers, got {v!r}")
+        items = array.tolist()
+    return tuple(integer(op, x, what) for x in items)
+
+
+def unpacked(args: tuple[object, ...]) -> object:
+    """The numbers of `f(2, 1, 0)` or of `f(numbers)` (one sequence, 1-D array or tensor)."""
+    if len(args) != 1:
+        return args
+    try:
+        return args[0] if np.ndim(args[0]) == 1 else args  # pyright: ignore[reportArgumentType]
+    except (TypeError, ValueError, RuntimeError):
+        return args
 
 
 def rect_list(op: str, v: object) -> list[tuple[int, int, int, int]] | None:
@@ -149,10 +174,10 @@ def rect_ints(op: str, r: object) -> tuple[int, int, int, int]:
         if type(x) is int and type(y) is int and type(w) is int and type(h) is int:
             return (x, y, w, h)  # the common case, without numpy: per-frame rects of a detector
     try:
-        array = _array(op, "a rect", r)
-        if array.shape != (4,):
+        items = list(r) if isinstance(r, tuple | list) else _array(op, "a rect", r).tolist()  # pyright: ignore[reportUnknownArgumentType]
+        if not isinstance(items, list) or len(items) != 4:  # pyright: ignore[reportUnknownArgumentType]
             raise ValueError
-        x, y, w, h = (integer(op, x, "a rect") for x in array.tolist())
+        x, y, w, h = (integer(op, x, "a rect") for x in items)  # pyright: ignore[reportUnknownVariableType]
     except (TypeError, ValueError):
         raise ValueError(f"{op}: a rect is (x, y, w, h) of integers, got {r!r}") from None
     return (x, y, w, h)
