@@ -23,6 +23,7 @@ from xdsl.utils.exceptions import VerifyException
 from fklir.backend import cuda_driver
 from fklir.diagnostics import OpError, first_invalid_op, located_message
 from fklir.frontend import ops as fops
+from fklir.limits import check_index
 from fklir.frontend.values import dtype_name, integers
 from fklir.runtime.interop import (
     WarmKey,
@@ -209,16 +210,19 @@ class Pipeline:
             return plan
         from fklir.backend import build
 
-        described = build.description_key(self._description(sig), self.target, device)
+        # a batch of no images never launches; it needs the kernel's output type and channels only
+        compiled = replace(sig, planes=1) if sig.planes == 0 else sig
+        described = build.description_key(self._description(compiled), self.target, device)
         built = build.load_plan(described, self.target, device)
         if built is None:
             from fklir.frontend.lowering import kernels_of
 
-            (kernel,) = kernels_of(self._module(sig))
+            (kernel,) = kernels_of(self._module(compiled))
             built = build.build_kernel(kernel, self.target, device)
             build.remember_plan(described, built)
         launch_type = CpuLaunch if self.target == "cpu" else GpuLaunch
         plan = launch_type(built.entry, built.layout, built.values)
+        plan.op_names = (self.ops[0].op_name, self.ops[-1].op_name)
         self._plans[(sig, device)] = plan
         return plan
 
@@ -252,13 +256,25 @@ class Pipeline:
 
     def _extent(self, sig: Signature, width: int, height: int, out_channels: int) -> Extent:
         in_planes = sig.images or sig.planes
-        sizes = _out_sizes(_geometry(self.chains[0]), [(width, height)] * in_planes)
+        geometry = _geometry(self.chains[0])
+        sizes = _out_sizes(geometry, [(width, height)] * in_planes)
         if len(set(sizes)) > 1:
             raise ValueError(
                 f"Crop: the rects give planes of different sizes {sorted(set(sizes))}; put a Resize after the Crop"
             )
-        (dst_w, dst_h) = sizes[0]
+        # a batch of no images still has the plane size the chain implies: (0, H, W, C)
+        (dst_w, dst_h) = sizes[0] if sizes else _out_sizes(geometry, [(width, height)])[0]
         return Extent(width, height, in_planes, sig.channels, dst_w, dst_h, len(sizes), out_channels)
+
+    def _checked_extent(self, sig: Signature, width: int, height: int, plan: LaunchPlan) -> Extent:
+        """The call's extent, refused (before any output is allocated) where the kernel could not run it:
+        pixels made out of an empty image, or sizes beyond the kernel's index types."""
+        e = self._extent(sig, width, height, plan.layout.out_channels)
+        if e.dst_planes and e.dst_w and e.dst_h:
+            for chain in self.chains:
+                fops.check_empty_source(_geometry(chain), (width, height))
+        plan.check_extent(e)
+        return e
 
     def _out_shape(self, sig: Signature, e: Extent) -> tuple[int, ...]:
         """The output's shape; for SplitWrite the shape of each of its per-channel outputs."""
@@ -342,7 +358,7 @@ class Pipeline:
             sources = [describe_host_array(a, f"TensorRead input {i}") for i, a in enumerate(_as_list(x))]
             sig, width, height = self._input(x, [(s.shape, s.dtype_name) for s in sources])
         plan = self._plan(sig, 0)
-        e = self._extent(sig, width, height, plan.layout.out_channels)
+        e = self._checked_extent(sig, width, height, plan)
         shape = self._out_shape(sig, e)
         dtype = plan.layout.out_dtype
         count = e.channels_out if self.write_kind == "split_write" else 1
@@ -384,6 +400,11 @@ class Pipeline:
             if self.crop_batched:
                 raise ValueError("TensorRead: a list of images cannot be combined with Crop([rects])")
             sig = Signature(sig.dtype, sig.channels, 1, False, len(described))
+        # before anything is compiled for it: the signature holds the plane count
+        read = self.ops[0].op_name
+        check_index(read, "input width", width)
+        check_index(read, "input height", height)
+        check_index(read, "list length" if sig.images else "input planes", sig.images or sig.planes)
         self._last_signature = sig
         return sig, width, height
 
@@ -397,7 +418,7 @@ class Pipeline:
         sig, width, height = self._input(x, [(s.shape, s.dtype_name) for s in sources])
         with cuda_driver.using_device(src.device):
             plan = self._plan(sig, src.device)
-        e = self._extent(sig, width, height, plan.layout.out_channels)
+        e = self._checked_extent(sig, width, height, plan)
         prepared = _Prepared(plan, e, self._out_shape(sig, e), plan.layout.out_dtype, src.device)  # pyright: ignore[reportArgumentType]
         if not isinstance(x, list | tuple):
             self._prepared[(src.shape, src.dtype_name, src.device)] = prepared
@@ -457,7 +478,7 @@ class Pipeline:
             device, framework, like, src_ptr = src.device, src.framework, src.obj, src.ptr
             with cuda_driver.using_device(device):
                 plan = self._plan(sig, device)
-        e = self._extent(sig, width, height, plan.layout.out_channels)
+        e = self._checked_extent(sig, width, height, plan)
         prep = _Prepared(plan, e, self._out_shape(sig, e), plan.layout.out_dtype, device)
         count = e.channels_out if self.write_kind == "split_write" else 1
         if out is None:

@@ -551,8 +551,8 @@ def _rect(op: str, given: object) -> Rect:
     x, y, w, h = r
     if w <= 0 or h <= 0:
         raise ValueError(f"{op}: rect {tuple(r)} must have a positive width and height")
-    check_span(op, f"rect {tuple(r)}: x", x, w)
-    check_span(op, f"rect {tuple(r)}: y", y, h)
+    check_span(op, f"rect {tuple(r)}: ", ("x", x), ("w", w))
+    check_span(op, f"rect {tuple(r)}: ", ("y", y), ("h", h))
     return (x, y, w, h)
 
 

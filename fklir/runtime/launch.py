@@ -17,13 +17,15 @@ from typing import Any
 
 import numpy as np
 
+from fklir.limits import I32_MAX, I64_MAX, U32_MAX, check_index, check_product
 from fklir.runtime.params import pack_reciprocals, pack_slots, params_struct_type
 
 PIXEL_BLOCK = (32, 8, 1)
 # Programmatic dependent launch on devices that have it (GpuLaunch); FKLIR_PDL=0 launches plainly
 # (cuLaunchKernel), e.g. to measure what the overlap gains.
 PROGRAMMATIC_LAUNCH = os.environ.get("FKLIR_PDL", "1") != "0"
-MAX_PIXEL_KERNEL_ELEMENTS = 2**32 - 1  # pixel kernels address a source image with 32-bit offsets
+MAX_PIXEL_KERNEL_ELEMENTS = U32_MAX  # pixel kernels address a source plane with 32-bit offsets
+GRID_YZ_MAX = 65535  # CUDA's limit on a grid's y and z extents
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,7 @@ class LaunchPlan:
         # a block of their own (twin), which only holds them.
         self.lock = threading.Lock()
         self.extent: Extent | None = None
+        self.op_names: tuple[str, str] = ("TensorRead", "TensorWrite")  # the chain's read and write, for size errors
         self._pointers: tuple[int, int, int] | None = None  # (src, dst, table and plane bits) as the header holds
         self._table_bits = 0  # the OR of the pointer table's entries: any misaligned one disables vectors
         # a list input's output planes start every plane_bytes: unless that is a multiple of 16, some
@@ -91,16 +94,26 @@ class LaunchPlan:
         for i, ptr in enumerate(pointers):
             table[i] = ptr
 
+    def check_extent(self, e: Extent) -> None:
+        """ValueError, naming the chain's read or write op (`op_names`), for sizes that the kernel's
+        index types cannot hold: the pipeline calls it before it allocates the output."""
+        read, write = self.op_names
+        check_index(read, "input width", e.src_w)
+        check_index(read, "input height", e.src_h)
+        check_index(read, "input planes", e.src_planes)
+        check_index(write, "output width", e.dst_w)
+        check_index(write, "output height", e.dst_h)
+        check_index(write, "output planes", e.dst_planes)
+        check_product(write, "output elements", (e.dst_planes, e.dst_h, e.dst_w, e.channels_out), I64_MAX)
+        if self.layout.mode == "pixel":
+            plane = (e.src_h, e.src_w, e.channels_in)
+            hint = "a resampling kernel addresses a plane with 32-bit offsets: split the image, e.g. into row bands"
+            check_product(read, "elements of one input plane", plane, U32_MAX, hint)
+
     def set_extent(self, e: Extent) -> None:
         if e == self.extent:
             return
-        elements = e.src_w * e.src_h * e.channels_in
-        if self.layout.mode == "pixel" and elements > MAX_PIXEL_KERNEL_ELEMENTS:
-            raise ValueError(
-                f"TensorRead: an input image of {e.src_w}x{e.src_h}x{e.channels_in} = {elements} elements is too"
-                f" large for a resampling kernel (at most {MAX_PIXEL_KERNEL_ELEMENTS}: offsets inside an image are"
-                " 32-bit); split it, e.g. into row bands"
-            )
+        self.check_extent(e)  # a refused extent leaves the header as it was: ctypes would wrap the sizes
         h = self.header
         h.src_pitch = e.src_w * e.channels_in
         h.src_plane_stride = e.src_h * e.src_w * e.channels_in
@@ -206,7 +219,9 @@ class GpuLaunch(LaunchPlan):
 
     def twin(self) -> GpuLaunch:
         """The same kernel and values with a parameter block of its own (a bound pipeline's bindings)."""
-        return GpuLaunch(self.kernel, self.layout, self._values)
+        twin = GpuLaunch(self.kernel, self.layout, self._values)
+        twin.op_names = self.op_names
+        return twin
 
     def _bind_launch(self) -> Any:
         """The launch with everything but (stream, kernelParams, extra) bound: cuLaunchKernelEx with
@@ -219,27 +234,43 @@ class GpuLaunch(LaunchPlan):
             return cuda_driver.programmatic_launcher(self._function, g, b)
         return functools.partial(self._cu_launch, self._function, g[0], g[1], g[2], b[0], b[1], b[2], 0)
 
+    def check_extent(self, e: Extent) -> None:
+        """Also CUDA's grid limits: a launch past them would fail only at the driver."""
+        super().check_extent(e)
+        read, write = self.op_names
+        (gx, gy, gz), _, _ = self._grid(e)
+        if self.layout.mode == "flat":
+            what = "list images" if self.layout.src_table else "output planes"
+            check_index(read if self.layout.src_table else write, what, gy, GRID_YZ_MAX)
+            check_index(write, "grid blocks for the output elements", gx, I32_MAX)
+            return
+        check_index(write, f"output height (in rows of {PIXEL_BLOCK[1]})", gy, GRID_YZ_MAX)
+        check_index(write, "output planes", gz, GRID_YZ_MAX)
+
+    def _grid(self, e: Extent) -> tuple[tuple[int, int, int], tuple[int, int, int], Any]:
+        """(grid, block, kernel function) of a launch over extent `e`."""
+        if self.layout.mode == "flat":
+            # a list input: one grid row per image, each a flat run of its own
+            rows = e.dst_planes if self.layout.src_table else 1
+            n = e.dst_planes * e.dst_h * e.dst_w * e.channels_out // max(rows, 1)
+            threads = -(-n // self.layout.elements_per_thread)
+            block = self.layout.flat_block
+            return (max(1, -(-threads // block)), rows, 1), (block, 1, 1), self.kernel.function
+        bx, by, _ = PIXEL_BLOCK
+        # few pixels (one wave of threads): one per thread, where latency and not the instruction
+        # count sets the time (ROI B=3: 3.7 vs 4.3 us on an H200); else several per thread
+        narrow = self.kernel.narrow is not None and (
+            e.dst_w * e.dst_h * e.dst_planes <= self._resident or e.src_w < self.layout.wide_min_src_w
+        )
+        function = self.kernel.narrow if narrow else self.kernel.function
+        across = bx if narrow else bx * self.layout.pixels_per_thread
+        return (-(-e.dst_w // across), -(-e.dst_h // by), e.dst_planes), PIXEL_BLOCK, function
+
     def set_extent(self, e: Extent) -> None:
         if e is self.extent or e == self.extent:
             return
         super().set_extent(e)
-        if self.layout.mode == "flat":
-            # a list input: one grid row per image, each a flat run of its own
-            rows = e.dst_planes if self.layout.src_table else 1
-            n = e.dst_planes * e.dst_h * e.dst_w * e.channels_out // rows
-            threads = -(-n // self.layout.elements_per_thread)
-            block = self.layout.flat_block
-            self.grid, self.block = (max(1, -(-threads // block)), rows, 1), (block, 1, 1)
-        else:
-            bx, by, _ = PIXEL_BLOCK
-            # few pixels (one wave of threads): one per thread, where latency and not the instruction
-            # count sets the time (ROI B=3: 3.7 vs 4.3 us on an H200); else several per thread
-            narrow = self.kernel.narrow is not None and (
-                e.dst_w * e.dst_h * e.dst_planes <= self._resident or e.src_w < self.layout.wide_min_src_w
-            )
-            self._function = self.kernel.narrow if narrow else self.kernel.function
-            across = bx if narrow else bx * self.layout.pixels_per_thread
-            self.grid, self.block = (-(-e.dst_w // across), -(-e.dst_h // by), e.dst_planes), PIXEL_BLOCK
+        self.grid, self.block, self._function = self._grid(e)
         self._launch = self._bind_launch()
 
     def run(
