@@ -21,9 +21,12 @@ class OpError(VerifyException):
 
 
 def location_prefix(op: Operation) -> str:
-    loc = op.location
-    if isinstance(loc, FileLineColLoc):
-        return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}: "
+    """`file:line:col: ` of the op, else of the first op inside it that has one: a pass-made op (an
+    outlined fkl.kernel) has no location of its own, but the chain it was made from does."""
+    for candidate in op.walk():  # pre-order: the op itself first
+        loc = candidate.location
+        if isinstance(loc, FileLineColLoc):
+            return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}: "
     return ""
 
 

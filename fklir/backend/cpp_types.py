@@ -57,7 +57,8 @@ SLOT_CPP_TYPE = {
 
 def image_of(t: object) -> fkl.ImageType:
     """A known image type (the emitter runs after fkl-infer-types)."""
-    assert isinstance(t, fkl.ImageType) and t.is_known, f"un-inferred type {t}: run fkl-infer-types first"
+    if not (isinstance(t, fkl.ImageType) and t.is_known):
+        raise ValueError(f"un-inferred type {t}: run fkl-infer-types first")
     return t
 
 

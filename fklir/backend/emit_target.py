@@ -7,9 +7,11 @@ from typing import IO
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
 
 from fklir.backend.emit_cpp import emit_kernel
+from fklir.diagnostics import located_message
 from fklir.dialects import fkl
 
 
@@ -19,7 +21,11 @@ def _emit_all(module: ModuleOp, output: IO[str], target: str) -> None:
         raise ValueError("no fkl.kernel to emit: run fkl-default-pipeline first")
     for kernel in kernels:
         output.write(f"// ---- fkl.kernel @{kernel.sym_name.data} (target {target}) ----\n")
-        output.write(emit_kernel(kernel).source)
+        try:
+            source = emit_kernel(kernel).source
+        except ValueError as e:  # IR the emitter cannot take: fklir-opt's located error, not a crash
+            raise DiagnosticException(located_message(kernel, str(e))) from None
+        output.write(source)
 
 
 @dataclass(frozen=True)
