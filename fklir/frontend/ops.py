@@ -20,6 +20,7 @@ from xdsl.ir import Operation, SSAValue
 
 from fklir.dialects import fkl
 from fklir.frontend.values import (
+    border_mode,
     color_code,
     dtype_name,
     flag,
@@ -601,11 +602,10 @@ class BorderReader(Geometry):
     mode: str
     values: tuple[float, ...]
 
-    def __init__(self, mode: str, value: object = 0.0):
+    def __init__(self, mode: str | int, value: object = 0.0):
+        """`mode`: a name or OpenCV's constant (cv2.BORDER_REFLECT_101, ...)."""
         name = type(self).__name__
-        if mode not in fkl.BORDER_MODES:
-            raise ValueError(f"{name}: mode must be one of {', '.join(fkl.BORDER_MODES)}, got {mode!r}")
-        object.__setattr__(self, "mode", mode)
+        object.__setattr__(self, "mode", border_mode(name, mode))
         object.__setattr__(self, "values", numbers(name, value))
         object.__setattr__(self, "location", _user_location())
 

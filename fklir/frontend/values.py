@@ -32,6 +32,8 @@ CV2_COLOR_CODES = {
     11: "RGBA2GRAY",
 }
 CV2_INTERPOLATIONS = {0: "nearest", 1: "linear"}  # cv2.INTER_NEAREST, cv2.INTER_LINEAR
+# cv2.BORDER_CONSTANT, _REPLICATE, _REFLECT, _WRAP, _REFLECT_101 (= BORDER_DEFAULT)
+CV2_BORDERS = {0: "constant", 1: "replicate", 2: "reflect", 3: "wrap", 4: "reflect101"}
 
 
 def _array(op: str, what: str, v: object) -> np.ndarray[Any, Any]:
@@ -215,6 +217,21 @@ def interpolation(op: str, interp: object) -> str:
             f"{op}: OpenCV interpolation {interp!r} is not supported; use cv2.INTER_LINEAR (1) or cv2.INTER_NEAREST (0)"
         )
     raise ValueError(f"{op}: interp must be 'linear' or 'nearest' (or cv2.INTER_*), got {interp!r}")
+
+
+def border_mode(op: str, mode: object) -> str:
+    """A border mode by name ("reflect101") or as OpenCV's constant (cv2.BORDER_REFLECT_101)."""
+    if isinstance(mode, int | np.integer) and not isinstance(mode, bool):
+        name = CV2_BORDERS.get(int(mode))
+        if name is not None:
+            return name
+        raise ValueError(
+            f"{op}: OpenCV border {mode!r} is not supported; use cv2.BORDER_CONSTANT, _REPLICATE, _REFLECT, "
+            "_WRAP or _REFLECT_101"
+        )
+    if mode not in fkl.BORDER_MODES:
+        raise ValueError(f"{op}: mode must be one of {', '.join(fkl.BORDER_MODES)}, got {mode!r}")
+    return mode  # pyright: ignore[reportReturnType]
 
 
 def color_code(op: str, code: object) -> str:

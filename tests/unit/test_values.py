@@ -204,6 +204,17 @@ def test_colour_conversion_by_opencv_constant_matches_cvtcolor(constant: str) ->
     np.testing.assert_array_equal(_run(img, fkl.ColorConversion(code)), cv2.cvtColor(img, code))
 
 
+@pytest.mark.parametrize(
+    "constant", ["BORDER_CONSTANT", "BORDER_REPLICATE", "BORDER_REFLECT", "BORDER_WRAP", "BORDER_REFLECT_101"]
+)
+def test_border_reader_by_opencv_constant_matches_copymakeborder(constant: str) -> None:
+    border = getattr(cv2, constant)
+    img = RNG.integers(0, 256, (11, 14, 3), dtype=np.uint8)
+    out = _run(img, fkl.BorderReader(border, value=9), fkl.Crop(-5, -3, 14 + 9, 11 + 7))
+    expected = cv2.copyMakeBorder(img, 3, 4, 5, 4, border, value=(9, 9, 9))
+    np.testing.assert_array_equal(out, expected)
+
+
 def test_pipeline_ir_takes_a_numpy_dtype() -> None:
     pipe = fkl.compose(fkl.TensorRead(), fkl.Mul(2.0), fkl.TensorWrite(), target="cpu")
     assert pipe.ir(np.float32, (4, 5, 3)) == pipe.ir("float32", (4, 5, 3))
@@ -234,6 +245,8 @@ REFUSED: list[tuple[Callable[[], object], type[Exception], str]] = [
     (lambda: fkl.ColorConversion(cv2.COLOR_BGR2HSV), ValueError, r"ColorConversion: OpenCV colour code 40 is not"),
     (lambda: fkl.ColorConversion(cv2.COLOR_GRAY2BGRA), ValueError, r"ColorConversion: OpenCV colour code 9 is not"),
     (lambda: fkl.ColorConversion(True), ValueError, r"ColorConversion: unsupported code True"),
+    (lambda: fkl.BorderReader(cv2.BORDER_TRANSPARENT), ValueError, r"BorderReader: OpenCV border 5 is not supported"),
+    (lambda: fkl.BorderReader("mirror"), ValueError, r"BorderReader: mode must be one of .* got 'mirror'"),
     (lambda: fkl.Cast(np.int64), ValueError, r"Cast: unknown dtype <class 'numpy\.int64'>"),
     (lambda: fkl.Cast(None), ValueError, r"Cast: unknown dtype None"),
     (lambda: fkl.Cast(np.dtype(">f4")), ValueError, r"Cast: unknown dtype dtype\('>f4'\)"),
