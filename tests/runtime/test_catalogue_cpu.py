@@ -1,6 +1,6 @@
 """The op catalogue of SPEC §3 on the CPU target, against independent oracles: numpy formulas
 written from SPEC (float64 inside, explicit rounding to the chain type) and OpenCV where it has the
-op (cv2.resize, cv2.cvtColor, cv2.copyMakeBorder, cv2.warpAffine / warpPerspective; IPP is off, see
+op (cv2.resize, cv2.cvtColor, cv2.copyMakeBorder, cv2.warpAffine / warpPerspective; IPP is on, see
 tests/conftest.py). Odd sizes, random data, rounding ties and NaN throughout.
 
 Chains that compose() accepts run through it; TensorPack, ReadSet, TensorTSplit and SplitWrite (not

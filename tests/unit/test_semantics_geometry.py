@@ -17,10 +17,11 @@ cv2 = pytest.importorskip("cv2")
 
 
 @pytest.fixture(autouse=True)
-def opencv_without_ipp() -> Iterator[None]:
-    """The reference follows OpenCV's own C++ resize; IPP's float32 INTER_LINEAR weighs differently."""
+def opencv_with_ipp() -> Iterator[None]:
+    """The reference keeps resize coordinates exact, as cv2's IPP path does (OpenCV's own C++ path
+    rounds them to float32)."""
     previous = bool(cv2.ipp.useIPP())
-    cv2.ipp.setUseIPP(False)
+    cv2.ipp.setUseIPP(True)
     yield
     cv2.ipp.setUseIPP(previous)
 
