@@ -96,7 +96,7 @@ def _replace_match(rng: random.Random, text: str, pattern: re.Pattern[str], menu
     if not found:
         return _insert_garbage(rng, text)
     m = rng.choice(found)
-    new = rng.choice(menu)
+    new = rng.choice([item for item in menu if item != m.group()] or menu)
     return text[: m.start()] + new + text[m.end() :], f"{what} {m.group()!r} -> {new!r} at offset {m.start()}"
 
 

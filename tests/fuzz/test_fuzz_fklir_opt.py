@@ -26,7 +26,7 @@ import pytest
 
 from fklir.backend import compilers
 from fklir.backend.build import INCLUDE_DIR
-from tests.fuzz.child import Budget, Child, Died, budget
+from tests.fuzz.child import Budget, Child, Died, budget, known_issues_apply
 from tests.fuzz.mlir_mutants import Mutant, load_corpus, mutant
 
 # =============================================================================================
@@ -43,65 +43,7 @@ class KnownIssue:
     failure: str | None = None  # a regex on the failure class: such a failure is counted, not raised
 
 
-def _unterminated_string(text: str) -> bool:
-    return any(line.replace('\\"', "").count('"') % 2 for line in text.splitlines())
-
-
-_DEFINED = re.compile(r"^\s*((?:%[\w.$-]+\s*,\s*)*%[\w.$-]+)\s*=")
-_BLOCK_ARGS = re.compile(r"\^\w+\s*\(([^)]*)\)")
-_SSA = re.compile(r"%[\w.$-]+")
-
-
-def _use_before_def(text: str) -> bool:
-    """Whether, in text order, a line uses a value that is defined only below it."""
-    later: dict[str, int] = {}
-    lines = text.splitlines()
-    for i, line in enumerate(lines):
-        for name in _definitions(line):
-            later.setdefault(name, i)
-    for i, line in enumerate(lines):
-        if any(later.get(name, -1) > i for name in set(_SSA.findall(line)) - _definitions(line)):
-            return True
-    return False
-
-
-def _definitions(line: str) -> set[str]:
-    names: set[str] = set()
-    if (m := _DEFINED.match(line)) is not None:
-        names |= set(_SSA.findall(m.group(1)))
-    for args in _BLOCK_ARGS.findall(line):
-        names |= set(_SSA.findall(args))
-    return names
-
-
 KNOWN_ISSUES: tuple[KnownIssue, ...] = (
-    KnownIssue(
-        "issue 13 item 4: an unterminated string lexes in exponential time",
-        "printf '%%0 = fkl.read \"src : !fkl.image<?x?x3xui8>\\n' | fklir-opt   # seconds, doubling per character",
-        before_run=_unterminated_string,
-    ),
-    KnownIssue(
-        "issue 13 item 4: no dominance check (inside fkl.kernel, and at top level too)",
-        "an fkl.kernel whose body uses %m above `%m = fkl.mul ...`: exit 0, emitted in text order; at top level, "
-        '`fkl.write %m, "dst"` above `%m = fkl.mul %f, 2.0`: exit 0 without passes, and -p fkl-default-pipeline '
-        "answers the unlocated `fklir-opt: error: Can't insert operation before operation not in current block`",
-        before_run=_use_before_def,
-    ),
-    KnownIssue(
-        "unassigned: an out-of-range integer attribute is an unlocated error",
-        "`fkl.crop %b0, rects [[0, 0, 2, 18446744073709551616]]` -> `fklir-opt: error: Integer value "
-        "18446744073709551616 is out of range for type i64 ...` (no file:line:col)",
-        failure=r"^unlocated diagnostic: fklir-opt: error: Integer value N is out of range",
-    ),
-    KnownIssue(
-        "unassigned: -t cpp on a kernel the emitter cannot take is an unlocated error or an internal error",
-        "`%1 = fkl.cast %0 to f32 : ... -> !fkl.image<?x?x?xnone>` then `fklir-opt -p "
-        "fkl-outline-kernels,fkl-hoist-params -t cpp` -> `fklir-opt: internal error: AssertionError: un-inferred "
-        "type` (cpp_types.image_of asserts); a read whose chain has two writes, `-p fkl-outline-kernels -t cpp` -> "
-        "the unlocated `fklir-opt: error: kernel @k0: the chain of 'fkl.read' has no write`",
-        failure=r"^(internal error: .*AssertionError: un-inferred type|unlocated diagnostic: fklir-opt: error: "
-        r"kernel @\w+: )",
-    ),
     KnownIssue(
         "unassigned: fkl.kernel's verifier accepts params slots that do not fit their use",
         "`fkl.kernel @k0 params !fkl.params<max2: f16 x 1> values {max2 = [3.0]}` whose `fkl.mul` on f64 takes "
@@ -214,7 +156,7 @@ def _syntax_errors(units: dict[str, str], folder: Path) -> dict[str, str]:
 def _gxx(files: list[Path]) -> str | None:
     command = [compilers.find_cxx(), "-std=c++17", "-fopenmp", "-fsyntax-only", "-I", str(INCLUDE_DIR)]
     result = subprocess.run([*command, *map(str, files)], capture_output=True, text=True, timeout=600, check=False)
-    return None if result.returncode == 0 else result.stderr[-2000:]
+    return None if result.returncode == 0 else result.stderr[:3000]
 
 
 def _run(b: Budget, folder: Path) -> tuple[dict[str, list[str]], Counter[str], int]:
@@ -230,7 +172,8 @@ def _run(b: Budget, folder: Path) -> tuple[dict[str, list[str]], Counter[str], i
             if time.monotonic() > stop:
                 break
             case = _draw(b.seed, index, corpus, folder)
-            known = next((k for k in KNOWN_ISSUES if k.before_run and k.before_run(case.mutant.text)), None)
+            issues = KNOWN_ISSUES if known_issues_apply() else ()
+            known = next((k for k in issues if k.before_run and k.before_run(case.mutant.text)), None)
             if known is not None:
                 skipped[known.name] += 1
                 continue
@@ -263,7 +206,8 @@ def _first_error(message: str) -> str:
 
 
 def _known(kind: str) -> KnownIssue | None:
-    return next((k for k in KNOWN_ISSUES if k.failure and re.search(k.failure, kind)), None)
+    issues = KNOWN_ISSUES if known_issues_apply() else ()
+    return next((k for k in issues if k.failure and re.search(k.failure, kind)), None)
 
 
 @pytest.mark.skipif(shutil.which(compilers.find_cxx()) is None, reason="no C++ compiler")
