@@ -23,8 +23,8 @@ from xdsl.utils.exceptions import VerifyException
 from fklir.backend import cuda_driver
 from fklir.diagnostics import OpError, first_invalid_op, located_message
 from fklir.frontend import ops as fops
-from fklir.limits import check_index
 from fklir.frontend.values import dtype_name, integers
+from fklir.limits import check_index
 from fklir.runtime.interop import (
     WarmKey,
     describe_gpu_array,
