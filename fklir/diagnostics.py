@@ -66,8 +66,9 @@ class LocatingParser(Parser):
         where = start.get_location()
         try:
             op = super().parse_operation()
-        except VerifyException as e:
-            # a type or attribute whose own verify() fails while it is parsed: point at the op
+        except (VerifyException, ValueError) as e:
+            # a type or attribute whose own verify() fails while it is parsed, or a value that an op's
+            # constructor refuses (xDSL's DenseArrayBase raises ValueError out of range): point at the op
             self.raise_error(str(e), start.start, start.end)
         op.location = FileLineColLoc(StringAttr(where.file), IntAttr(where.line + self.line_offset), IntAttr(where.col))
         return op
