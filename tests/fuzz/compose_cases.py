@@ -20,6 +20,9 @@ from tests.unit.property_chains import TEMPLATES, Drawn, Template, chains
 
 COMPOSABLE = [t for t in TEMPLATES if t.composable]
 HUGE = (2**31 - 1, 2**31, 2**32, 2**32 + 3, -(2**31) - 1)
+# (w, h): ordinary edges, one side past int32, and sides that fit while their product does not
+RESIZE_SIZES = ((1, 1), (1, 100_000), (100_000, 1), (0, 3), (2**31, 1), (2**32 + 3, 1), (1, 2**32), (65536, 32768))
+OVERSIZED = 2**31  # output elements past the kernel's int32 index
 
 
 @dataclass
@@ -109,6 +112,15 @@ def cases(draw: Any) -> Case:
             twists.append(f"rect {rect_kind} {rect}")
         except (ValueError, TypeError) as e:
             twists.append(f"rect {rect_kind} {rect} refused by Crop(): {e}")
+    resize = next((op for op in ops if isinstance(op, fkl.Resize)), None)
+    if resize is not None and draw(st.integers(0, 3)) == 0:
+        w, h = size = draw(st.sampled_from(RESIZE_SIZES))
+        try:
+            twisted = fkl.Resize(w, h, resize.interp, resize.aspect_ratio, resize.background)
+            ops = [twisted if op is resize else op for op in ops]
+            twists.append(f"resize to {size}")
+        except (ValueError, TypeError) as e:
+            twists.append(f"resize to {size} refused by Resize(): {e}")
     layout = draw(st.sampled_from(["contiguous"] * 6 + ["strided", "readonly"]))
     return Case(ops, np.ascontiguousarray(x), drawn.template, tuple(twists), layout, draw(st.booleans()))
 

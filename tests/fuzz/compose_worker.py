@@ -8,6 +8,7 @@ class: "wrong", "wrote outside out=", "raised", "accepted what the reference rej
 
 from __future__ import annotations
 
+import resource
 import traceback
 
 import numpy as np
@@ -19,6 +20,7 @@ from tests.runtime.catalogue_support import packed_source, reference
 from tests.unit.property_chains import assert_same
 
 GUARD_ROWS = 2
+ADDRESS_SPACE = 6 << 30
 SIZED = (fkl.Crop, fkl.Resize, fkl.Warping)  # geometry that sets the output size
 
 
@@ -89,4 +91,6 @@ def _check_out(pipe: fkl.Pipeline, x: np.ndarray, y: np.ndarray, case: Case) -> 
 
 
 if __name__ == "__main__":
+    # an output that slips past the size checks fails with MemoryError here, not by filling the machine
+    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
     serve(run_case)
