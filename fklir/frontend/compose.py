@@ -35,7 +35,7 @@ from fklir.runtime.interop import (
     stream_handle,
     warm_key,
 )
-from fklir.runtime.launch import CpuLaunch, Extent, GpuLaunch, LaunchPlan
+from fklir.runtime.launch import CpuLaunch, Extent, GpuLaunch, LaunchPlan, check_param_block
 
 TARGETS = ("gpu", "cpu")
 
@@ -218,6 +218,10 @@ class Pipeline:
             from fklir.frontend.lowering import kernels_of
 
             (kernel,) = kernels_of(self._module(compiled))
+            if self.target == "gpu":
+                from fklir.backend.emit_cpp import emit_kernel
+
+                check_param_block(emit_kernel(kernel).layout, *self._parameter_owner(compiled))
             built = build.build_kernel(kernel, self.target, device)
             build.remember_plan(described, built)
         launch_type = CpuLaunch if self.target == "cpu" else GpuLaunch
@@ -225,6 +229,16 @@ class Pipeline:
         plan.op_names = (self.ops[0].op_name, self.ops[-1].op_name)
         self._plans[(sig, device)] = plan
         return plan
+
+    def _parameter_owner(self, sig: Signature) -> tuple[str, str]:
+        """(op, what) that a parameter block too large for a GPU kernel is blamed on: the many images,
+        rects or chains that make it large."""
+        if sig.images:
+            return self.ops[0].op_name, f"{sig.images} images"
+        if len(self.chains) > 1:
+            return "compose_divergent", f"{len(self.plane_map or ())} planes of {len(self.chains)} chains"
+        rects = max((len(op.rects) for op in self.ops if isinstance(op, fops.Crop)), default=0)
+        return ("Crop", f"{rects} rects") if rects > 1 else (self.ops[-1].op_name, "the chain")
 
     def _description(self, sig: Signature) -> str:
         """Everything the compiled kernel and its values depend on, as text (no buffers, no locations)."""

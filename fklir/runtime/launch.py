@@ -26,6 +26,7 @@ PIXEL_BLOCK = (32, 8, 1)
 PROGRAMMATIC_LAUNCH = os.environ.get("FKLIR_PDL", "1") != "0"
 MAX_PIXEL_KERNEL_ELEMENTS = U32_MAX  # pixel kernels address a source plane with 32-bit offsets
 GRID_YZ_MAX = 65535  # CUDA's limit on a grid's y and z extents
+GPU_PARAM_BYTES = 32764  # CUDA's limit on a kernel's parameters (CUDA 12.1+, compute capability 7.0+)
 
 
 @dataclass(frozen=True)
@@ -147,6 +148,14 @@ class LaunchPlan:
         h.dst = dst
         h.aligned = not ((src | dst | pointers[2]) & 15)
         self._pointers = pointers
+
+
+def check_param_block(layout: Any, op: str, what: str) -> None:
+    """ValueError naming `op` when the parameter block of a GPU kernel (passed by value) is larger than
+    CUDA allows, e.g. for thousands of rects or list images: nvcc would refuse the kernel."""
+    size = ctypes.sizeof(params_struct_type(layout.slots, layout.src_table, layout.dst_table, layout.reciprocals))
+    hint = "split the work over several calls"
+    check_index(op, f"the kernel's parameter bytes for {what}", size, GPU_PARAM_BYTES, hint=hint)
 
 
 def _itemsize(dtype_name: str) -> int:

@@ -305,3 +305,23 @@ def test_gpu_grids_at_cudas_limits_launch(fake: Any) -> None:
     many = fkl.compose(fkl.TensorRead(), fkl.Resize(3, 3, "nearest"), fkl.TensorWrite(), target="gpu")
     many(torch.empty((65535, 2, 2, 3), dtype=torch.uint8))
     assert [launch[1][1:] for launch in driver.launches] == [(65535, 1), (1, 65535)]
+
+
+def test_gpu_parameter_blocks_beyond_cudas_limit_are_refused_before_compiling(fake: Any) -> None:
+    """A Crop's rects travel in the kernel's parameter block, which CUDA caps at 32764 bytes (nvcc says
+    'Formal parameter space overflowed (33688 bytes required, max 32764 bytes allowed)' for 2100 rects
+    of this chain)."""
+    driver, torch = fake
+    x = torch.empty((64, 64, 3), dtype=torch.uint8)
+
+    def crop(n: int) -> fkl.Pipeline:
+        rects = [(i % 50, i % 40, 8, 8) for i in range(n)]
+        return fkl.compose(fkl.TensorRead(), fkl.Crop(rects), fkl.Resize(4, 4), fkl.TensorWrite(), target="gpu")
+
+    with pytest.raises(ValueError, match=r"^Crop: the kernel's parameter bytes for 2100 rects = 33688 exceeds the lim"):
+        crop(2100)(x)
+    with pytest.raises(ValueError, match=r"^Crop: .* for 2043 rects = 32776 exceeds the limit 32764; split the work"):
+        crop(2043)(x)
+    assert not driver.launches
+    assert tuple(crop(2042)(x).shape) == (2042, 4, 4, 3)
+    assert len(driver.launches) == 1
