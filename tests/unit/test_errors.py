@@ -122,6 +122,24 @@ def test_this_machine_without_a_driver_says_so_in_a_fresh_process() -> None:
     assert result.stdout.startswith("no CUDA driver found; use target='cpu'")
 
 
+class _ForeignDeviceArray:
+    """What a CUDA library's array shows fklir: device memory that only a driver can check."""
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, object]:
+        return {"shape": (4, 5), "typestr": "<f4", "data": (0x7000, False), "version": 3}
+
+
+@pytest.mark.skipif(fkl.gpu_available(), reason="checks the machine without a CUDA driver")
+def test_gpu_compose_and_call_without_a_driver_raise_no_driver_error() -> None:
+    pipe = fkl.compose(fkl.TensorRead(), fkl.Mul(2.0), fkl.TensorWrite())
+    with pytest.raises(NoDriverError, match=r"^no CUDA driver found; use target='cpu'"):
+        pipe(_ForeignDeviceArray())
+    with pytest.raises(NoDriverError, match=r"^no CUDA driver found; use target='cpu'"):
+        fkl.compose(fkl.TensorRead(_ForeignDeviceArray()), fkl.Mul(2.0), fkl.TensorWrite())
+    assert fkl.gpu_available() is False
+
+
 # ---- read-only out= ----------------------------------------------------------------------------------
 
 
