@@ -206,3 +206,20 @@ def test_fklir_log_in_the_environment_logs_to_stderr(tmp_path: Path) -> None:
     assert " fklir DEBUG: disk cache hit: " in second, second
     assert " INFO: compiled " not in second
     assert _run(None, tmp_path / "other") == ""
+
+
+@pytest.mark.skipif(not fkl.gpu_available(), reason="needs a CUDA GPU")
+def test_a_gpu_compile_names_the_arch_and_the_compiler(fresh_cache: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from fklir.backend import cuda_driver
+    from fklir.runtime.device_buffer import DeviceBuffer
+
+    caplog.set_level(logging.INFO, logger="fklir")
+    x = DeviceBuffer.from_host(RNG.integers(0, 256, (11, 13, 3), dtype=np.uint8))
+    fkl.compose(fkl.TensorRead(), fkl.Cast("float32"), fkl.Mul(7.0), fkl.TensorWrite(), target="gpu")(x)
+    (line,) = [m for m in _messages(caplog, logging.INFO) if m.startswith("compiled ")]
+    match = COMPILED.match(line.replace("gpu (", "gpu(", 1))
+    assert match is not None, line
+    assert match["target"] == f"gpu({cuda_driver.device_arch(0)})"
+    assert match["compiler"] == fkl.get_backend()
+    entry = Path(match["path"])
+    assert entry.suffix == ".cubin" and entry.is_file()
