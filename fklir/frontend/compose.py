@@ -337,8 +337,10 @@ class Pipeline:
         if x is None and out is None and b.src is not None and b.dst is not None and b.prepared is not None:
             plan = b.prepared.plan
             handle, owned = (stream_handle(stream), False) if stream is not None else _launch_stream(b.src, None)
-            plan.run(b.src.ptr, b.dst.ptr, b.prepared.extent, handle)
-            self._bound_launch, self._bound_result = plan.launch, b.dst.obj
+            if b.prepared.launches:
+                plan.run(b.src.ptr, b.dst.ptr, b.prepared.extent, handle)
+            self._bound_launch = plan.launch if b.prepared.launches else _launch_nothing
+            self._bound_result = b.dst.obj
             if owned:
                 plan.synchronize(handle)
             return b.dst.obj
@@ -659,6 +661,10 @@ def _as_list(x: object) -> list[object]:
             raise ValueError("TensorRead: the input list is empty")
         return list(x)
     return [x]
+
+
+def _launch_nothing(stream: int) -> None:
+    """The bound launch of an empty output."""
 
 
 def _launch_stream(src: Any, stream: object) -> tuple[int, bool]:

@@ -325,3 +325,17 @@ def test_gpu_parameter_blocks_beyond_cudas_limit_are_refused_before_compiling(fa
     assert not driver.launches
     assert tuple(crop(2042)(x).shape) == (2042, 4, 4, 3)
     assert len(driver.launches) == 1
+
+
+def test_gpu_bound_pipelines_of_empty_images_launch_nothing(fake: Any) -> None:
+    driver, torch = fake
+    s = torch.cuda.Stream()
+    for shape, ops, out_shape in [
+        ((0, 5, 3), [fkl.Mul(2)], (0, 5, 3)),
+        ((0, 4, 6, 3), [fkl.Resize(3, 2, "nearest")], (0, 2, 3, 3)),
+    ]:
+        x, y = torch.empty(shape, dtype=torch.uint8), torch.empty(out_shape, dtype=torch.uint8)
+        bound = fkl.compose(fkl.TensorRead(x), *ops, fkl.TensorWrite(y), target="gpu")
+        assert bound() is y and bound(stream=s) is y and bound(stream=s) is y
+        assert tuple(bound(x).shape) == out_shape
+    assert not driver.launches
