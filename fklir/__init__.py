@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from fklir.errors import CacheError, FklirError, NoDriverError, ReadOnlyOutputError
+from fklir.errors import CacheError, CompileError, FklirError, NoDriverError, ReadOnlyOutputError
 
 if TYPE_CHECKING:
     from fklir.frontend.compose import DivergentPipeline, Pipeline, compose, compose_divergent
@@ -71,6 +71,7 @@ __all__ = [
     "CacheError",
     "Cast",
     "ColorConversion",
+    "CompileError",
     "Crop",
     "Deinterlace",
     "DeviceBuffer",

@@ -26,6 +26,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from fklir.errors import CompileError
+
 # No --use_fast_math: it flushes denormals, approximates division and breaks NaN handling and rounding
 # (SaturateCast must round half to even and map NaN to 0 exactly as on the CPU target).
 # --fmad=false: nvcc would otherwise contract a*b+c into one FMA (one rounding instead of two), so float
@@ -77,15 +79,6 @@ _ARCH_PATTERN = re.compile(r"sm_\d+[a-z]?")
 NVRTC_INSTALL_HINT = (
     "install it with `pip install nvidia-cuda-nvrtc` (the `fklir[nvrtc]` extra) or install a CUDA toolkit"
 )
-
-
-class CompileError(RuntimeError):
-    """A compiler failed (or could not be run). The message holds its stderr and the kept source path."""
-
-    def __init__(self, message: str, *, stderr: str = "", source_path: Path | None = None) -> None:
-        super().__init__(message)
-        self.stderr = stderr
-        self.source_path = source_path
 
 
 def find_nvcc() -> str | None:
