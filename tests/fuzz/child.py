@@ -25,18 +25,21 @@ from typing import IO, Any, TypeVar
 ROOT = Path(__file__).resolve().parents[2]
 _HEADER = struct.Struct("<Q")
 _Number = TypeVar("_Number", int, float)
+MAX_REPLY = 1 << 30
 
 
 @dataclass(frozen=True)
 class Died:
     """The child ended (or was killed) before it replied."""
 
-    reason: str  # "crash" | "timeout"
+    reason: str  # "crash" | "timeout" | "garbled"
     returncode: int | None
     stderr_tail: str
 
     def describe(self) -> str:
-        how = "timed out" if self.reason == "timeout" else f"died with exit status {self.returncode}"
+        how = {"timeout": "timed out", "garbled": "wrote something that is not a reply"}.get(
+            self.reason, f"died with exit status {self.returncode}"
+        )
         return f"child {how}; stderr tail:\n{self.stderr_tail}"
 
 
@@ -72,13 +75,16 @@ class Child:
             proc.stdin.flush()
         except BrokenPipeError:
             return self._died("crash")
-        header = _read_exactly(proc.stdout, _HEADER.size, time.monotonic() + timeout)
+        deadline = time.monotonic() + timeout
+        header = _read_exactly(proc.stdout, _HEADER.size, deadline)
         if header is None:
-            return self._died("timeout" if proc.poll() is None else "crash")
+            return self._died(_ended(deadline))
         (size,) = _HEADER.unpack(header)
-        body = _read_exactly(proc.stdout, size, time.monotonic() + timeout)
+        if size > MAX_REPLY:  # not a reply of ours: the child printed to the reply channel
+            return self._died("garbled")
+        body = _read_exactly(proc.stdout, size, deadline)
         if body is None:
-            return self._died("timeout" if proc.poll() is None else "crash")
+            return self._died(_ended(deadline))
         return pickle.loads(body)
 
     def _died(self, reason: str) -> Died:
@@ -113,6 +119,11 @@ class Child:
 
     def __exit__(self, *_: object) -> None:
         self.close()
+
+
+def _ended(deadline: float) -> str:
+    """Why a read came back empty: the deadline passed, or the pipe closed (the child ended) before it."""
+    return "timeout" if time.monotonic() >= deadline else "crash"
 
 
 def _read_exactly(stream: IO[bytes], size: int, deadline: float) -> bytes | None:
