@@ -52,8 +52,8 @@ class Case:
             x = x.copy()
             x.setflags(write=False)
             return x
-        if self.layout == "list":
-            return list(x)
+        if self.layout == "list":  # an (H, W, 1) image would read as a batch of (W, 1) rows: drop the axis
+            return [image[..., 0] if image.ndim == 3 and image.shape[-1] == 1 else image for image in x]
         return x
 
     @property

@@ -3,7 +3,7 @@
 The reply is (verdict, detail): "ok", "rejected" (ValueError/TypeError, the accepted refusal),
 "unchecked" (the reference interpreter cannot judge the input, e.g. an empty image), or a failure
 class: "wrong", "wrote outside out=", "raised", "accepted what the reference rejects",
-"rejected a valid case", "accepted an unsupported dtype".
+"rejected a valid case", "accepted an unsupported dtype", "accepted a size past the index type".
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import numpy as np
 
 import fklir as fkl
 from tests.fuzz.child import serve
-from tests.fuzz.compose_cases import Case
+from tests.fuzz.compose_cases import OVERSIZED, Case
 from tests.runtime.catalogue_support import packed_source, reference
 from tests.unit.property_chains import assert_same
 
@@ -50,6 +50,8 @@ def run_case(case: Case) -> tuple[str, str]:
         return "rejected", f"{type(e).__name__}: {e}"
     except Exception as e:  # every other exception breaks the contract
         return "raised", f"{type(e).__name__}: {e}\n{traceback.format_exc()[-1500:]}"
+    if y.size >= OVERSIZED:
+        return "accepted a size past the index type", f"an output of {y.size} elements, shape {y.shape}"
     if case.x.dtype.newbyteorder("=").name not in ELEMENT_TYPES:
         return "accepted an unsupported dtype", f"{case.x.dtype} gave {y.dtype}{list(y.shape)}"
     try:
