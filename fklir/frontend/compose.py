@@ -287,7 +287,8 @@ class Pipeline:
         if e.dst_planes and e.dst_w and e.dst_h:
             for chain in self.chains:
                 fops.check_empty_source(_geometry(chain), (width, height))
-        plan.check_extent(e)
+        if e != plan.extent:  # the plan's extent passed when it was set
+            plan.check_extent(e)
         return e
 
     def _out_shape(self, sig: Signature, e: Extent) -> tuple[int, ...]:
