@@ -144,6 +144,7 @@ def test_size_preserving_geometry_of_an_empty_image_is_empty(target: str, shape:
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("shape", [(0, 0, 3), (0, 5, 3), (5, 0, 3), (2, 0, 7, 3)])
 def test_a_constant_border_of_an_empty_image_is_all_its_value(target: str, shape: tuple[int, ...]) -> None:
+    """On the GPU an empty DeviceBuffer's pointer is NULL, so a read of the source would fault."""
     b, _, _, _, batched = _geometry(shape)
     value = (7.0, 200.0, 31.0)
     border = fkl.BorderReader("constant", value)
