@@ -86,7 +86,7 @@ def _run_alone(case: Case) -> object:
 
 @pytest.mark.skipif(shutil.which(compilers.find_cxx()) is None, reason="no C++ compiler")
 def test_compose_gives_the_reference_or_a_clear_error(tmp_path: Path) -> None:
-    b = budget(default_cases=60, default_seconds=45.0)
+    b = budget(default_cases=150, default_seconds=45.0)
     verdicts: Counter[str] = Counter()
     known: Counter[str] = Counter()
     failures: dict[str, list[str]] = {}

@@ -212,7 +212,7 @@ def _known(kind: str) -> KnownIssue | None:
 
 @pytest.mark.skipif(shutil.which(compilers.find_cxx()) is None, reason="no C++ compiler")
 def test_fklir_opt_keeps_its_diagnostic_contract_on_mutants(tmp_path: Path) -> None:
-    b = budget(default_cases=500, default_seconds=30.0)
+    b = budget(default_cases=1000, default_seconds=30.0)
     failures, skipped, ran = _run(b, tmp_path)
     new = {kind: cases for kind, cases in failures.items() if _known(kind) is None}
     for kind, cases in failures.items():
