@@ -2,8 +2,8 @@
 
 A mutant is a corpus file without its RUN/CHECK comments, changed by one to three random edits:
 lines deleted, duplicated or swapped, the text truncated, garbage inserted, a type, a number or a
-keyword replaced, an SSA name swapped for another. Each edit is recorded so that a failure names
-what was done to which file.
+keyword replaced, an SSA name swapped for another, lines wrapped in a hand-written fkl.kernel.
+Each edit is recorded so that a failure names what was done to which file.
 """
 
 from __future__ import annotations
@@ -117,6 +117,23 @@ def _swap_ssa(rng: random.Random, text: str) -> tuple[str, str]:
     return _replace_match(rng, text, _SSA, tuple(names) or ("%0",), "SSA name")
 
 
+def _wrap_in_kernel(rng: random.Random, text: str) -> tuple[str, str]:
+    """Lines i..j as the body of a hand-written fkl.kernel: the emitter then sees IR no pass made."""
+    lines = text.splitlines()
+    i = _pick_line(rng, lines)
+    j = rng.randrange(i, len(lines))
+    header = rng.choice(KERNEL_HEADERS)
+    wrapped = [*lines[:i], header, *lines[i : j + 1], "}", *lines[j + 1 :]]
+    return "\n".join(wrapped) + "\n", f"wrap lines {i + 1}..{j + 1} in {header!r}"
+
+
+KERNEL_HEADERS = (
+    "fkl.kernel @w params !fkl.params<> {",
+    "fkl.kernel @w params !fkl.params<mul1: f32 x 3> values {mul1 = [1.0, 2.0, 3.0]} {",
+    "fkl.kernel @w params !fkl.params<crop1: rect x 2, resize2: i32 x 2> {",
+)
+
+
 EDITS: tuple[Callable[[random.Random, str], tuple[str, str]], ...] = (
     _delete_line,
     _duplicate_line,
@@ -130,6 +147,8 @@ EDITS: tuple[Callable[[random.Random, str], tuple[str, str]], ...] = (
     _change_keyword,
     _swap_ssa,
     _swap_ssa,
+    _wrap_in_kernel,
+    _wrap_in_kernel,
 )
 
 
