@@ -5,11 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
+import fklir as fkl
+from tests.fuzz import compose_worker
 from tests.fuzz.child import Child, Died
+from tests.fuzz.compose_cases import Case as ComposeCase
 from tests.fuzz.compose_worker import _guarded_out, _guards_kept
 from tests.fuzz.mlir_mutants import Mutant
 from tests.fuzz.test_fuzz_fklir_opt import Case, _cpp_units, _violation
+from tests.unit.property_chains import TEMPLATES
 
 
 def test_a_child_that_ends_without_replying_is_a_crash() -> None:
@@ -62,3 +67,20 @@ def test_cpp_output_splits_into_one_unit_per_kernel() -> None:
     units = _cpp_units(text)
     assert [u.splitlines()[1] for u in units] == ["A", "B", "C"]
     assert all("// -----\n" not in u for u in units)
+
+
+def test_the_compose_judge_sees_a_wrong_result(monkeypatch: pytest.MonkeyPatch) -> None:
+    x = np.random.default_rng(3).standard_normal((3, 5, 2)).astype(np.float32)
+    ops = [fkl.TensorRead(), fkl.Mul(2.0), fkl.TensorWrite()]
+    case = ComposeCase(ops, x, TEMPLATES[0], out_guard=True, name="judge")
+    assert compose_worker.run_case(case) == ("ok", "")
+    real = compose_worker.reference
+    monkeypatch.setattr(compose_worker, "reference", lambda chain, src: real(chain, src) + 1)
+    assert compose_worker.run_case(case)[0] == "wrong"
+
+
+def test_the_compose_judge_refuses_an_accepted_odd_dtype() -> None:
+    ops = [fkl.TensorRead(), fkl.Mul(2.0), fkl.TensorWrite()]
+    case = ComposeCase(ops, np.zeros((3, 5), np.int64), TEMPLATES[0], ("dtype <i8",), name="judge")
+    verdict, detail = compose_worker.run_case(case)
+    assert verdict == "rejected" and "int64" in detail
