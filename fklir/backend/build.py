@@ -163,19 +163,19 @@ def kernel_key(structure: str, target: str, arch: str) -> str:
     )
 
 
-def _compile_cpu(disk: cache.DiskCache, emitted: EmittedKernel, key: str) -> bytes:
+def _compile_cpu(emitted: EmittedKernel, key: str) -> bytes:
     """g++ → .so bytes; on failure the source stays in the build folder that the error names."""
     STATS.compiles += 1
-    with disk.work_dir(f"{key[:16]}-") as workdir:
+    with cache.DiskCache().work_dir(f"{key[:16]}-") as workdir:
         output = workdir / "kernel.so"
         compilers.compile_shared_library(emitted.source, INCLUDE_DIR, output, workdir)
         return output.read_bytes()
 
 
-def _compile_gpu(disk: cache.DiskCache, emitted: EmittedKernel, key: str, arch: str) -> bytes:
+def _compile_gpu(emitted: EmittedKernel, key: str, arch: str) -> bytes:
     """nvcc or NVRTC → cubin bytes; on failure the source stays in the build folder that the error names."""
     STATS.compiles += 1
-    with disk.work_dir(f"{key[:16]}-") as workdir:
+    with cache.DiskCache().work_dir(f"{key[:16]}-") as workdir:
         if get_backend() == "nvrtc":
             return compilers.compile_cubin_nvrtc(emitted.source, INCLUDE_DIR, arch, workdir)
         return compilers.compile_cubin(emitted.source, INCLUDE_DIR, arch, workdir)
@@ -323,9 +323,9 @@ def _build_or_load(
         entry = disk.path_for(key, cache.KERNEL_SUFFIXES[target])
         with log.compiling(_summary(kernel), target if target == "cpu" else f"gpu ({arch})", compiler, entry):
             if arch == "host":
-                payload = _compile_cpu(disk, emitted, key)
+                payload = _compile_cpu(emitted, key)
             else:
-                payload = _compile_gpu(disk, emitted, key, arch)
+                payload = _compile_gpu(emitted, key, arch)
         _describe(disk, kernel, emitted, key, arch)
         return payload
 
