@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import fklir as fkl
-from fklir.backend import build, cuda_driver
+from fklir.backend import cuda_driver
 from fklir.runtime.launch import LAUNCHES
 from tests.runtime import test_host_path
 
@@ -33,14 +33,7 @@ RNG = np.random.default_rng(13)
 EMPTY_SHAPES = [(0, 0, 3), (0, 5, 3), (5, 0, 3), (0, 5), (7, 0), (0, 4, 6, 3), (2, 0, 7, 3), (3, 5, 0)]
 BORDERS_THAT_REPEAT = ["replicate", "reflect", "reflect101", "wrap"]
 
-host_fake = test_host_path.fake  # (driver, torch): the fake driver and torch, as a fixture
-
-
-@pytest.fixture
-def fake(host_fake: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
-    """host_fake, whatever arguments the GPU compile step takes: kernels 'compile' to a stand-in cubin."""
-    monkeypatch.setattr(build, "_compile_gpu", lambda *args: b"stand-in cubin")
-    return host_fake
+fake = test_host_path.fake  # (driver, torch): the fake driver and torch, as a fixture
 
 
 def _run(target: str, ops: list[Any], x: Any, read: Any = None, write: Any = None) -> Any:
