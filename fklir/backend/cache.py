@@ -72,6 +72,7 @@ class CacheWarning(UserWarning):
 
 _warned: set[str] = set()
 _private: dict[tuple[str, int], Path] = {}
+_refused: set[Path] = set()  # verified payloads in read-only folders that proved unusable (see discard)
 
 
 def _warn_once(location: Path, message: str) -> None:
@@ -441,6 +442,8 @@ class DiskCache:
         """(folder, payload) of the first verified copy; a broken one in a writable folder is deleted."""
         _check_key(key, suffix)
         for folder in self._folders():
+            if folder / f"{key}{suffix}" in _refused:
+                continue
             if (payload := self._read_valid(folder, key, suffix)) is not None:
                 return folder, payload
         writable = self.writable_root(announce=False)  # a miss needs no warning; a build gives it
@@ -522,10 +525,12 @@ class DiskCache:
 
     def discard(self, key: str, suffix: str) -> None:
         """Delete an entry that verified but proved unusable (e.g. a cubin that the driver refuses), under
-        its lock, so that the next build_or_load rebuilds it. A read-only root keeps its copy; the
-        rebuilt one then goes to the private folder, which is searched second."""
+        its lock, so that the next build_or_load rebuilds it. A read-only root keeps its copy, which this
+        process then no longer looks at; the rebuilt one goes to the private folder."""
         _check_key(key, suffix)
         folder = self.writable_root(announce=False)
+        if folder != self.root:
+            _refused.add(self.root / f"{key}{suffix}")
         with self._locked(folder, f"{key}{suffix}"):
             self._discard_locked(folder, key, suffix)
 

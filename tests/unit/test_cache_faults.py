@@ -42,6 +42,7 @@ def fresh_cache_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(tempfile, "tempdir", str(temp))
     monkeypatch.setattr(cache_module, "_warned", set())
     monkeypatch.setattr(cache_module, "_private", {})
+    monkeypatch.setattr(cache_module, "_refused", set())
     monkeypatch.setattr(build, "_LOADED", {})
     return temp
 
@@ -187,6 +188,59 @@ def test_a_read_only_cache_serves_its_kernels_and_compiles_new_ones_privately(
         monkeypatch.setattr(build, "_LOADED", {})  # the private copy is found next time
         np.testing.assert_array_equal(adds_pipe(other)(image), adds_reference(image, other))
         assert build.STATS.compiles == compiles + 2
+    finally:
+        for folder in [root, *(path for path in root.rglob("*") if path.is_dir())]:
+            folder.chmod(0o700)
+
+
+def test_an_unloadable_library_of_a_read_only_cache_is_passed_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_cache_state: Path
+) -> None:
+    cache = DiskCache(tmp_path / "cache")
+    key = make_key("unloadable")
+    garbage = b"\x7fELF garbage whose checksum matches"
+    plant(cache.root, f"{key}{SUFFIX}", garbage)
+    make_read_only(cache.root, monkeypatch)
+
+    def dlopen(path: Path) -> bytes:
+        if path.read_bytes() == garbage:
+            raise OSError(f"{path}: invalid ELF header")
+        return path.read_bytes()
+
+    try:
+        with pytest.raises(OSError, match="invalid ELF header"):
+            cache.build_or_open(key, SUFFIX, lambda: b"must not build yet", dlopen)
+        cache.discard(key, SUFFIX)  # what build.py does with an entry that does not load
+        with pytest.warns(CacheWarning, match="read-only"):
+            assert cache.build_or_open(key, SUFFIX, lambda: b"rebuilt", dlopen) == b"rebuilt"
+        assert cache.load_path(key, SUFFIX) == cache_module.private_dir() / f"{key}{SUFFIX}"
+        assert (cache.root / f"{key}{SUFFIX}").read_bytes() == garbage  # a read-only copy stays as it is
+    finally:
+        cache.root.chmod(0o700)
+
+
+@needs_cxx
+def test_an_unloadable_plan_of_a_read_only_cache_is_passed_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "cache"
+    monkeypatch.setenv("FKLIR_CACHE_DIR", str(root))
+    adds = fresh_adds(6060)
+    image = chain_image()
+    adds_pipe(adds)(image)
+    monkeypatch.setattr(build, "_LOADED", {})
+    plant(root, only_entry(root, ".plan.json").name, b"\x7fELF garbage whose checksum matches")
+    make_read_only(root, monkeypatch)
+    before = snapshot(root)
+    compiles = build.STATS.compiles
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", CacheWarning)
+            for _call in range(2):  # the second pipeline finds what the first one made
+                np.testing.assert_array_equal(adds_pipe(adds)(image), adds_reference(image, adds))
+                monkeypatch.setattr(build, "_LOADED", {})
+        assert build.STATS.compiles == compiles
+        assert snapshot(root) == before
     finally:
         for folder in [root, *(path for path in root.rglob("*") if path.is_dir())]:
             folder.chmod(0o700)
