@@ -29,8 +29,21 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SIZES = [(4, 4), (16, 16), (32, 32), (48, 48), (64, 64), (96, 96), (128, 128), (160, 160), (192, 192),
-         (256, 256), (512, 512), (1024, 1024), (1920, 1080)]
+SIZES = [
+    (4, 4),
+    (16, 16),
+    (32, 32),
+    (48, 48),
+    (64, 64),
+    (96, 96),
+    (128, 128),
+    (160, 160),
+    (192, 192),
+    (256, 256),
+    (512, 512),
+    (1024, 1024),
+    (1920, 1080),
+]
 CHAINS = ("flat", "resize")
 
 
@@ -78,7 +91,10 @@ def _run_child(threads: int | None, busy: bool, reps: int) -> dict[str, list[flo
     try:
         result = subprocess.run(
             [sys.executable, __file__, "--child", "--reps", str(reps)],
-            env=env, capture_output=True, text=True, cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
         )
     finally:
         if spinner is not None:

@@ -39,9 +39,7 @@ def configure_from_environment() -> None:
         return
     level = _LEVELS.get(value)
     if level is None:
-        warnings.warn(
-            f"{ENV_VARIABLE}={value!r} is not a log level; use one of {', '.join(_LEVELS)}", stacklevel=2
-        )
+        warnings.warn(f"{ENV_VARIABLE}={value!r} is not a log level; use one of {', '.join(_LEVELS)}", stacklevel=2)
         return
     LOGGER.setLevel(level)
     if any(isinstance(handler, _EnvironmentHandler) for handler in LOGGER.handlers):

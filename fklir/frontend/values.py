@@ -205,7 +205,7 @@ def dtype_name(op: str, dtype: object) -> str:
 
 
 def interpolation(op: str, interp: object) -> str:
-    """"linear" or "nearest", also as cv2.INTER_LINEAR or cv2.INTER_NEAREST."""
+    """ "linear" or "nearest", also as cv2.INTER_LINEAR or cv2.INTER_NEAREST."""
     if isinstance(interp, str):
         if interp in fkl.INTERPOLATIONS:
             return interp

@@ -60,8 +60,9 @@ def _thread_counts(omp_threads: str | None, tmp_path: Path) -> dict[str, int]:
     wide = 400  # 400 x 400 x 3 elements: above the threshold, and not a multiple of the flat loop's chunk
     assert 400 * wide * 3 > 2 * CPU_PARALLEL_MIN_ELEMENTS
     script = _CHILD.replace("WIDE", str(wide))
-    result = subprocess.run([sys.executable, "-c", script], env=env, cwd=ROOT, capture_output=True, text=True,
-                            timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-c", script], env=env, cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout.strip().splitlines()[-1])
 
@@ -94,8 +95,9 @@ SIDES = [(127, 171), (151, 145), (153, 149), (301, 257)]
 @pytest.mark.parametrize(("h", "w"), SIDES)
 def test_flat_values_either_side_of_the_threshold(h: int, w: int) -> None:
     x = RNG.integers(0, 256, (h, w, 3), dtype=np.uint8)
-    pipe = fkl.compose(fkl.TensorRead(), fkl.Cast("float32"), fkl.Mul(1 / 255), fkl.Sub(MEAN), fkl.TensorWrite(),
-                       target="cpu")
+    pipe = fkl.compose(
+        fkl.TensorRead(), fkl.Cast("float32"), fkl.Mul(1 / 255), fkl.Sub(MEAN), fkl.TensorWrite(), target="cpu"
+    )
     expected = x.astype(np.float64) * np.float64(np.float32(1 / 255)) - np.array(MEAN, np.float32).astype(np.float64)
     np.testing.assert_allclose(pipe(x), expected, rtol=0, atol=1e-6)
 
@@ -103,8 +105,14 @@ def test_flat_values_either_side_of_the_threshold(h: int, w: int) -> None:
 @pytest.mark.parametrize(("h", "w"), SIDES)
 def test_resize_values_either_side_of_the_threshold(h: int, w: int) -> None:
     x = (RNG.random((2 * h + 3, 2 * w - 1, 3)) * 255).astype(np.float32)
-    pipe = fkl.compose(fkl.TensorRead(), fkl.Crop(1, 2, 2 * w - 3, 2 * h), fkl.Resize(w, h), fkl.Mul(0.5),
-                       fkl.TensorWrite(), target="cpu")
+    pipe = fkl.compose(
+        fkl.TensorRead(),
+        fkl.Crop(1, 2, 2 * w - 3, 2 * h),
+        fkl.Resize(w, h),
+        fkl.Mul(0.5),
+        fkl.TensorWrite(),
+        target="cpu",
+    )
     out = pipe(x)
     expected = cv2.resize(x[2 : 2 + 2 * h, 1 : 2 * w - 2], (w, h), interpolation=cv2.INTER_LINEAR).astype(np.float64)
     expected *= 0.5

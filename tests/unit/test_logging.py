@@ -39,8 +39,9 @@ def _messages(caplog: pytest.LogCaptureFixture, level: int) -> list[str]:
 
 
 def _chain(mul: float) -> fkl.Pipeline:
-    return fkl.compose(fkl.TensorRead(), fkl.Crop(1, 2, 9, 7), fkl.Resize(5, 3), fkl.Mul(mul), fkl.TensorWrite(),
-                       target="cpu")
+    return fkl.compose(
+        fkl.TensorRead(), fkl.Crop(1, 2, 9, 7), fkl.Resize(5, 3), fkl.Mul(mul), fkl.TensorWrite(), target="cpu"
+    )
 
 
 def test_a_compile_is_one_info_line(fresh_cache: Path, caplog: pytest.LogCaptureFixture) -> None:
@@ -125,8 +126,9 @@ def test_a_fast_or_failed_compile_leaves_no_timer_behind(caplog: pytest.LogCaptu
     assert len(messages) == 1 and messages[0].startswith("compiled a > b for cpu with g++ in "), messages
 
 
-def test_the_slow_line_uses_the_threshold(caplog: pytest.LogCaptureFixture, tmp_path: Path,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_slow_line_uses_the_threshold(
+    caplog: pytest.LogCaptureFixture, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     caplog.set_level(logging.INFO, logger="fklir")
     monkeypatch.setattr(log, "SLOW_COMPILE_S", 0.02)
     with log.compiling("a > b", "gpu (sm_90)", "nvrtc", tmp_path / "k.cubin"):
@@ -189,8 +191,9 @@ def _run(level: str | None, cache: Path) -> str:
     env["FKLIR_CACHE_DIR"] = str(cache)
     if level is not None:
         env["FKLIR_LOG"] = level
-    result = subprocess.run([sys.executable, "-c", _SCRIPT], env=env, cwd=ROOT, capture_output=True, text=True,
-                            timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-c", _SCRIPT], env=env, cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert result.returncode == 0, result.stderr
     return result.stderr
 
