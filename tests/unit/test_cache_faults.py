@@ -11,7 +11,6 @@ import shutil
 import stat
 import subprocess
 import sys
-import tempfile
 import time
 import warnings
 from collections.abc import Callable
@@ -27,24 +26,11 @@ from fklir.backend import cache as cache_module
 from fklir.backend.cache import CacheWarning, DiskCache, cache_dir, make_key
 from fklir.backend.compilers import find_cxx
 from fklir.errors import CacheError, FklirError
+from tests.unit import test_cache_trust
 from tests.unit.test_cache import adds_reference, chain_image, fresh_adds, run_chain_in_fresh_process
+from tests.unit.test_cache_trust import REPOSITORY, SUFFIX, needs_cxx
 
-SUFFIX = ".so"
-REPOSITORY = Path(__file__).resolve().parents[2]
-needs_cxx = pytest.mark.skipif(shutil.which(find_cxx()) is None, reason="needs the host C++ compiler")
-
-
-@pytest.fixture(autouse=True)
-def fresh_cache_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A temp directory of its own (where the private folder goes), no warnings given yet, no kernel loaded."""
-    temp = tmp_path / "tmp"
-    temp.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(temp))
-    monkeypatch.setattr(cache_module, "_warned", set())
-    monkeypatch.setattr(cache_module, "_private", {})
-    monkeypatch.setattr(cache_module, "_refused", set())
-    monkeypatch.setattr(build, "_LOADED", {})
-    return temp
+fresh_cache_state = test_cache_trust.fresh_cache_state  # autouse: every test here starts from a fresh state
 
 
 def plant(folder: Path, name: str, payload: bytes) -> None:

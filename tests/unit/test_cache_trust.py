@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from fklir.backend import build
 from fklir.backend import cache as cache_module
 from fklir.backend.cache import CacheWarning, DiskCache, make_key
 from fklir.backend.compilers import find_cxx
@@ -28,12 +29,14 @@ needs_cxx = pytest.mark.skipif(shutil.which(find_cxx()) is None, reason="needs t
 
 @pytest.fixture(autouse=True)
 def fresh_cache_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A temp directory of its own (where the private folder goes) and no warnings given yet."""
+    """A temp directory of its own (where the private folder goes), no warnings given yet, no kernel loaded."""
     temp = tmp_path / "tmp"
     temp.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(temp))
     monkeypatch.setattr(cache_module, "_warned", set())
     monkeypatch.setattr(cache_module, "_private", {})
+    monkeypatch.setattr(cache_module, "_refused", set())
+    monkeypatch.setattr(build, "_LOADED", {})
     return temp
 
 
