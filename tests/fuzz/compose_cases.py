@@ -22,7 +22,9 @@ COMPOSABLE = [t for t in TEMPLATES if t.composable]
 HUGE = (2**31 - 1, 2**31, 2**32, 2**32 + 3, -(2**31) - 1)
 # (w, h): ordinary edges, one side past int32, and sides that fit while their product does not
 RESIZE_SIZES = ((1, 1), (1, 100_000), (100_000, 1), (0, 3), (2**31, 1), (2**32 + 3, 1), (1, 2**32), (65536, 32768))
-OVERSIZED = 2**31  # output elements past the kernel's int32 index
+# Output elements a fuzz child does not allocate: legal (element counts and offsets are int64, only
+# each side is int32), but GiBs per case; such cases are drawn and then not run.
+TOO_LARGE_TO_RUN = 2**28
 LAYOUTS = ("contiguous",) * 8 + ("strided", "reversed", "fortran", "readonly")
 # element types no kernel takes; a byte-swapped one is taken only if it is read right
 ODD_DTYPES = ("int64", "complex64", "object", "swapped")
