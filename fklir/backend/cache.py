@@ -214,7 +214,7 @@ def _remove(path: Path) -> None:
             os.unlink(path)
 
 
-def _own_folder(path: Path) -> Path:
+def own_folder(path: Path) -> Path:
     """`path` as a folder of ours that no one else can write, made 0700 if missing; whatever else stands
     there (a file, a folder someone else can write) is removed first."""
     try:
@@ -327,7 +327,7 @@ class DiskCache:
             try:
                 handle = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
             except (FileNotFoundError, NotADirectoryError):  # a first use, or something in the folder's place
-                _own_folder(folder / LOCK_FOLDER)
+                own_folder(folder / LOCK_FOLDER)
                 continue
             except IsADirectoryError:
                 _remove(lock_path)
@@ -539,7 +539,7 @@ class DiskCache:
         """A fresh 0700 folder under build/ for one compile, flock-ed so that clear() leaves it alone; it is
         removed when the body returns and kept when it raises (the error names the source kept there)."""
         while True:
-            parent = _own_folder(self.writable_root() / BUILD_FOLDER)
+            parent = own_folder(self.writable_root() / BUILD_FOLDER)
             try:
                 path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
                 handle = os.open(path, os.O_RDONLY | os.O_DIRECTORY)

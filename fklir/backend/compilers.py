@@ -415,11 +415,9 @@ def _nvrtc_log(module: ModuleType, program: Any) -> str:
 def _keep_source(source: str, workdir: Path | None) -> Path:
     """Write a failed compile's source where the user can find it: <workdir>/kernel.cu."""
     if workdir is None:
-        from fklir.backend.cache import cache_dir
+        from fklir.backend.cache import BUILD_FOLDER, cache_dir, own_folder
 
-        build = cache_dir() / "build"
-        build.mkdir(parents=True, exist_ok=True)
-        workdir = Path(tempfile.mkdtemp(prefix="nvrtc-", dir=build))
+        workdir = Path(tempfile.mkdtemp(prefix="nvrtc-", dir=own_folder(cache_dir() / BUILD_FOLDER)))
     workdir.mkdir(parents=True, exist_ok=True)
     source_path = workdir / "kernel.cu"
     source_path.write_text(source)

@@ -274,3 +274,13 @@ def test_a_planted_library_is_never_loaded(tmp_path: Path, fresh_cache_state: Pa
     assert report["correct"] is True
     assert "CacheWarning" in stderr and "chmod" in stderr
     assert stderr.count("CacheWarning") == 1
+
+
+def test_a_failed_compiles_kept_source_lies_in_private_folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fklir.backend import compilers
+
+    monkeypatch.setenv("FKLIR_CACHE_DIR", str(tmp_path / "cache"))
+    kept = compilers._keep_source('extern "C" __global__ void k() {}\n', None)
+    assert kept.read_text().startswith('extern "C"')
+    assert kept.parent.parent == tmp_path / "cache" / "build"
+    assert mode_of(kept.parent) == 0o700 and mode_of(kept.parent.parent) == 0o700
