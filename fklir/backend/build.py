@@ -320,7 +320,7 @@ def _build_or_load(
     def compile_and_describe() -> bytes:
         target = "cpu" if arch == "host" else "gpu"
         compiler = "g++" if target == "cpu" else get_backend()
-        entry = disk.path_for(key, cache.KERNEL_SUFFIXES[target])
+        entry = disk.writable_root(announce=False) / f"{key}{cache.KERNEL_SUFFIXES[target]}"  # where the build goes
         with log.compiling(_summary(kernel), target if target == "cpu" else f"gpu ({arch})", compiler, entry):
             if arch == "host":
                 payload = _compile_cpu(emitted, key)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import shutil
 import stat
@@ -137,7 +138,7 @@ def make_read_only(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 @needs_cxx
 def test_a_read_only_cache_serves_its_kernels_and_compiles_new_ones_privately(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_cache_state: Path
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_cache_state: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     root = tmp_path / "cache"
     monkeypatch.setenv("FKLIR_CACHE_DIR", str(root))
@@ -158,7 +159,7 @@ def test_a_read_only_cache_serves_its_kernels_and_compiles_new_ones_privately(
         assert snapshot(root) == before
 
         other = [*adds, 0.5]  # a new structure: compiled into the private folder, with one warning
-        with warnings.catch_warnings(record=True) as record:
+        with warnings.catch_warnings(record=True) as record, caplog.at_level(logging.INFO, logger="fklir"):
             warnings.simplefilter("always")
             out = adds_pipe(other)(image)
             adds_pipe([*other, 1.0])(image)
@@ -169,6 +170,8 @@ def test_a_read_only_cache_serves_its_kernels_and_compiles_new_ones_privately(
         assert snapshot(root) == before
         private = cache_module.private_dir()
         assert private.parent == fresh_cache_state
+        compiled = [record.getMessage() for record in caplog.records if "compiled" in record.getMessage()]
+        assert len(compiled) == 2 and all(str(private) in line for line in compiled)  # the log says where it went
         assert len([path for path, _size in DiskCache(private).entries() if path.suffix == ".so"]) == 2
 
         monkeypatch.setattr(build, "_LOADED", {})  # the private copy is found next time
