@@ -94,7 +94,7 @@ class _Run:
         """Whole output, or the listed planes (value plane z, or its only plane, goes to plane z)."""
         assert isinstance(op, fkl.WRITE_OPS)
         dest = op.dest.data
-        if planes is None:
+        if planes is None or img.batch == 0:  # an input of no planes makes none, whatever the plane map
             layout, _ = _WRITE_LAYOUTS[type(op)]
             self.outputs[dest] = _finish_layout(type(op), layout(img))
             return
@@ -262,6 +262,10 @@ def _crop(state: State, flat_values: Values) -> State:
     Rects of different sizes give a `Ragged` state."""
     flat = [int(v) for v in flat_values]
     rects = [flat[i : i + 4] for i in range(0, len(flat), 4)]
+    if not isinstance(state, Ragged) and _plain(state).batch == 0:  # no plane to cut: no plane out
+        if len(rects) > 1:
+            raise ValueError(f"'fkl.crop': {len(rects)} rects for 0 planes (give 1, or one per plane)")
+        return _crop_one(state, rects[0])
     planes = _planes_of(state)
     if len(rects) == 1:
         rects = rects * len(planes)

@@ -234,7 +234,8 @@ def _to_int64(img: Image) -> NDArray[np.int64]:
 
 @dataclass(frozen=True, eq=False)
 class Image:
-    """One chain state: ``data`` is (B, H, W, C) in the storage type of ``dtype``."""
+    """One chain state: ``data`` is (B, H, W, C) in the storage type of ``dtype``; B, H and W may be
+    0 (SPEC's edge inputs: an empty image flows through the chain with the shape it implies)."""
 
     data: np.ndarray
     dtype: str
@@ -243,9 +244,7 @@ class Image:
         info = dtype_info(self.dtype, "Image")
         if self.data.ndim != 4:
             raise ValueError(f"Image: data must be 4-D (B, H, W, C), got shape {self.data.shape}")
-        batch, height, width, channels = self.data.shape
-        if min(batch, height, width) < 1:
-            raise ValueError(f"Image: empty image of shape {self.data.shape}")
+        channels = self.data.shape[3]
         if not 1 <= channels <= 4:
             raise ValueError(f"Image: {channels} channels; fkl pixels have 1 to 4 channels")
         if self.data.dtype != info.storage:

@@ -98,13 +98,20 @@ def border_pad_indices(i: np.ndarray, n: int, mode: str) -> NDArray[np.int64]:
     reflect ("fedcba|abcdef"): period 2n; reflect101 ("fedcb|abcdef"): period 2n - 2;
     wrap: modulo n.  These equal numpy.pad 'constant'/'edge'/'symmetric'/'reflect'/'wrap' and
     cv2.copyMakeBorder for any overshoot; a 1-wide axis reads its only pixel in every mode but
-    constant.
+    constant.  An empty axis (n = 0) is all outside: only constant defines it there (numpy.pad
+    refuses the other modes too).
     """
-    if n < 1:
-        raise ValueError(f"BorderReader: axis length {n} must be at least 1")
+    if mode not in BORDER_MODES:
+        raise ValueError(f"BorderReader: unknown mode {mode!r}; expected one of {BORDER_MODES}")
+    if n < 0:
+        raise ValueError(f"BorderReader: axis length {n} is negative")
     idx = np.asarray(i, dtype=np.int64)
     if mode == "constant":
         return np.where((idx >= 0) & (idx < n), idx, -1)
+    if n == 0:
+        if idx.size:
+            raise ValueError(f"BorderReader({mode!r}): an empty axis has no pixel to repeat; only constant can")
+        return idx
     if mode == "replicate":
         return np.clip(idx, 0, n - 1)
     if mode == "wrap":
@@ -112,13 +119,12 @@ def border_pad_indices(i: np.ndarray, n: int, mode: str) -> NDArray[np.int64]:
     if mode == "reflect":
         folded = np.mod(idx, 2 * n)
         return np.where(folded >= n, 2 * n - 1 - folded, folded)
-    if mode == "reflect101":
-        if n == 1:
-            return np.zeros_like(idx)
-        period = 2 * n - 2
-        folded = np.mod(idx, period)
-        return np.where(folded >= n, period - folded, folded)
-    raise ValueError(f"BorderReader: unknown mode {mode!r}; expected one of {BORDER_MODES}")
+    # reflect101
+    if n == 1:
+        return np.zeros_like(idx)
+    period = 2 * n - 2
+    folded = np.mod(idx, period)
+    return np.where(folded >= n, period - folded, folded)
 
 
 def border_pad_index(i: int, n: int, mode: str) -> int:
@@ -138,6 +144,8 @@ def _fill_pixel(img: Image, value: Values | None, op: str) -> np.ndarray:
 def border_read(img: Image, mode: str, value: Values | None, ys: np.ndarray, xs: np.ndarray) -> np.ndarray:
     """Pixels at ANY integer coordinates: shape (B, *broadcast(ys, xs).shape, C), image type."""
     ys_b, xs_b = np.broadcast_arrays(np.asarray(ys, dtype=np.int64), np.asarray(xs, dtype=np.int64))
+    if img.height == 0 or img.width == 0:
+        return _border_of_nothing(img, mode, value, ys_b.shape)
     rows = border_pad_indices(ys_b, img.height, mode)
     cols = border_pad_indices(xs_b, img.width, mode)
     gathered = img.data[:, np.maximum(rows, 0), np.maximum(cols, 0)]
@@ -146,6 +154,27 @@ def border_read(img: Image, mode: str, value: Values | None, ys: np.ndarray, xs:
     inside = (rows >= 0) & (cols >= 0)
     fill = _fill_pixel(img, value, "BorderReader")
     return np.where(inside[None, ..., None], gathered, fill)
+
+
+def _border_of_nothing(img: Image, mode: str, value: Values | None, shape: tuple[int, ...]) -> np.ndarray:
+    """border_read of an image without pixels: all the constant, without reading the image; the
+    other modes have no pixel to repeat (numpy.pad refuses too) unless no pixel is asked for."""
+    out_shape = (img.batch, *shape, img.channels)
+    if mode != "constant" and 0 not in out_shape:
+        size = "x".join(str(n) for n in reversed(shape))
+        raise ValueError(
+            f"BorderReader({mode!r}): cannot extend the empty {img.width}x{img.height} image to {size} "
+            "(there is no pixel to repeat); only a constant border can"
+        )
+    fill = _fill_pixel(img, value if mode == "constant" else None, "BorderReader")
+    return np.broadcast_to(fill, out_shape).copy()
+
+
+def _check_source_has_pixels(img: Image, op: str, w: int, h: int) -> None:
+    """Resize, and Warping without a BorderReader, sample the source: an empty one has nothing to
+    sample (cv2.resize refuses too), unless the output has no plane to make."""
+    if img.batch and (img.height == 0 or img.width == 0):
+        raise ValueError(f"{op}: cannot make a {w}x{h} image from the empty {img.width}x{img.height} image")
 
 
 # --------------------------------------------------------------------------------------------
@@ -164,53 +193,53 @@ def _checked_rect(rect: Sequence[int], op: str) -> Rect:
     return (x, y, w, h)
 
 
-def _plane_of_rect(img: Image, rects: Sequence[Sequence[int]], op: str) -> list[tuple[int, Rect]]:
-    """Pair each rect with the plane it cuts: plane 0 for a single-plane source, plane i for
-    rect i when there is one rect per plane, every plane when one rect is given for B planes."""
+def _planes_of_rect(img: Image, rects: Sequence[Sequence[int]], op: str) -> list[tuple[slice, Rect]]:
+    """Pair each rect with the planes it cuts: one rect cuts every plane (none of a batch of no
+    images), the rects of a single-plane source all cut plane 0, and rect i cuts plane i."""
     checked = [_checked_rect(r, op) for r in rects]
     if not checked:
         raise ValueError(f"{op}: no rects")
-    if img.batch == 1:
-        return [(0, r) for r in checked]
     if len(checked) == 1:
-        return [(plane, checked[0]) for plane in range(img.batch)]
+        return [(slice(0, img.batch), checked[0])]
+    if img.batch == 1:
+        return [(slice(0, 1), r) for r in checked]
     if len(checked) != img.batch:
-        raise ValueError(f"{op}: {len(checked)} rects for a source of {img.batch} planes (need 1 or {img.batch})")
-    return list(enumerate(checked))
+        need = f"1 or {img.batch}" if img.batch else "1"
+        raise ValueError(f"{op}: {len(checked)} rects for a source of {img.batch} planes (need {need})")
+    return [(slice(z, z + 1), r) for z, r in enumerate(checked)]
 
 
-def _stack_planes(planes: Sequence[np.ndarray], dtype: str, op: str) -> Image:
-    shapes = {p.shape for p in planes}
+def _stack_planes(pieces: Sequence[np.ndarray], dtype: str, op: str) -> Image:
+    shapes = {p.shape[1:] for p in pieces}
     if len(shapes) != 1:
         sizes = sorted({(s[1], s[0]) for s in shapes})
         raise ValueError(f"{op}: planes of different sizes (w, h) {sizes}; follow with Resize (crop_resize)")
-    return Image(np.ascontiguousarray(np.stack(planes)), dtype)
+    return Image(np.ascontiguousarray(np.concatenate(pieces)), dtype)
 
 
-def _cut(img: Image, plane: int, rect: Rect, border: Border | None, op: str) -> np.ndarray:
-    """One rect of one plane as (h, w, C); outside pixels need a border."""
+def _cut(img: Image, planes: slice, rect: Rect, border: Border | None, op: str) -> np.ndarray:
+    """One rect of the given planes as (b, h, w, C); outside pixels need a border."""
     x, y, w, h = rect
     if border is None:
         if x < 0 or y < 0 or x + w > img.width or y + h > img.height:
             raise ValueError(f"{op}: rect {rect} leaves the {img.width}x{img.height} image; add a BorderReader")
-        return img.data[plane, y : y + h, x : x + w]
+        return img.data[planes, y : y + h, x : x + w]
     mode, value = border
     ys = np.arange(y, y + h)[:, None]
     xs = np.arange(x, x + w)[None, :]
-    single = Image(img.data[plane : plane + 1], img.dtype)
-    return border_read(single, mode, value, ys, xs)[0]
+    return border_read(Image(img.data[planes], img.dtype), mode, value, ys, xs)
 
 
 def crop(img: Image, rects: Sequence[Sequence[int]]) -> Image:
     """Crop([rects]): one output plane per rect (all rects of one size); rects must fit."""
-    pieces = [_cut(img, plane, rect, None, "Crop") for plane, rect in _plane_of_rect(img, rects, "Crop")]
+    pieces = [_cut(img, planes, rect, None, "Crop") for planes, rect in _planes_of_rect(img, rects, "Crop")]
     return _stack_planes(pieces, img.dtype, "Crop")
 
 
 def crop_with_border(img: Image, rects: Sequence[Sequence[int]], mode: str, value: Values | None = None) -> Image:
     """BorderReader(mode, value) + Crop([rects]): rects may leave the image."""
-    pairs = _plane_of_rect(img, rects, "Crop")
-    pieces = [_cut(img, plane, rect, (mode, value if value is not None else 0.0), "Crop") for plane, rect in pairs]
+    pairs = _planes_of_rect(img, rects, "Crop")
+    pieces = [_cut(img, planes, rect, (mode, value if value is not None else 0.0), "Crop") for planes, rect in pairs]
     return _stack_planes(pieces, img.dtype, "Crop")
 
 
@@ -271,10 +300,9 @@ def _resize_data(data: np.ndarray, w: int, h: int, interp: str) -> np.ndarray:
     source type for nearest."""
     src_h, src_w = data.shape[1], data.shape[2]
     if interp == "nearest":
-        return data[:, _nearest_taps(src_h, h)][:, :, _nearest_taps(src_w, w)]
+        return _gather(data, _nearest_taps(src_h, h), _nearest_taps(src_w, w))
     # As fkl::linear_step: u (1 - w) + v w = fmaf(u, 1 - w, fl32(v w)), one rounding of the exact
     # float64 product of two float32 values plus a float32 (_sum_to_float32); a weight of 0 gives u.
-    values = data.astype(np.float32).astype(np.float64)
     y0, y1, fy = _linear_taps(src_h, h)
     x0, x1, fx = _linear_taps(src_w, w)
     wx = fx[None, None, :, None]
@@ -285,9 +313,18 @@ def _resize_data(data: np.ndarray, w: int, h: int, interp: str) -> np.ndarray:
             blended = _sum_to_float32(u * _to_float32(1.0 - weight), _to_float32(v * weight))
         return np.where(weight == 0.0, u, blended)
 
-    upper = step(values[:, y0][:, :, x0], values[:, y0][:, :, x1], wx)
-    lower = step(values[:, y1][:, :, x0], values[:, y1][:, :, x1], wx)
+    def tap(rows: NDArray[np.int64], cols: NDArray[np.int64]) -> NDArray[np.float64]:
+        return _gather(data, rows, cols).astype(np.float32).astype(np.float64)
+
+    upper = step(tap(y0, x0), tap(y0, x1), wx)
+    lower = step(tap(y1, x0), tap(y1, x1), wx)
     return step(upper, lower, wy)
+
+
+def _gather(data: np.ndarray, rows: NDArray[np.int64], cols: NDArray[np.int64]) -> np.ndarray:
+    """data[:, rows[i], cols[j]] as (B, len(rows), len(cols), C) in one gather: rows first, then
+    columns, would hold a (B, len(rows), W, C) intermediate (GiBs for a 1 x 100000 source)."""
+    return data[:, rows[:, None], cols[None, :]]
 
 
 def resize(
@@ -306,6 +343,9 @@ def resize(
     if interp == "linear" and img.dtype == "bool":
         raise ValueError("Resize: linear interpolation of a bool chain")
     out_dtype = "float32" if interp == "linear" else img.dtype
+    _check_source_has_pixels(img, "Resize", w, h)
+    if img.height == 0 or img.width == 0:  # and no plane: nothing to sample, nothing to make
+        return Image(np.empty((0, h, w, img.channels), dtype_info(out_dtype, "Resize").storage), out_dtype)
     x0, y0, content_w, content_h = resize_content_box(img.width, img.height, w, h, aspect_ratio)
     if aspect_ratio == "ignore":
         resized = _resize_data(img.data, w, h, interp)
@@ -335,12 +375,12 @@ def crop_resize(
     border: Border | None = None,
 ) -> Image:
     """Crop([rects]) (optionally through a BorderReader) then Resize: rects may differ in size."""
-    planes = []
-    for plane, rect in _plane_of_rect(img, rects, "Crop"):
-        piece = _cut(img, plane, rect, border, "Crop")
-        planes.append(resize(Image(piece[None], img.dtype), w, h, interp, aspect_ratio, background).data[0])
+    pieces = []
+    for planes, rect in _planes_of_rect(img, rects, "Crop"):
+        piece = _cut(img, planes, rect, border, "Crop")
+        pieces.append(resize(Image(piece, img.dtype), w, h, interp, aspect_ratio, background).data)
     out_dtype = "float32" if interp == "linear" else img.dtype
-    return _stack_planes(planes, out_dtype, "Resize")
+    return _stack_planes(pieces, out_dtype, "Resize")
 
 
 # --------------------------------------------------------------------------------------------
@@ -470,6 +510,8 @@ def warp(
         raise ValueError(f"Warping: output size {dst_w}x{dst_h} must be at least 1x1")
     if img.dtype == "bool":
         raise ValueError("Warping: bilinear interpolation of a bool chain")
+    if border is None:
+        _check_source_has_pixels(img, "Warping", dst_w, dst_h)
     mode, value = border if border is not None else ("constant", 0.0)
     sx, sy = warp_source_coords(matrix, dst_w, dst_h, inverse)
     finite = np.isfinite(sx) & np.isfinite(sy)
