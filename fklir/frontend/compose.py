@@ -613,7 +613,7 @@ class DivergentPipeline(Pipeline):
     def _extent(self, sig: Signature, width: int, height: int, out_channels: int) -> Extent:
         planes = len(self.plane_map or ())
         given = sig.images or sig.planes
-        if given not in (1, planes):
+        if given not in (0, 1, planes):
             raise ValueError(
                 f"compose_divergent: the input has {f'{given} images' if sig.images else f'{given} planes'}; "
                 f"give one image or one per output plane ({planes})"
@@ -622,7 +622,8 @@ class DivergentPipeline(Pipeline):
         if len(sizes) > 1:
             raise ValueError(f"compose_divergent: the chains produce different sizes {sorted(sizes)}; all must match")
         ((dst_w, dst_h),) = sizes
-        return Extent(width, height, given, sig.channels, dst_w, dst_h, planes, out_channels)
+        # a batch of no images makes no plane, as in compose(): (0, H, W, C) of the size the chains imply
+        return Extent(width, height, given, sig.channels, dst_w, dst_h, planes if given else 0, out_channels)
 
 
 def _describe_op(op: fops.Op) -> tuple[object, ...]:

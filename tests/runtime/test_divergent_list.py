@@ -21,6 +21,7 @@ from fklir.frontend.lowering import kernels_of, lower_chain, lower_pipeline, run
 from fklir.interpreters.fkl import run_module
 from fklir.passes.infer_types import InferTypesPass
 from fklir.runtime.launch import LAUNCHES
+from tests.runtime import test_host_path
 
 RNG = np.random.default_rng(77)
 GPU = pytest.mark.skipif(not fkl.gpu_available(), reason="needs a CUDA GPU")
@@ -184,3 +185,44 @@ def test_pickled_divergent_pipeline_keeps_its_map_and_target() -> None:
     again = pickle.loads(pickle.dumps(pipe))
     assert again.target == "cpu"
     np.testing.assert_array_equal(again(images), pipe(images))
+
+
+# ---- a batch of no images (SPEC §3 edge inputs) ------------------------------------------------------
+
+fake = test_host_path.fake  # (driver, torch): the fake driver and torch, as a fixture
+
+
+@pytest.mark.parametrize("plane_map", [[1, 2, 3], [2, 3, 1, 1, 3]])
+def test_a_batch_of_no_images_gives_no_planes_like_compose(plane_map: list[int]) -> None:
+    """(0, H, W, C) in, (0, h, w, C) out of the plane size the chains imply; nothing launched."""
+    chains = _chains()[: max(plane_map)]
+    pipe = fkl.compose_divergent(plane_map, *chains, target="cpu")
+    full = pipe(_images(1)[0])  # one image feeds every plane: the plane size and type of a real call
+    none = np.zeros((0, 40, 50, 3), np.uint8)
+    launches = LAUNCHES.count
+    out = pipe(none)
+    assert out.shape == (0, *full.shape[1:]) == (0, 12, 16, 3) and out.dtype == full.dtype
+    assert fkl.compose(*chains[0], target="cpu")(none).shape == out.shape
+    given = np.empty((0, 12, 16, 3), np.uint8)
+    assert pipe(none, out=given) is given
+    split = fkl.compose_divergent(plane_map, *((*c[:-1], fkl.TensorSplit()) for c in chains), target="cpu")
+    assert split(none).shape == (0, 3, 12, 16)
+    assert LAUNCHES.count == launches
+    module = lower_pipeline(chains, "uint8", 3, 1, plane_map=[k - 1 for k in plane_map])
+    reference = run_module(run_passes(module, (InferTypesPass(),)), {"src": none})["dst"]
+    assert reference.shape == out.shape, "the reference interpreter agrees"
+
+
+def test_a_batch_of_no_images_still_checks_the_rects() -> None:
+    pipe = fkl.compose_divergent([1, 2, 3], *_chains(), target="cpu")
+    with pytest.raises(ValueError, match=r"^Crop: rect \(3, 4, 20, 10\) leaves the 50x5 image"):
+        pipe(np.zeros((0, 5, 50, 3), np.uint8))
+    with pytest.raises(ValueError, match=r"the input has 2 planes; give one image or one per output plane \(3\)"):
+        pipe(np.zeros((2, 40, 50, 3), np.uint8))
+
+
+def test_gpu_batch_of_no_images_launches_nothing(fake: Any) -> None:
+    driver, torch = fake
+    pipe = fkl.compose_divergent([2, 1, 3, 3], *_chains(), target="gpu")
+    out = pipe(torch.empty((0, 40, 50, 3), dtype=torch.uint8))
+    assert tuple(out.shape) == (0, 12, 16, 3) and not driver.launches
