@@ -32,7 +32,8 @@ Element types: ui8, i8 (signed), ui16, i16, i32, ui32, f16, bf16, f32, f64 and i
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -84,7 +85,9 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, NoTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
+from fklir.diagnostics import OpError
 from fklir.dialects.dominance import SSADominance
+from fklir.limits import I32_MAX, I64_MAX, check_index, check_span
 
 DYNAMIC = -1
 
@@ -231,7 +234,13 @@ class ImageType(ParametrizedAttribute, TypeAttribute):
                 printer.print_string(", planar")
 
 
-PARAM_KINDS = ("ui8", "i8", "ui16", "i16", "i32", "ui32", "f16", "bf16", "f32", "f64", "i1", "rect", "ptr")
+PARAM_KINDS = ("ui8", "i8", "ui16", "i16", "i32", "ui32", "f16", "bf16", "f32", "f64", "i1", "rect")
+
+# The most elements one slot may hold. A kernel indexes a slot with an int32 (a plane z, a channel),
+# so no op reads further, and a larger count is an array g++ or nvcc may refuse. The tighter limit
+# of CUDA on a whole parameter block (32764 bytes) belongs to the GPU target: a GPU build checks it
+# (fklir/runtime/launch.py check_param_block), while the CPU entry takes its block by pointer.
+MAX_SLOT_COUNT = I32_MAX
 
 
 @irdl_attr_definition
@@ -270,6 +279,9 @@ class ParamsType(ParametrizedAttribute, TypeAttribute):
                 raise VerifyException(f"!fkl.params: slot {name} has unknown kind {kind}")
             if count < 1:
                 raise VerifyException(f"!fkl.params: slot {name} must have a count >= 1, got {count}")
+            if count > MAX_SLOT_COUNT:
+                limit = f"the limit {MAX_SLOT_COUNT} (the kernel's int32 index)"
+                raise VerifyException(f"!fkl.params: slot {name} count {count} exceeds {limit}")
             if name in seen:
                 raise VerifyException(f"!fkl.params: slot {name} appears twice")
             seen.add(name)
@@ -331,7 +343,15 @@ _SPECIAL_NUMBERS = {"nan": math.nan, "inf": math.inf, "ninf": -math.inf}
 def _parse_one_number(parser: Parser) -> float:
     if (word := parser.parse_optional_keyword_in(tuple(_SPECIAL_NUMBERS))) is not None:
         return _SPECIAL_NUMBERS[word]
-    return float(parser.parse_number())
+    return _as_float(parser, parser.pos, parser.parse_number())
+
+
+def _as_float(parser: Parser, pos: int, number: int | float) -> float:
+    """`number` as an f64; an integer literal beyond f64's range is a parse error at `pos` (float()
+    would raise OverflowError)."""
+    if isinstance(number, float) or abs(number) <= sys.float_info.max:
+        return float(number)
+    parser.raise_error(f"integer literal beyond the f64 range (+-{sys.float_info.max:.6g})", pos, parser.pos)
 
 
 def _parse_number_list(parser: Parser) -> list[float]:
@@ -343,6 +363,26 @@ def _parse_number_list(parser: Parser) -> list[float]:
         parser.parse_punctuation("]")
         return values
     return [_parse_one_number(parser)]
+
+
+def _parse_int64(parser: Parser, op_name: str) -> int:
+    """An integer literal that the op's i64 attributes hold as written. xDSL 0.74 stores a literal
+    in [2^63, 2^64) in a signless i64 as the negative number of the same bits (2^63 becomes -2^63),
+    which a verifier could then take for a small or valid value, so it is refused here, where the
+    written number is still known."""
+    pos = parser.pos
+    return _fit_int64(parser, op_name, pos, parser.parse_integer())
+
+
+def _fit_int64(parser: Parser, op_name: str, pos: int, value: int) -> int:
+    if -I64_MAX - 1 <= value <= I64_MAX:
+        return value
+    broken = f"exceeds the limit {I64_MAX}" if value > 0 else f"is below the limit {-I64_MAX - 1}"
+    parser.raise_error(f"'{op_name}' integer {value} {broken} (int64)", pos, parser.pos)
+
+
+def _parse_int_list(parser: Parser, op_name: str) -> list[int]:
+    return parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: _parse_int64(parser, op_name))
 
 
 def _parse_slot(parser: Parser) -> StringAttr | None:
@@ -465,10 +505,32 @@ def _field_properties(field: str, values: DenseArrayBase | None, slot: str | Non
     return properties
 
 
+def _int32(check: Callable[..., object], *args: object) -> None:
+    """`check(*args)`, a fklir.limits check; its ValueError (naming the op, the value and the limit)
+    becomes a verifier error."""
+    try:
+        check(*args)
+    except ValueError as e:
+        raise VerifyException(str(e)) from None
+
+
+def _int_values(op: Operation, field: str) -> list[int] | None:
+    """The inline integers of one value field, exactly (field_values' floats round above 2^53)."""
+    attr = op.properties.get(field)
+    if not isinstance(attr, DenseArrayBase):
+        return None
+    return [int(v) for v in attr.get_values()]  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+
+
 def _check_size_field(op: IRDLOperation, field: str) -> None:
-    sizes = field_values(op, field)
-    if sizes is not None and (len(sizes) != 2 or min(sizes) <= 0):
-        raise VerifyException(f"'{op.name}' size must be [w, h] with positive values, got {[int(v) for v in sizes]}")
+    """An output size [w, h]: positive, and int32 as the kernels hold it."""
+    sizes = _int_values(op, field)
+    if sizes is None:
+        return
+    if len(sizes) != 2 or min(sizes) <= 0:
+        raise VerifyException(f"'{op.name}' size must be [w, h] with positive values, got {sizes}")
+    for what, value in zip("wh", sizes, strict=True):
+        _int32(check_index, f"'{op.name}' size {sizes}", what, value, I32_MAX, 1)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -641,7 +703,7 @@ class _WriteLikeOp(IRDLOperation):
         operand = parser.parse_unresolved_operand()
         parser.parse_punctuation(",")
         dest = parser.parse_str_literal()
-        planes = _parse_int_list(parser) if parser.parse_optional_keyword("planes") else None
+        planes = _parse_int_list(parser, cls.name) if parser.parse_optional_keyword("planes") else None
         parser.parse_punctuation(":")
         t = parser.parse_type()
         return cls(parser.resolve_operand(operand, t), dest, planes)
@@ -662,6 +724,8 @@ class _WriteLikeOp(IRDLOperation):
         planes = self.plane_list
         if planes is not None and (not planes or min(planes) < 0 or len(set(planes)) != len(planes)):
             raise VerifyException(f"'{self.name}' planes must be distinct indices >= 0, got {planes}")
+        for plane in planes or ():
+            _int32(check_index, f"'{self.name}' planes", "plane", plane)
 
 
 @irdl_op_definition
@@ -1184,7 +1248,7 @@ class DiscardOp(IRDLOperation):
     def parse(cls, parser: Parser) -> DiscardOp:
         operand = parser.parse_unresolved_operand()
         parser.parse_punctuation(",")
-        keep = parser.parse_integer()
+        keep = _parse_int64(parser, cls.name)
         in_type, out_type = _parse_types(parser)
         return DiscardOp(parser.resolve_operand(operand, in_type), keep, out_type)
 
@@ -1307,7 +1371,7 @@ class VectorReorderOp(IRDLOperation):
     def parse(cls, parser: Parser) -> VectorReorderOp:
         operand = parser.parse_unresolved_operand()
         parser.parse_punctuation(",")
-        order = _parse_int_list(parser)
+        order = _parse_int_list(parser, cls.name)
         in_type, out_type = _parse_types(parser)
         return VectorReorderOp(parser.resolve_operand(operand, in_type), order, out_type)
 
@@ -1362,7 +1426,7 @@ class VectorReorderRTOp(IRDLOperation):
         operand = parser.parse_unresolved_operand()
         parser.parse_punctuation(",")
         slot = _parse_slot(parser)
-        order = None if slot else _parse_int_list(parser)
+        order = None if slot else _parse_int_list(parser, cls.name)
         in_type, out_type = _parse_types(parser)
         return VectorReorderRTOp(parser.resolve_operand(operand, in_type), order, out_type, slot.data if slot else None)
 
@@ -1518,7 +1582,7 @@ class StaticLoopOp(IRDLOperation):
         slot = _parse_slot(parser)
         values = None if slot else _parse_number_list(parser)
         parser.parse_punctuation(",")
-        count = parser.parse_integer()
+        count = _parse_int64(parser, cls.name)
         in_type, out_type = _parse_types(parser)
         return StaticLoopOp(
             parser.resolve_operand(operand, in_type),
@@ -1549,6 +1613,8 @@ class StaticLoopOp(IRDLOperation):
             )
         if self.count.data < 1:
             raise VerifyException(f"'{self.name}' applies its op n >= 1 times, got {self.count.data}")
+        # the kernel unrolls the loop over an int template parameter
+        _int32(check_index, f"'{self.name}'", "n", self.count.data)
         values = field_values(self)
         if values is not None and not values:
             raise VerifyException(f"'{self.name}' needs at least one value")
@@ -1635,10 +1701,6 @@ class ColorConversionOp(_WordOp):
 # ---------------------------------------------------------------------------------------------
 
 
-def _parse_int_list(parser: Parser) -> list[int]:
-    return parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer)
-
-
 @irdl_op_definition
 class CropOp(IRDLOperation):
     """Crop: one rect (every plane) or a list of rects (one output plane per rect).
@@ -1683,7 +1745,9 @@ class CropOp(IRDLOperation):
         rects = None
         if slot is None:
             parser.parse_keyword("rects")
-            rects = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: _parse_int_list(parser))
+            rects = parser.parse_comma_separated_list(
+                parser.Delimiter.SQUARE, lambda: _parse_int_list(parser, cls.name)
+            )
         in_type, out_type = _parse_types(parser)
         return CropOp(parser.resolve_operand(operand, in_type), rects, out_type, slot.data if slot else None)
 
@@ -1709,6 +1773,9 @@ class CropOp(IRDLOperation):
         for x, y, w, h in self.rects:
             if w <= 0 or h <= 0:
                 raise VerifyException(f"'fkl.crop' rect [{x}, {y}, {w}, {h}] must have a positive width and height")
+            rect = f"'fkl.crop' rect [{x}, {y}, {w}, {h}]"
+            _int32(check_span, rect, "", ("x", x), ("w", w))
+            _int32(check_span, rect, "", ("y", y), ("h", h))
             if (x < 0 or y < 0) and not bordered:
                 raise VerifyException(
                     f"'fkl.crop' rect [{x}, {y}, {w}, {h}] starts outside the image; "
@@ -1785,7 +1852,7 @@ class ResizeOp(IRDLOperation):
         size = None
         if slot is None:
             parser.parse_keyword("size")
-            size = _parse_int_list(parser)
+            size = _parse_int_list(parser, cls.name)
         parser.parse_punctuation(",")
         interp = parser.parse_identifier()
         aspect_ratio, background, background_slot = "ignore", None, None
@@ -1988,7 +2055,7 @@ class WarpOp(IRDLOperation):
             parser.parse_punctuation(",")
         parser.parse_keyword("size")
         size_slot = _parse_slot(parser)
-        size = None if size_slot else _parse_int_list(parser)
+        size = None if size_slot else _parse_int_list(parser, cls.name)
         in_type, out_type = _parse_types(parser)
         return WarpOp(
             parser.resolve_operand(operand, in_type),
@@ -2127,7 +2194,7 @@ class ReadSetOp(IRDLOperation):
         parser.parse_punctuation(",")
         parser.parse_keyword("size")
         size_slot = _parse_slot(parser)
-        size = None if size_slot else _parse_int_list(parser)
+        size = None if size_slot else _parse_int_list(parser, cls.name)
         in_type, out_type = _parse_types(parser)
         return ReadSetOp(
             parser.resolve_operand(operand, in_type),
@@ -2219,6 +2286,125 @@ CHAIN_OPS: tuple[type[IRDLOperation], ...] = (ReadOp, *GEOMETRY_OPS, *COMPUTE_OP
 
 
 # ---------------------------------------------------------------------------------------------
+# Parameter slots: which slot each value field needs
+# ---------------------------------------------------------------------------------------------
+
+# dtype name -> slot kind (the IR's spelling of the element type).
+SLOT_KIND: dict[str, str] = {
+    "uint8": "ui8",
+    "int8": "i8",
+    "uint16": "ui16",
+    "int16": "i16",
+    "int32": "i32",
+    "uint32": "ui32",
+    "float16": "f16",
+    "bfloat16": "bf16",
+    "float32": "f32",
+    "float64": "f64",
+    "bool": "i1",
+}
+# slot kind -> the dtype whose range its values must lie in (a rect holds int32 x, y, w, h).
+_KIND_DTYPE: dict[str, str] = {kind: dtype for dtype, kind in SLOT_KIND.items()} | {"rect": "int32"}
+
+
+def param_slot(op: Operation, field: str) -> tuple[str, int] | None:
+    """(kind, count) of the parameter slot that holds value field `field` of `op`: the rule by which
+    fkl-hoist-params makes slots and fkl.kernel's verifier checks them. None while the types it
+    reads are not inferred.
+
+    Kinds: the chain's element type for per-channel values (arithmetic, StaticLoop, Saturate, AddLast,
+    the border's and ReadSet's value), the result's for a resize background, `rect` for crop rects,
+    `i32` for sizes and runtime permutations, `f32` for matrices. The count is what the op reads: one
+    value per channel (Saturate: the C lower bounds, then the C upper ones), 2 for a size, 6 or 9 for
+    a warp matrix, 9 for MxVFloat3, 1 for AddLast. A crop reads one rect per output plane (DYNAMIC
+    when the plane count is not known), or a single rect that every plane shares.
+    """
+    in_type = _known(op.operands[0].type) if op.operands else None
+    out_type = _known(op.results[0].type) if op.results else None
+    if in_type is None:
+        return None
+    channels, chain_kind = in_type.channels.data, SLOT_KIND[in_type.dtype]
+    if isinstance(op, CropOp):
+        return "rect", out_type.planes.data if out_type is not None else DYNAMIC
+    if field == "size" or (isinstance(op, ResizeOp) and field == "value"):
+        return "i32", 2
+    if isinstance(op, ResizeOp):  # the background, in the result's element type
+        return None if out_type is None else (SLOT_KIND[out_type.dtype], channels)
+    if isinstance(op, SaturateOp):
+        return chain_kind, 2 * channels
+    if isinstance(op, VectorReorderRTOp):
+        return None if out_type is None else ("i32", out_type.channels.data)
+    if isinstance(op, MxVFloat3Op):
+        return "f32", 9
+    if isinstance(op, WarpOp):
+        matrix = WARP_KINDS.get(op.kind.data)
+        return None if matrix is None else ("f32", matrix)
+    if isinstance(op, AddLastOp):
+        return chain_kind, 1
+    # one value per channel in the chain type: arithmetic, StaticLoop, BorderReader, ReadSet
+    return chain_kind, channels
+
+
+def _check_slot_use(kernel: KernelOp, op: Operation, field: str, slot: tuple[str, str, int]) -> None:
+    """`op` reads `field` from `slot`: the slot must have the kind the op computes in and at least the
+    elements it reads (a wrong kind is C++ that does not compile, a short slot a read past its end)."""
+    needed = param_slot(op, field)
+    if needed is None:
+        return
+    (name, kind, count), (want_kind, want_count) = slot, needed
+    reads = f"{want_kind} x {'planes' if want_count == DYNAMIC else want_count}"
+    if isinstance(op, CropOp):
+        fits = count == 1 or (want_count != DYNAMIC and count >= want_count)
+        reads = f"{reads} (or rect x 1, shared by every plane)"
+    else:
+        fits = count >= want_count
+    if kind != want_kind or not fits:
+        raise OpError(
+            op,
+            f"'{op.name}' reads param \"{name}\" as {reads}, but slot {name} of @{kernel.sym_name.data} is "
+            f"{kind} x {count}",
+        )
+
+
+def _check_slot_values(kernel: KernelOp, slots: dict[str, tuple[str, str, int]]) -> None:
+    """The values the host packs: one number per element (4 per rect), in the kind's range (ctypes
+    would wrap an out-of-range integer silently)."""
+    if kernel.values is None:
+        return
+    for name, attr in kernel.values.data.items():
+        if name not in slots:
+            raise VerifyException(f"'fkl.kernel' @{kernel.sym_name.data}: value for unknown slot {name}")
+        _, kind, count = slots[name]
+        numbers = attr.get_values() if isinstance(attr, DenseArrayBase) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        what = f"'fkl.kernel' @{kernel.sym_name.data}: slot {name} ({kind} x {count})"
+        expected = 4 * count if kind == "rect" else count
+        if numbers is None or len(numbers) != expected:  # pyright: ignore[reportUnknownArgumentType]
+            got = "no number list" if numbers is None else f"{len(numbers)} numbers"  # pyright: ignore[reportUnknownArgumentType]
+            raise VerifyException(f"{what} needs {expected} numbers, got {got}")
+        check_values_representable(what, [float(v) for v in numbers], _KIND_DTYPE[kind])  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+
+
+def _check_plane_map(kernel: KernelOp, slots: dict[str, tuple[str, str, int]]) -> None:
+    """A kernel of several chains (a divergent batch) runs chain planemap[z] on plane z: it needs the
+    slot, of i32, and values that name its chains."""
+    chains = sum(isinstance(op, WRITE_OPS) for op in kernel.body.block.ops)
+    slot = slots.get(PLANE_MAP_SLOT)
+    where = f"'fkl.kernel' @{kernel.sym_name.data}"
+    if slot is None:
+        if chains > 1:
+            raise VerifyException(f"{where} has {chains} chains but no slot {PLANE_MAP_SLOT} (i32 x planes)")
+        return
+    if slot[1] != "i32":
+        raise VerifyException(f"{where}: slot {PLANE_MAP_SLOT} must be i32 (a chain index per plane), got {slot[1]}")
+    values = kernel.values.data.get(PLANE_MAP_SLOT) if kernel.values is not None else None
+    if not isinstance(values, DenseArrayBase):
+        return
+    bad = [int(v) for v in values.get_values() if not 0 <= v < max(chains, 1)]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    if bad:
+        raise VerifyException(f"{where}: {PLANE_MAP_SLOT} values {bad} name no chain (it has {chains})")
+
+
+# ---------------------------------------------------------------------------------------------
 # Kernel
 # ---------------------------------------------------------------------------------------------
 
@@ -2254,7 +2440,9 @@ def _parse_kernel_values(parser: Parser) -> DictionaryAttr:
 def _parse_int_or_float(parser: Parser) -> int | float:
     if (word := parser.parse_optional_keyword_in(tuple(_SPECIAL_NUMBERS))) is not None:
         return _SPECIAL_NUMBERS[word]
-    return parser.parse_number()
+    pos = parser.pos
+    number = parser.parse_number()
+    return number if isinstance(number, float) else _fit_int64(parser, KernelOp.name, pos, number)
 
 
 @irdl_op_definition
@@ -2314,17 +2502,17 @@ class KernelOp(IRDLOperation):
     def verify_(self) -> None:
         if self.body.block.args:
             raise VerifyException("'fkl.kernel' body takes no block arguments")
-        slot_names = {n for n, _, _ in self.params.slots}
+        slots = {slot[0]: slot for slot in self.params.slots}
         for op in self.body.walk():
             for field in value_fields(op):
-                slot = field_slot(op, field)
-                if slot is not None and slot not in slot_names:
-                    raise VerifyException(f"'fkl.kernel' @{self.sym_name.data}: '{op.name}' uses unknown slot {slot}")
-        if self.values is None:
-            return
-        for name in self.values.data:
-            if name not in slot_names:
-                raise VerifyException(f"'fkl.kernel' @{self.sym_name.data}: value for unknown slot {name}")
+                name = field_slot(op, field)
+                if name is None:
+                    continue
+                if name not in slots:
+                    raise VerifyException(f"'fkl.kernel' @{self.sym_name.data}: '{op.name}' uses unknown slot {name}")
+                _check_slot_use(self, op, field, slots[name])
+        _check_slot_values(self, slots)
+        _check_plane_map(self, slots)
 
 
 FKL = Dialect(

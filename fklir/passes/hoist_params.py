@@ -3,10 +3,9 @@
 `fkl.mul %x, [1.0, 2.0, 3.0]` becomes `fkl.mul %x, param "mul2"`, the kernel's `params` type gains
 the slot `mul2: f32 x 3` and its `values` dictionary the numbers. A broadcast value is expanded
 to one per channel, so a scalar and a tuple share the same structure. An op with several values
-(see `VALUE_FIELDS`) gets one slot per value: `resize2` and `resize2_background`. Slot kinds: the
-chain's element type for per-channel values (arithmetic, StaticLoop, Saturate, AddLast, the
-border's and ReadSet's value; the result type for a resize background), `rect` for crop rects,
-`i32` for sizes and runtime permutations, `f32` for matrices. A warp's slot always holds the
+(see `VALUE_FIELDS`) gets one slot per value: `resize2` and `resize2_background`. Each slot has the
+kind and count that `fkl.param_slot` gives (the rule fkl.kernel's verifier checks slots against);
+a crop's slot holds its rects, one per plane or one shared. A warp's slot always holds the
 destination -> source map (inverted here in double when the op gives source -> destination,
 which is then marked `inverse`).
 
@@ -19,33 +18,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, ModuleOp, StringAttr, UnitAttr, f64, i64
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    DictionaryAttr,
+    IntegerType,
+    ModuleOp,
+    StringAttr,
+    UnitAttr,
+    f64,
+    i64,
+)
 from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
 
 from fklir.diagnostics import OpError
 from fklir.dialects import fkl
-
-# dtype name -> slot kind (the IR's spelling of the element type).
-SLOT_KIND = {
-    "uint8": "ui8",
-    "int8": "i8",
-    "uint16": "ui16",
-    "int16": "i16",
-    "int32": "i32",
-    "uint32": "ui32",
-    "float16": "f16",
-    "bfloat16": "bf16",
-    "float32": "f32",
-    "float64": "f64",
-    "bool": "i1",
-}
-
-
-def _known_type(op: Operation, t: object) -> fkl.ImageType:
-    if not isinstance(t, fkl.ImageType) or not t.is_known:
-        raise OpError(op, f"'{op.name}' must have inferred types before hoisting (run fkl-infer-types)")
-    return t
 
 
 def _per_channel(values: tuple[float, ...], channels: int) -> list[float]:
@@ -62,31 +49,27 @@ def _int_slot(kind: str, values: list[int]) -> tuple[str, int, Attribute]:
 
 
 def _slot_for(op: Operation, field: str, values: tuple[float, ...]) -> tuple[str, int, Attribute]:
-    """(kind, count, values attribute) of the slot that replaces one inline value field of `op`."""
-    in_type = _known_type(op, op.operands[0].type)
-    channels, chain_kind = in_type.channels.data, SLOT_KIND[in_type.dtype]
-    if isinstance(op, fkl.CropOp):
+    """(kind, count, values attribute) of the slot that replaces one inline value field of `op`:
+    the kind and count `fkl.param_slot` gives, and the values laid out as the kernel reads them."""
+    needed = fkl.param_slot(op, field)
+    if needed is None:
+        raise OpError(op, f"'{op.name}' must have inferred types before hoisting (run fkl-infer-types)")
+    kind, count = needed
+    if isinstance(op, fkl.CropOp):  # one rect per plane, or one that every plane shares
         flat = [int(v) for r in op.rects for v in r]
-        return "rect", len(op.rects), DenseArrayBase.from_list(i64, flat)
-    if field == "size" or (isinstance(op, fkl.ResizeOp) and field == "value"):
-        return _int_slot("i32", [int(v) for v in values])
-    if isinstance(op, fkl.ResizeOp):  # the background, in the result's element type
-        out_type = _known_type(op, op.results[0].type)
-        return _float_slot(SLOT_KIND[out_type.dtype], _per_channel(values, channels))
+        return kind, len(op.rects), DenseArrayBase.from_list(i64, flat)
+    attr = op.properties[field]
+    if isinstance(attr, DenseArrayBase) and isinstance(attr.elt_type, IntegerType):  # sizes, permutations
+        return _int_slot(kind, [int(v) for v in attr.get_values()])  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
     if isinstance(op, fkl.SaturateOp):
         lo, hi = op.bounds
-        return _float_slot(chain_kind, _per_channel(lo, channels) + _per_channel(hi, channels))
-    if isinstance(op, fkl.VectorReorderRTOp):
-        return _int_slot("i32", [int(v) for v in values])
-    if isinstance(op, fkl.MxVFloat3Op):
-        return _float_slot("f32", list(values))
+        return _float_slot(kind, _per_channel(lo, count // 2) + _per_channel(hi, count // 2))
     if isinstance(op, fkl.WarpOp):  # always the destination -> source map, as the kernel samples
         inverse = values if op.inverse is not None else fkl.invert_warp_matrix(values)
-        return _float_slot("f32", list(inverse))
-    if isinstance(op, fkl.AddLastOp):
-        return _float_slot(chain_kind, list(values))
-    # one value per channel in the chain type: arithmetic, StaticLoop, BorderReader, ReadSet
-    return _float_slot(chain_kind, _per_channel(values, channels))
+        return _float_slot(kind, list(inverse))
+    # one value per element (a broadcast value repeated): arithmetic, StaticLoop, AddLast, MxVFloat3,
+    # the border's, ReadSet's and the resize background's values
+    return _float_slot(kind, _per_channel(values, count))
 
 
 def _short_name(op: Operation) -> str:

@@ -232,14 +232,14 @@ fkl.kernel @empty params !fkl.params<> {
 // CHECK-NEXT:     fkl.write %0, "dst" : !fkl.image<?x?x3xui8>
 // CHECK-NEXT:   }
 
-fkl.kernel @k0 params !fkl.params<crop1: rect x 2, resize2: i32 x 2, add3: ui8 x 1, mul4: f32 x 3, s1: i8 x 1, s2: ui16 x 1, s3: i16 x 2, s4: ui32 x 1, s5: f16 x 1, s6: bf16 x 1, s7: f64 x 4, s8: i1 x 1, s9: ptr x 1> values {crop1 = [0, 0, 4, 4, 1, 1, 4, 4], resize2 = [16, 8], add3 = [7.0], mul4 = [1.0, -2.5, 1.0e+30]} {
+fkl.kernel @k0 params !fkl.params<crop1: rect x 2, resize2: i32 x 2, add3: ui8 x 1, mul4: f32 x 3, s1: i8 x 1, s2: ui16 x 1, s3: i16 x 2, s4: ui32 x 1, s5: f16 x 1, s6: bf16 x 1, s7: f64 x 4, s8: i1 x 1> values {crop1 = [0, 0, 4, 4, 1, 1, 4, 4], resize2 = [16, 8], add3 = [7.0], mul4 = [1.0, -2.5, 1.0e+30]} {
   %img = fkl.read "src" : !fkl.image<?x?x1xui8>
   %roi = fkl.crop %img, param "crop1" : !fkl.image<?x?x1xui8> -> !fkl.image<?x?x1xui8, planes 2>
   %rs = fkl.resize %roi, param "resize2", linear : !fkl.image<?x?x1xui8, planes 2> -> !fkl.image<?x?x1xf32, planes 2>
   %m = fkl.mul %rs, param "mul4" : !fkl.image<?x?x1xf32, planes 2>
   fkl.split %m, "dst" : !fkl.image<?x?x1xf32, planes 2>
 }
-// CHECK-NEXT:   fkl.kernel @k0 params !fkl.params<crop1: rect x 2, resize2: i32 x 2, add3: ui8 x 1, mul4: f32 x 3, s1: i8 x 1, s2: ui16 x 1, s3: i16 x 2, s4: ui32 x 1, s5: f16 x 1, s6: bf16 x 1, s7: f64 x 4, s8: i1 x 1, s9: ptr x 1> values {crop1 = [0, 0, 4, 4, 1, 1, 4, 4], resize2 = [16, 8], add3 = [7.0], mul4 = [1.0, -2.5, 1.0e+30]} {
+// CHECK-NEXT:   fkl.kernel @k0 params !fkl.params<crop1: rect x 2, resize2: i32 x 2, add3: ui8 x 1, mul4: f32 x 3, s1: i8 x 1, s2: ui16 x 1, s3: i16 x 2, s4: ui32 x 1, s5: f16 x 1, s6: bf16 x 1, s7: f64 x 4, s8: i1 x 1> values {crop1 = [0, 0, 4, 4, 1, 1, 4, 4], resize2 = [16, 8], add3 = [7.0], mul4 = [1.0, -2.5, 1.0e+30]} {
 // CHECK-NEXT:     %img = fkl.read "src" : !fkl.image<?x?x1xui8>
 // CHECK-NEXT:     %roi = fkl.crop %img, param "crop1" : !fkl.image<?x?x1xui8> -> !fkl.image<?x?x1xui8, planes 2>
 // CHECK-NEXT:     %rs = fkl.resize %roi, param "resize2", linear : !fkl.image<?x?x1xui8, planes 2> -> !fkl.image<?x?x1xf32, planes 2>
