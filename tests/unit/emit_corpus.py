@@ -7,8 +7,9 @@ channel counts 1-4, on both targets. tests/unit/test_emit_corpus.py emits each c
 compares it with its golden file; bound compose is left out (GPU only: it needs a device at compose).
 
 One source serves both targets today (the CUDA and the CPU entries sit under `#if
-defined(__CUDACC__)`), so a case has one golden file, `<name>.cpp`, that both targets' sources must
-equal; where the targets come to differ, regeneration writes `<name>.cpu.cpp` and `<name>.gpu.cu`.
+defined(__CUDACC__)`), so a case has one golden file, `<name>.cpp.golden`, that both targets'
+sources must equal; where the targets come to differ, regeneration writes `<name>.cpu.cpp.golden`
+and `<name>.gpu.cu.golden`.
 
 Regenerate (`python -m tests.unit.emit_corpus --regenerate`) only for an intended codegen change:
 bump CODEGEN_VERSION in fklir/backend/emit_cpp.py and say in the commit why the output changed.
@@ -35,7 +36,9 @@ from tests.unit.test_emit_compiles import CHAINS as COMPILE_CHAINS
 
 GOLDEN_DIR = Path(__file__).resolve().parent.parent / "golden" / "emit"
 TARGETS = ("cpu", "gpu")
-TARGET_SUFFIX = {"cpu": ".cpu.cpp", "gpu": ".gpu.cu"}
+# `.golden` after the language's ending: generated text, which source tools (duplicates) leave alone
+SHARED_SUFFIX = ".cpp.golden"
+TARGET_SUFFIX = {"cpu": ".cpu.cpp.golden", "gpu": ".gpu.cu.golden"}
 
 
 @dataclass(frozen=True)
@@ -83,7 +86,7 @@ def emit(case: Case, target: str) -> EmittedKernel:
 
 def golden_path(case: Case, target: str) -> Path:
     own = GOLDEN_DIR / f"{case.name}{TARGET_SUFFIX[target]}"
-    return own if own.exists() else GOLDEN_DIR / f"{case.name}.cpp"
+    return own if own.exists() else GOLDEN_DIR / f"{case.name}{SHARED_SUFFIX}"
 
 
 # =============================================================================================
@@ -337,9 +340,9 @@ def regenerate(cases: Sequence[Case]) -> list[Path]:
         for target in TARGETS:
             (GOLDEN_DIR / f"{case.name}{TARGET_SUFFIX[target]}").unlink(missing_ok=True)
         if sources["cpu"] == sources["gpu"]:
-            paths = {GOLDEN_DIR / f"{case.name}.cpp": sources["cpu"]}
+            paths = {GOLDEN_DIR / f"{case.name}{SHARED_SUFFIX}": sources["cpu"]}
         else:
-            (GOLDEN_DIR / f"{case.name}.cpp").unlink(missing_ok=True)
+            (GOLDEN_DIR / f"{case.name}{SHARED_SUFFIX}").unlink(missing_ok=True)
             paths = {GOLDEN_DIR / f"{case.name}{TARGET_SUFFIX[t]}": sources[t] for t in TARGETS}
         for path, source in paths.items():
             path.write_text(source)

@@ -140,7 +140,7 @@ COMPILED = (
 def test_golden_cpu_sources_compile(tmp_path: Path) -> None:
     paths = [golden_path(c, "cpu") for c in CASES if c.name in COMPILED]
     assert len(paths) == len(COMPILED)
-    command = [compilers.find_cxx(), *compilers.GXX_FLAGS, "-fsyntax-only", "-I", str(INCLUDE_DIR)]
+    command = [compilers.find_cxx(), *compilers.GXX_FLAGS, "-fsyntax-only", "-I", str(INCLUDE_DIR), "-x", "c++"]
     for path in paths:
         result = subprocess.run([*command, str(path)], capture_output=True, text=True, cwd=tmp_path, check=False)
         assert result.returncode == 0, f"{path.name}:\n{result.stderr[-4000:]}"
