@@ -3,6 +3,7 @@ OpenCV and hand-computed values."""
 
 from __future__ import annotations
 
+import tracemalloc
 from collections.abc import Iterator
 from typing import Any
 
@@ -437,3 +438,153 @@ def test_deinterlace_linear() -> None:
     assert even_height.data[0, :, 0, 0].tolist() == [0.0, 2.0, 4.0, 4.0]
     with pytest.raises(ValueError, match="Deinterlace"):
         G.deinterlace(rows_image([0, 1]), "bob")
+
+
+# ----------------------------------------------------------------------------------------------
+# Edge inputs (SPEC §3): a 1 x 100000 source, images with a zero dimension, batches of no images
+# ----------------------------------------------------------------------------------------------
+
+REPEATING_BORDERS = [m for m in G.BORDER_MODES if m != "constant"]
+
+
+@pytest.mark.parametrize("interp", ["linear", "nearest"])
+@pytest.mark.parametrize(("dst_w", "dst_h"), [(100_000, 1), (1, 100_000)])
+def test_resize_of_a_wide_row_holds_memory_in_proportion_to_the_output(interp: str, dst_w: int, dst_h: int) -> None:
+    """Gathering the tap rows first, then the columns, held a (B, dst_h, src_w, C) intermediate:
+    100000 x 100000 pixels here. One gather holds (B, dst_h, dst_w, C)."""
+    rng = np.random.default_rng(RNG_SEED)
+    img = random_image(1, 100_000, 3, "float32", rng)
+    tracemalloc.start()  # numpy reports its buffers to tracemalloc
+    try:
+        out = G.resize(img, dst_w, dst_h, interp)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert out.data.shape == (1, dst_h, dst_w, 3)
+    assert peak < 48 * dst_w * dst_h * 3 * 8, f"peak {peak} bytes for {dst_w * dst_h * 3} output values"
+    flag = cv2.INTER_LINEAR if interp == "linear" else cv2.INTER_NEAREST
+    expected = cv2.resize(as_cv(img), (dst_w, dst_h), interpolation=flag)
+    err = np.abs(out.data[0].astype(np.float64) - expected)
+    assert bool((err <= 1e-3 + 1e-4 * np.abs(expected)).all()), float(err.max())
+
+
+@pytest.mark.parametrize("mode", G.BORDER_MODES)
+def test_border_indices_of_an_empty_axis_are_all_outside(mode: str) -> None:
+    coords = np.arange(-4, 5)
+    if mode == "constant":
+        assert G.border_pad_indices(coords, 0, mode).tolist() == [-1] * 9
+        assert numpy_pad(np.arange(0), 4, mode, constant=-1).tolist() == [-1] * 8
+        return
+    with pytest.raises(ValueError, match=rf"^BorderReader\('{mode}'\): an empty axis has no pixel to repeat"):
+        G.border_pad_indices(coords, 0, mode)
+    with pytest.raises(ValueError, match="empty"):  # numpy.pad refuses too
+        numpy_pad(np.arange(0), 4, mode, constant=0)
+    assert G.border_pad_indices(np.arange(0), 0, mode).size == 0  # no coordinate asked: nothing to repeat
+
+
+EMPTY_PLANES = [(1, 0, 0), (1, 0, 5), (1, 5, 0), (2, 0, 7), (3, 4, 0)]  # (B, H, W)
+
+
+@pytest.mark.parametrize(("b", "h", "w"), EMPTY_PLANES)
+def test_a_constant_border_of_an_empty_image_is_all_its_value_like_numpy_pad(b: int, h: int, w: int) -> None:
+    img = Image(np.zeros((b, h, w, 3), np.int16), "int16")
+    value = (7.0, -300.0, 31.0)
+    pad = 20
+    padded = np.pad(img.data, ((0, 0), (pad, pad), (pad, pad), (0, 0)), mode="constant")
+    padded[...] = np.array(value, np.int16)  # numpy.pad takes one constant per axis, not per channel
+    assert np.array_equal(np.pad(img.data[..., 0], ((0, 0), (pad, pad), (pad, pad)), constant_values=7), padded[..., 0])
+    for x, y, rw, rh in [(-3, -2, 5, 4), (0, 0, 1, 1), (6, 9, 11, 3)]:
+        out = G.crop_with_border(img, [(x, y, rw, rh)], "constant", value)
+        assert np.array_equal(out.data, padded[:, y + pad : y + pad + rh, x + pad : x + pad + rw])
+    warped = G.warp(img, np.array([[1.5, 0.2, -3.0], [0.0, 1.0, 2.0]]), 9, 4, border=("constant", value))
+    assert warped.dtype == "float32" and np.array_equal(warped.data, np.broadcast_to(np.float32(value), (b, 4, 9, 3)))
+
+
+@pytest.mark.parametrize("mode", REPEATING_BORDERS)
+@pytest.mark.parametrize(("b", "h", "w"), EMPTY_PLANES)
+def test_borders_that_repeat_refuse_an_empty_image_unless_no_plane_is_made(mode: str, b: int, h: int, w: int) -> None:
+    img = Image(np.zeros((b, h, w, 2), np.float32), "float32")
+    message = rf"^BorderReader\('{mode}'\): cannot extend the empty {w}x{h} image to 4x3 \(there is no pixel"
+    with pytest.raises(ValueError, match=message):
+        G.crop_with_border(img, [(-1, -1, 4, 3)], mode)
+    with pytest.raises(ValueError, match=message):
+        G.warp(img, np.array([[1.0, 0.0, 0.5], [0.0, 1.0, 0.5]]), 4, 3, border=(mode, 0.0))
+    no_planes = Image(img.data[:0], "float32")
+    assert G.crop_with_border(no_planes, [(-1, -1, 4, 3)], mode).data.shape == (0, 3, 4, 2)
+    assert G.warp(no_planes, np.eye(3), 4, 3, border=(mode, 0.0)).data.shape == (0, 3, 4, 2)
+
+
+@pytest.mark.parametrize("interp", ["linear", "nearest"])
+@pytest.mark.parametrize(("b", "h", "w"), EMPTY_PLANES)
+def test_resize_and_warp_without_border_refuse_an_empty_image_like_cv2(interp: str, b: int, h: int, w: int) -> None:
+    img = Image(np.zeros((b, h, w, 1), np.uint8), "uint8")
+    with pytest.raises(ValueError, match=rf"^Resize: cannot make a 4x3 image from the empty {w}x{h} image$"):
+        G.resize(img, 4, 3, interp)
+    with pytest.raises(ValueError, match=rf"^Resize: cannot make a 4x3 image from the empty {w}x{h} image$"):
+        G.resize(img, 4, 3, interp, "preserve", background=9)
+    with pytest.raises(ValueError, match=rf"^Warping: cannot make a 5x2 image from the empty {w}x{h} image$"):
+        G.warp(img, np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 2.0]]), 5, 2)
+    with pytest.raises(cv2.error):
+        cv2.resize(img.data[0, :, :, 0], (4, 3), interpolation=cv2.INTER_LINEAR)
+
+
+@pytest.mark.parametrize("interp", ["linear", "nearest"])
+@pytest.mark.parametrize(("h", "w"), [(0, 0), (0, 9), (6, 0), (6, 9)])
+def test_geometry_of_a_batch_of_no_images_keeps_the_plane_size(interp: str, h: int, w: int) -> None:
+    """No plane to make, so nothing is sampled: the output has the size the op implies."""
+    none = Image(np.zeros((0, h, w, 3), np.uint16), "uint16")
+    out_dtype = "float32" if interp == "linear" else "uint16"
+    for resized in (G.resize(none, 4, 5, interp), G.resize(none, 4, 5, interp, "preserve_left", background=1)):
+        assert resized.data.shape == (0, 5, 4, 3) and resized.dtype == out_dtype
+        assert resized.data.dtype == S.DTYPES[out_dtype].storage
+    warped = G.warp(none, np.array([[1.0, 0.0, 2.0], [0.0, 1.0, 1.0]]), 7, 3)
+    assert warped.data.shape == (0, 3, 7, 3) and warped.dtype == "float32"
+    assert G.deinterlace(none, "linear").data.shape == (0, h, w, 3)
+    assert G.crop_with_border(none, [(-2, -2, 3, 2)], "constant", 4).data.shape == (0, 2, 3, 3)
+
+
+def test_crop_of_a_batch_of_no_images() -> None:
+    none = Image(np.zeros((0, 6, 9, 2), np.int8), "int8")
+    assert G.crop(none, [(1, 2, 3, 4)]).data.shape == (0, 4, 3, 2)
+    with pytest.raises(ValueError, match=r"^Crop: 2 rects for a source of 0 planes \(need 1\)$"):
+        G.crop(none, [(0, 0, 2, 2), (1, 1, 2, 2)])
+    with pytest.raises(ValueError, match=r"^Crop: rect \(7, 0, 3, 1\) leaves the 9x6 image"):
+        G.crop(none, [(7, 0, 3, 1)])
+    with pytest.raises(ValueError, match=r"^Crop: rect \(0, 0, 1, 1\) leaves the 0x6 image"):
+        G.crop(Image(np.zeros((1, 6, 0, 2), np.int8), "int8"), [(0, 0, 1, 1)])
+
+
+@pytest.mark.parametrize("mode", ["blend", "linear"])
+@pytest.mark.parametrize(("b", "h", "w"), [*EMPTY_PLANES, (0, 5, 4)])
+def test_deinterlace_of_an_empty_image_is_the_empty_slice_of_a_full_one(mode: str, b: int, h: int, w: int) -> None:
+    rng = np.random.default_rng(RNG_SEED)
+    full = Image(rng.integers(0, 256, (max(b, 1), max(h, 1), max(w, 1), 3)).astype(np.uint8), "uint8")
+    expected = G.deinterlace(full, mode).data[:b, :h, :w]
+    out = G.deinterlace(Image(np.ascontiguousarray(full.data[:b, :h, :w]), "uint8"), mode)
+    assert out.dtype == "float32" and out.data.shape == expected.shape == (b, h, w, 3)
+
+
+def _run_chain(ops: list[Any], x: np.ndarray) -> np.ndarray:
+    """The reference interpreter on the frontend's IR of TensorRead, ops, TensorWrite; a batch of no
+    images is typed as one plane, as compose() compiles it."""
+    import fklir as fkl
+    from fklir.frontend.lowering import lower_chain, run_passes
+    from fklir.interpreters.fkl import run_module
+    from fklir.passes.infer_types import InferTypesPass
+
+    module = lower_chain([fkl.TensorRead(), *ops, fkl.TensorWrite()], str(x.dtype), x.shape[3], 1)
+    return run_module(run_passes(module, (InferTypesPass(),)), {"src": x})["dst"]
+
+
+def test_the_interpreter_runs_chains_on_empty_images() -> None:
+    import fklir as fkl
+
+    border = fkl.BorderReader("constant", (5, 6, 7))
+    out = _run_chain([border, fkl.Crop(-2, -1, 4, 3), fkl.Add(1)], np.zeros((1, 0, 4, 3), np.uint8))
+    assert np.array_equal(out, np.broadcast_to(np.array([6, 7, 8], np.uint8), (1, 3, 4, 3)))
+    none = np.zeros((0, 6, 9, 3), np.uint8)
+    assert _run_chain([border, fkl.Crop(-2, -1, 4, 3), fkl.Add(1)], none).shape == (0, 3, 4, 3)
+    assert _run_chain([fkl.Crop(1, 2, 3, 4), fkl.Resize(5, 7), fkl.Mul(2.0)], none).shape == (0, 7, 5, 3)
+    assert _run_chain([fkl.Cast("float32"), fkl.VectorReduce("Add")], none[:, :0]).shape == (0, 0, 9, 1)
+    with pytest.raises(ValueError, match=r"^BorderReader\('wrap'\): cannot extend the empty 4x0 image to 4x3"):
+        _run_chain([fkl.BorderReader("wrap"), fkl.Crop(-2, -1, 4, 3)], np.zeros((1, 0, 4, 3), np.uint8))
