@@ -459,3 +459,54 @@ def test_color_alpha_and_channel_errors() -> None:
         color_conversion(pixel([1, 2], "uint8"), "RGB2GRAY")
     with pytest.raises(ValueError, match="ColorConversion"):
         color_conversion(pixel([1, 2, 3], "uint8"), "RGB2HSV")
+
+
+# ----------------------------------------------------------------------------------------------
+# Edge inputs (SPEC §3): an image with a zero dimension is valid and keeps the shape each op implies
+# ----------------------------------------------------------------------------------------------
+
+EMPTY_SLICES = [(0, 5, 7), (2, 0, 7), (2, 5, 0), (0, 0, 0)]  # (B, H, W) kept of a (2, 5, 7) image
+ELEMENTWISE = {
+    "add_u8": ("uint8", 3, lambda img: S.arith("add", img, (1, 2, 3))),
+    "div_i16": ("int16", 1, lambda img: S.arith("div", img, (-3,))),
+    "div_f32": ("float32", 4, lambda img: S.arith("div", img, (0.0,))),
+    "max_bool": ("bool", 2, lambda img: S.arith("max", img, (1,))),
+    "cast": ("float32", 3, lambda img: S.cast(img, "int8")),
+    "saturate_cast": ("float16", 2, lambda img: S.saturate_cast(img, "uint8")),
+    "saturate": ("int32", 2, lambda img: S.saturate(img, (0, -5), (9, 5))),
+    "saturate_float": ("bfloat16", 1, S.saturate_float),
+    "is_even": ("uint16", 3, S.is_even),
+    "vector_and": ("bool", 4, S.vector_and),
+    "vector_reduce": ("float32", 3, lambda img: S.vector_reduce(img, "Mul")),
+    "discard": ("uint8", 4, lambda img: S.discard(img, 2)),
+    "add_last": ("int8", 2, lambda img: S.add_last(img, -7)),
+    "vector_reorder": ("uint32", 3, lambda img: S.vector_reorder(img, [2, 2, 0, 1])),
+    "mxv_float3": ("float32", 3, lambda img: S.mxv_float3(img, np.eye(3))),
+    "color_conversion": ("uint8", 3, lambda img: color_conversion(img, "RGB2GRAY")),
+}
+
+
+@pytest.mark.parametrize(("b", "h", "w"), EMPTY_SLICES)
+@pytest.mark.parametrize("name", sorted(ELEMENTWISE))
+def test_pixel_ops_on_empty_images_give_the_empty_slice_of_the_full_result(name: str, b: int, h: int, w: int) -> None:
+    """A pixel op commutes with slicing, so the op on an empty slice of an image is that slice of the
+    op on the whole image: same element type and channels, the other sizes kept."""
+    dtype, channels, op = ELEMENTWISE[name]
+    rng = np.random.default_rng(RNG_SEED)
+    storage = S.DTYPES[dtype].storage
+    values = rng.integers(0, 100, (2, 5, 7, channels))
+    full = Image((values % 2 == 1) if dtype == "bool" else values.astype(storage), dtype)
+    expected = op(full)
+    out = op(Image(np.ascontiguousarray(full.data[:b, :h, :w]), dtype))
+    assert out.dtype == expected.dtype and out.data.dtype == expected.data.dtype
+    assert out.data.shape == expected.data[:b, :h, :w].shape == (b, h, w, expected.channels)
+
+
+def test_empty_images_read_and_write_with_the_shape_given() -> None:
+    for shape, planes in [((0, 4), (1, 0, 4, 1)), ((3, 0, 2), (1, 3, 0, 2)), ((0, 2, 3, 4), (0, 2, 3, 4))]:
+        img = S.read(np.zeros(shape, np.uint8), "uint8")
+        assert img.data.shape == planes and S.write(img).shape == shape
+    assert S.from_planar(np.zeros((0, 3, 2, 5), np.float32)).data.shape == (0, 2, 5, 3)
+    assert S.to_tsplit(S.read(np.zeros((2, 0, 3, 4), np.int16), "int16")).shape == (4, 2, 0, 3)
+    with pytest.raises(ValueError, match=r"^Image: 0 channels; fkl pixels have 1 to 4 channels$"):
+        Image(np.zeros((1, 2, 2, 0), np.uint8), "uint8")

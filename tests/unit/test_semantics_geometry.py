@@ -497,7 +497,8 @@ def test_a_constant_border_of_an_empty_image_is_all_its_value_like_numpy_pad(b: 
         out = G.crop_with_border(img, [(x, y, rw, rh)], "constant", value)
         assert np.array_equal(out.data, padded[:, y + pad : y + pad + rh, x + pad : x + pad + rw])
     warped = G.warp(img, np.array([[1.5, 0.2, -3.0], [0.0, 1.0, 2.0]]), 9, 4, border=("constant", value))
-    assert warped.dtype == "float32" and np.array_equal(warped.data, np.broadcast_to(np.float32(value), (b, 4, 9, 3)))
+    assert warped.dtype == "float32"
+    assert np.array_equal(warped.data, np.broadcast_to(np.array(value, np.float32), (b, 4, 9, 3)))
 
 
 @pytest.mark.parametrize("mode", REPEATING_BORDERS)
