@@ -2325,7 +2325,7 @@ def param_slot(op: Operation, field: str) -> tuple[str, int] | None:
         return None
     channels, chain_kind = in_type.channels.data, SLOT_KIND[in_type.dtype]
     if isinstance(op, CropOp):
-        return "rect", out_type.planes.data if out_type is not None else DYNAMIC
+        return None if out_type is None else ("rect", out_type.planes.data)
     if field == "size" or (isinstance(op, ResizeOp) and field == "value"):
         return "i32", 2
     if isinstance(op, ResizeOp):  # the background, in the result's element type
@@ -2381,7 +2381,12 @@ def _check_slot_values(kernel: KernelOp, slots: dict[str, tuple[str, str, int]])
         if numbers is None or len(numbers) != expected:  # pyright: ignore[reportUnknownArgumentType]
             got = "no number list" if numbers is None else f"{len(numbers)} numbers"  # pyright: ignore[reportUnknownArgumentType]
             raise VerifyException(f"{what} needs {expected} numbers, got {got}")
-        check_values_representable(what, [float(v) for v in numbers], _KIND_DTYPE[kind])  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+        if (limits := INTEGER_RANGES.get(_KIND_DTYPE[kind])) is None:
+            continue
+        lo, hi = limits
+        bad = [v for v in numbers if not (lo <= v <= hi and float(v).is_integer())]  # pyright: ignore[reportUnknownVariableType]
+        if bad:
+            raise VerifyException(f"{what} holds {bad}, not integers in [{lo}, {hi}]")
 
 
 def _check_plane_map(kernel: KernelOp, slots: dict[str, tuple[str, str, int]]) -> None:
@@ -2399,7 +2404,7 @@ def _check_plane_map(kernel: KernelOp, slots: dict[str, tuple[str, str, int]]) -
     values = kernel.values.data.get(PLANE_MAP_SLOT) if kernel.values is not None else None
     if not isinstance(values, DenseArrayBase):
         return
-    bad = [int(v) for v in values.get_values() if not 0 <= v < max(chains, 1)]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    bad = [v for v in values.get_values() if not 0 <= v < max(chains, 1)]  # pyright: ignore[reportUnknownVariableType]
     if bad:
         raise VerifyException(f"{where}: {PLANE_MAP_SLOT} values {bad} name no chain (it has {chains})")
 

@@ -43,14 +43,7 @@ class KnownIssue:
     failure: str | None = None  # a regex on the failure class: such a failure is counted, not raised
 
 
-KNOWN_ISSUES: tuple[KnownIssue, ...] = (
-    KnownIssue(
-        "unassigned: fkl.kernel's verifier accepts params slots that do not fit their use",
-        "`fkl.kernel @k0 params !fkl.params<max2: f16 x 1> values {max2 = [3.0]}` whose `fkl.mul` on f64 takes "
-        'param "max2" (or a slot `f64 x 99999999999999999999999`): exit 0, g++ rejects the C++',
-        failure=r"^g\+\+ rejects",
-    ),
-)
+KNOWN_ISSUES: tuple[KnownIssue, ...] = ()
 
 # =============================================================================================
 

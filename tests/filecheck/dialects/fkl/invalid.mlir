@@ -713,3 +713,277 @@ fkl.kernel @k6 params !fkl.params<> {
   fkl.write %0, "dst" : !fkl.image<?x?x3xui8>
 }
 // CHECK: invalid.mlir:[[# @LINE - 6]]:5: error: 'fkl.resize' operand #0 is used before it is defined (defined by 'fkl.crop' at line [[# @LINE - 5]]:5)
+
+// ---- fkl.kernel: parameter slots fit their uses (fkl.param_slot) --------------------------------
+// A slot has the kind the op computes in and at least the elements it reads: a wrong kind is C++
+// that does not compile, a short slot a read past its end. The error points at the op that reads it.
+
+// -----
+
+fkl.kernel @k0 params !fkl.params<max2: f16 x 1> values {max2 = [3.0]} {
+  %0 = fkl.read "src" : !fkl.image<?x?x3xf64>
+  %1 = fkl.mul %0, param "max2" : !fkl.image<?x?x3xf64>
+  fkl.write %1, "dst" : !fkl.image<?x?x3xf64>
+}
+// CHECK: invalid.mlir:[[# @LINE - 3]]:3: error: 'fkl.mul' reads param "max2" as f64 x 3, but slot max2 of @k0 is f16 x 1
+
+// -----
+
+fkl.kernel @k0 params !fkl.params<mul1: f32 x 2> {
+  %0 = fkl.read "src" : !fkl.image<?x?x3xf32>
+  %1 = fkl.mul %0, param "mul1" : !fkl.image<?x?x3xf32>
+  fkl.write %1, "dst" : !fkl.image<?x?x3xf32>
+}
+// CHECK: invalid.mlir:[[# @LINE - 3]]:3: error: 'fkl.mul' reads param "mul1" as f32 x 3, but slot mul1 of @k0 is f32 x 2
+
+// -----
+
+// Two ops share a slot: it must fit both (here the second, a ui8 chain, does not).
+fkl.kernel @k0 params !fkl.params<s: f32 x 3> {
+  %0 = fkl.read "src" : !fkl.image<?x?x3xf32>
+  %1 = fkl.mul %0, param "s" : !fkl.image<?x?x3xf32>
+  %2 = fkl.saturate_cast %1 to ui8 : !fkl.image<?x?x3xf32> -> !fkl.image<?x?x3xui8>
+  %3 = fkl.add %2, param "s" : !fkl.image<?x?x3xui8>
+  fkl.write %3, "dst" : !fkl.image<?x?x3xui8>
+}
+// CHECK: invalid.mlir:[[# @LINE - 3]]:3: error: 'fkl.add' reads param "s" as ui8 x 3, but slot s of @k0 is f32 x 3
+
+// -----
+
+// Saturate reads the C lower bounds, then the C upper ones.
+fkl.kernel @k0 params !fkl.params<sat1: i16 x 2> {
+  %0 = fkl.read "src" : !fkl.image<?x?x2xi16>
+  %1 = fkl.saturate %0, param "sat1" : !fkl.image<?x?x2xi16>
+  fkl.write %1, "dst" : !fkl.image<?x?x2xi16>
+}
+// CHECK: invalid.mlir:[[# @LINE - 3]]:3: error: 'fkl.saturate' reads param "sat1" as i16 x 4, but slot sat1 of @k0 is i16 x 2
+
+// -----
+
+fkl.kernel @k0 params !fkl.params<resize1: f32 x 2> {
+  %0 = fkl.read "src" : !fkl.image<?x?x3xui8>
+  %1 = fkl.resize %0, param "resize1", nearest : !fkl.image<?x?x3xui8>
+  fkl.write %1, "dst" : !fkl.image<?x?x3xui8>
+}
+// CHECK: invalid.mlir:[[# @LINE - 3]]:3: error: 'fkl.resize' reads param "resize1" as i32 x 2, but slot resize1 of @k0 is f32 x 2
+
+// -----
+
+// The background is in the result's element type (f32 after a linear resize), not the chain's.
+fkl.kernel @k0 params !fkl.params<rs: i32 x 2, bg: ui8 x 3> {
+  %0 = fkl.read "src" : !fkl.image<?x?x3xui8>
+  %1 = fkl.resize %0, param "rs", linear, preserve, background param "bg" : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xf32>
+  fkl.write %1, "dst" : !fkl.image<?x?x3xf32>
+}
+// CHECK: invalid.mlir:[[# @LINE - 3]]:3: error: 'fkl.resize' reads param "bg" as f32 x 3, but slot bg of @k0 is ui8 x 3
+
+// -----
+
+fkl.kernel @k0 params !fkl.params<w1: f32 x 6, w1_size: i32 x 2> {
+  %0 = fkl.read "src" : !fkl.image<?x?x3xf32>
+  %1 = fkl.warp %0, perspective param "w1", inverse, size param "w1_size" : !fkl.image<?x?x3xf32>
+  fkl.write %1, "dst" : !fkl.image<?x?x3xf32>
+}
+// CHECK: invalid.mlir:[[# @LINE - 3]]:3: error: 'fkl.warp' reads param "w1" as f32 x 9, but slot w1 of @k0 is f32 x 6
+
+// -----
+
+fkl.kernel @k0 params !fkl.params<r1: i32 x 2> {
+  %0 = fkl.read "src" : !fkl.image<?x?x3xui8>
+  %1 = fkl.vector_reorder_rt %0, param "r1" : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xui8>
+  fkl.write %1, "dst" : !fkl.image<?x?x3xui8>
+}
+// CHECK: invalid.mlir:[[# @LINE - 3]]:3: error: 'fkl.vector_reorder_rt' reads param "r1" as i32 x 3, but slot r1 of @k0 is i32 x 2
+
+// -----
+
+// A crop reads one rect per output plane, or one rect that every plane shares.
+fkl.kernel @k0 params !fkl.params<crop1: rect x 2> {
+  %0 = fkl.read "src" : !fkl.image<?x?x3xui8>
+  %1 = fkl.crop %0, param "crop1" : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xui8, planes 3>
+  fkl.split %1, "dst" : !fkl.image<?x?x3xui8, planes 3>
+}
+// CHECK: invalid.mlir:[[# @LINE - 3]]:3: error: 'fkl.crop' reads param "crop1" as rect x 3 (or rect x 1, shared by every plane), but slot crop1 of @k0 is rect x 2
+
+// -----
+
+fkl.kernel @k0 params !fkl.params<crop1: f32 x 4> {
+  %0 = fkl.read "src" : !fkl.image<?x?x3xui8>
+  %1 = fkl.crop %0, param "crop1" : !fkl.image<?x?x3xui8>
+  fkl.write %1, "dst" : !fkl.image<?x?x3xui8>
+}
+// CHECK: invalid.mlir:[[# @LINE - 3]]:3: error: 'fkl.crop' reads param "crop1" as rect x 1 (or rect x 1, shared by every plane), but slot crop1 of @k0 is f32 x 4
+
+// -----
+
+// Per-plane rects need a known plane count: with `planes ?` only a shared rect fits.
+fkl.kernel @k0 params !fkl.params<crop1: rect x 2> {
+  %0 = fkl.read "src" : !fkl.image<?x?x3xui8, planes ?>
+  %1 = fkl.crop %0, param "crop1" : !fkl.image<?x?x3xui8, planes ?>
+  fkl.split %1, "dst" : !fkl.image<?x?x3xui8, planes ?>
+}
+// CHECK: invalid.mlir:[[# @LINE - 3]]:3: error: 'fkl.crop' reads param "crop1" as rect x planes (or rect x 1, shared by every plane), but slot crop1 of @k0 is rect x 2
+
+// -----
+
+// Slot counts: at most int32 (a kernel indexes a slot with an int32), written without wrapping.
+fkl.kernel @k0 params !fkl.params<max2: f64 x 99999999999999999999999> {
+}
+// CHECK:      !fkl.params: slot max2 count 99999999999999999999999 exceeds the limit 2147483647 (the kernel's int32 index)
+// CHECK:      {{//}} -----
+
+// -----
+
+fkl.kernel @k0 params !fkl.params<crop1: rect x 2147483648> {
+}
+// CHECK:      !fkl.params: slot crop1 count 2147483648 exceeds the limit 2147483647 (the kernel's int32 index)
+// CHECK:      {{//}} -----
+
+// -----
+
+// The values the host packs: one number per element (4 per rect), in the kind's range.
+fkl.kernel @k0 params !fkl.params<crop1: rect x 2> values {crop1 = [0, 0, 4, 4]} {
+  %0 = fkl.read "src" : !fkl.image<?x?x3xui8>
+  %1 = fkl.crop %0, param "crop1" : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xui8, planes 2>
+  fkl.split %1, "dst" : !fkl.image<?x?x3xui8, planes 2>
+}
+// CHECK: invalid.mlir:[[# @LINE - 5]]:1: error: 'fkl.kernel' @k0: slot crop1 (rect x 2) needs 8 numbers, got 4 numbers
+
+// -----
+
+fkl.kernel @k0 params !fkl.params<add1: ui8 x 3> values {add1 = [1.0, 300.0, 2.0]} {
+  %0 = fkl.read "src" : !fkl.image<?x?x3xui8>
+  %1 = fkl.add %0, param "add1" : !fkl.image<?x?x3xui8>
+  fkl.write %1, "dst" : !fkl.image<?x?x3xui8>
+}
+// CHECK: invalid.mlir:[[# @LINE - 5]]:1: error: 'fkl.kernel' @k0: slot add1 (ui8 x 3) holds [300.0], not integers in [0, 255]
+
+// -----
+
+fkl.kernel @k0 params !fkl.params<crop1: rect x 1> values {crop1 = [2147483648, 0, 4, 4]} {
+  %0 = fkl.read "src" : !fkl.image<?x?x3xui8>
+  %1 = fkl.crop %0, param "crop1" : !fkl.image<?x?x3xui8>
+  fkl.write %1, "dst" : !fkl.image<?x?x3xui8>
+}
+// CHECK: invalid.mlir:[[# @LINE - 5]]:1: error: 'fkl.kernel' @k0: slot crop1 (rect x 1) holds [2147483648], not integers in [-2147483648, 2147483647]
+
+// -----
+
+// A kernel value of 2^63 would wrap to -2^63 in its i64 array: refused where it is written.
+fkl.kernel @k0 params !fkl.params<crop1: rect x 1> values {crop1 = [9223372036854775808, 0, 4, 4]} {
+}
+// CHECK:      invalid.mlir:[[# @LINE - 2]]:69
+// CHECK:      'fkl.kernel' integer 9223372036854775808 exceeds the limit 9223372036854775807 (int64)
+
+// -----
+
+// A divergent kernel runs chain planemap[z] on plane z: an i32 slot whose values name its chains.
+fkl.kernel @k0 params !fkl.params<> {
+  %0 = fkl.read "src" : !fkl.image<?x?x3xf32>
+  fkl.write %0, "dst" : !fkl.image<?x?x3xf32>
+  %1 = fkl.read "src" : !fkl.image<?x?x3xf32>
+  fkl.write %1, "dst" : !fkl.image<?x?x3xf32>
+}
+// CHECK: invalid.mlir:[[# @LINE - 6]]:1: error: 'fkl.kernel' @k0 has 2 chains but no slot planemap (i32 x planes)
+
+// -----
+
+fkl.kernel @k0 params !fkl.params<planemap: f32 x 2> {
+  %0 = fkl.read "src" : !fkl.image<?x?x3xf32>
+  fkl.write %0, "dst" : !fkl.image<?x?x3xf32>
+  %1 = fkl.read "src" : !fkl.image<?x?x3xf32>
+  fkl.write %1, "dst" : !fkl.image<?x?x3xf32>
+}
+// CHECK: invalid.mlir:[[# @LINE - 6]]:1: error: 'fkl.kernel' @k0: slot planemap must be i32 (a chain index per plane), got f32
+
+// -----
+
+fkl.kernel @k0 params !fkl.params<planemap: i32 x 3> values {planemap = [0, 2, 1]} {
+  %0 = fkl.read "src" : !fkl.image<?x?x3xf32>
+  fkl.write %0, "dst" : !fkl.image<?x?x3xf32>
+  %1 = fkl.read "src" : !fkl.image<?x?x3xf32>
+  fkl.write %1, "dst" : !fkl.image<?x?x3xf32>
+}
+// CHECK: invalid.mlir:[[# @LINE - 6]]:1: error: 'fkl.kernel' @k0: planemap values [2] name no chain (it has 2)
+
+// ---- int32: rects, sizes, counts and planes as the kernels hold them -----------------------------
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+%1 = fkl.crop %0, rects [[2147483648, 0, 4, 4]] : !fkl.image<?x?x3xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.crop' rect [2147483648, 0, 4, 4]: x = 2147483648 exceeds the limit 2147483647 (the kernel's int32 index)
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+%1 = fkl.crop %0, rects [[2147483647, 0, 1, 4], [2147483647, 0, 2, 4]] : !fkl.image<?x?x3xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.crop' rect [2147483647, 0, 2, 4]: x + w - 1 = 2147483648 exceeds the limit 2147483647 (the kernel's int32 index)
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+%1 = fkl.crop %0, rects [[0, 0, 4, 4294967299]] : !fkl.image<?x?x3xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.crop' rect [0, 0, 4, 4294967299]: h = 4294967299 exceeds the limit 2147483647 (the kernel's int32 index)
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+%b = fkl.border %0, reflect : !fkl.image<?x?x3xui8>
+%1 = fkl.crop %b, rects [[-2, -2147483649, 4, 4]] : !fkl.image<?x?x3xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.crop' rect [-2, -2147483649, 4, 4]: y = -2147483649 is below the limit -2147483648
+
+// -----
+
+// 2^63 does not fit the i64 array (xDSL would store -2^63): refused at the number.
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+%b = fkl.border %0, reflect : !fkl.image<?x?x3xui8>
+%1 = fkl.crop %b, rects [[9223372036854775808, 0, 4, 4]] : !fkl.image<?x?x3xui8>
+// CHECK:      invalid.mlir:[[# @LINE - 1]]:27
+// CHECK:      'fkl.crop' integer 9223372036854775808 exceeds the limit 9223372036854775807 (int64)
+
+// -----
+
+// The generic form goes through xDSL's own array parser, which stores 2^63 as -2^63: that value
+// is below int32, and refused by the verifier.
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+%b = fkl.border %0, reflect : !fkl.image<?x?x3xui8>
+%1 = "fkl.crop"(%b) <{value = array<i64: 9223372036854775808, 0, 4, 4>}> : (!fkl.image<?x?x3xui8>) -> !fkl.image<?x?x3xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.crop' rect [-9223372036854775808, 0, 4, 4]: x = -9223372036854775808 is below the limit -2147483648
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+%1 = fkl.resize %0, size [4294967299, 1], nearest : !fkl.image<?x?x3xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.resize' size [4294967299, 1]: w = 4294967299 exceeds the limit 2147483647 (the kernel's int32 index)
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xf32>
+%1 = fkl.read_set %0, 1.0, size [7, 2147483648] : !fkl.image<?x?x3xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.read_set' size [7, 2147483648]: h = 2147483648 exceeds the limit 2147483647 (the kernel's int32 index)
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xf32>
+%1 = fkl.warp %0, affine [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]], size [4294967296, 8] : !fkl.image<?x?x3xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.warp' size [4294967296, 8]: w = 4294967296 exceeds the limit 2147483647 (the kernel's int32 index)
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xf32>
+%1 = fkl.static_loop %0, mul 2.0, 2147483648 : !fkl.image<?x?x3xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.static_loop': n = 2147483648 exceeds the limit 2147483647 (the kernel's int32 index)
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xf32>
+fkl.write %0, "d" planes [0, 2147483648] : !fkl.image<?x?x3xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.write' planes: plane = 2147483648 exceeds the limit 2147483647 (the kernel's int32 index)
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xf32>
+%1 = fkl.mul %0, 1000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000 : !fkl.image<?x?x3xf32>
+// CHECK:      invalid.mlir:[[# @LINE - 1]]:18
+// CHECK:      integer literal beyond the f64 range (+-1.79769e+308)
