@@ -34,7 +34,6 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
@@ -86,6 +85,7 @@ from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
 from fklir.diagnostics import OpError
+from fklir.dialects.color_codes import COLOR_CODES, ColorCode
 from fklir.dialects.dominance import SSADominance
 from fklir.limits import I32_MAX, I64_MAX, check_index, check_span
 
@@ -1632,40 +1632,6 @@ class StaticLoopOp(IRDLOperation):
 # ---------------------------------------------------------------------------------------------
 # Colour
 # ---------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ColorCode:
-    """One cvtColor code: output channel k is input channel `order[k]` (then an opaque alpha if
-    `add_alpha`), or, for the gray codes, the weighted sum with R at `red_index` (B at 2 - R)."""
-
-    in_channels: int
-    out_channels: int
-    order: tuple[int, ...] = ()
-    add_alpha: bool = False
-    red_index: int | None = None
-
-
-COLOR_CODES: dict[str, ColorCode] = {
-    "RGB2BGR": ColorCode(3, 3, (2, 1, 0)),
-    "BGR2RGB": ColorCode(3, 3, (2, 1, 0)),
-    "RGB2RGBA": ColorCode(3, 4, (0, 1, 2), add_alpha=True),
-    "BGR2BGRA": ColorCode(3, 4, (0, 1, 2), add_alpha=True),
-    "RGBA2RGB": ColorCode(4, 3, (0, 1, 2)),
-    "BGRA2BGR": ColorCode(4, 3, (0, 1, 2)),
-    "RGB2BGRA": ColorCode(3, 4, (2, 1, 0), add_alpha=True),
-    "BGR2RGBA": ColorCode(3, 4, (2, 1, 0), add_alpha=True),
-    "RGBA2BGR": ColorCode(4, 3, (2, 1, 0)),
-    "BGRA2RGB": ColorCode(4, 3, (2, 1, 0)),
-    "RGBA2BGRA": ColorCode(4, 4, (2, 1, 0, 3)),
-    "BGRA2RGBA": ColorCode(4, 4, (2, 1, 0, 3)),
-    "RGB2GRAY": ColorCode(3, 1, red_index=0),
-    "BGR2GRAY": ColorCode(3, 1, red_index=2),
-    "RGBA2GRAY": ColorCode(4, 1, red_index=0),
-    "BGRA2GRAY": ColorCode(4, 1, red_index=2),
-    "GRAY2RGB": ColorCode(1, 3, (0, 0, 0)),
-    "GRAY2BGR": ColorCode(1, 3, (0, 0, 0)),
-}
 
 
 @irdl_op_definition

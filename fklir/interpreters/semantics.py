@@ -15,40 +15,21 @@ chain's REAL element type plus the dtype name -- so wrap-around and rounding are
 
 bfloat16 data is carried in float32 arrays whose values are all representable in bfloat16.
 
-Geometry lives in :mod:`semantics_geometry` and colour conversion in :mod:`semantics_color`;
-both are re-exported here (lazily, to avoid an import cycle), so ``semantics.resize`` works.
+Geometry lives in :mod:`semantics_geometry` and colour conversion in :mod:`semantics_color`,
+both built on this module's :class:`Image` and dtype helpers.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, TypeAlias
+from typing import Any, Final, TypeAlias
 
 import numpy as np
 from numpy.typing import NDArray
 
-if TYPE_CHECKING:
-    from fklir.interpreters.semantics_color import COLOR_CODES, color_conversion
-    from fklir.interpreters.semantics_geometry import (
-        BORDER_MODES,
-        border_pad_index,
-        border_pad_indices,
-        border_read,
-        crop,
-        crop_resize,
-        crop_with_border,
-        deinterlace,
-        resize,
-        resize_content_box,
-        warp,
-        warp_source_coords,
-    )
-
 __all__ = [
     "ARITH_OPS",
-    "BORDER_MODES",
-    "COLOR_CODES",
     "DTYPES",
     "REDUCE_OPS",
     "DTypeInfo",
@@ -56,15 +37,7 @@ __all__ = [
     "Values",
     "add_last",
     "arith",
-    "border_pad_index",
-    "border_pad_indices",
-    "border_read",
     "cast",
-    "color_conversion",
-    "crop",
-    "crop_resize",
-    "crop_with_border",
-    "deinterlace",
     "discard",
     "dtype_info",
     "dtype_name_of",
@@ -74,8 +47,6 @@ __all__ = [
     "per_channel_values",
     "read",
     "read_set",
-    "resize",
-    "resize_content_box",
     "round_to_bfloat16",
     "round_to_dtype",
     "saturate",
@@ -87,8 +58,6 @@ __all__ = [
     "vector_and",
     "vector_reduce",
     "vector_reorder",
-    "warp",
-    "warp_source_coords",
     "wrap_to_dtype",
     "write",
 ]
@@ -634,38 +603,3 @@ def mxv_float3(img: Image, m3x3: Sequence[float] | Sequence[Sequence[float]] | n
     x = _to_float64(img)
     rows = [(m[r, 0] * x[..., 0] + m[r, 1] * x[..., 1]) + m[r, 2] * x[..., 2] for r in range(3)]
     return _float_image(np.stack(rows, axis=-1), "float32")
-
-
-# --------------------------------------------------------------------------------------------
-# Lazy re-export of the geometry and colour ops (they import this module).
-# --------------------------------------------------------------------------------------------
-
-_GEOMETRY_NAMES: Final = frozenset(
-    {
-        "BORDER_MODES",
-        "border_pad_index",
-        "border_pad_indices",
-        "border_read",
-        "crop",
-        "crop_resize",
-        "crop_with_border",
-        "deinterlace",
-        "resize",
-        "resize_content_box",
-        "warp",
-        "warp_source_coords",
-    }
-)
-_COLOR_NAMES: Final = frozenset({"COLOR_CODES", "color_conversion"})
-
-
-def __getattr__(name: str) -> object:
-    if name in _GEOMETRY_NAMES:
-        from fklir.interpreters import semantics_geometry
-
-        return getattr(semantics_geometry, name)
-    if name in _COLOR_NAMES:
-        from fklir.interpreters import semantics_color
-
-        return getattr(semantics_color, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

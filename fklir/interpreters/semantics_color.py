@@ -15,47 +15,15 @@ the other integer types (not in cvtColor) use their largest value, bool uses Tru
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
 
+from fklir.dialects.color_codes import COLOR_CODES
 from fklir.interpreters.semantics import Image, dtype_info, round_to_dtype, wrap_to_dtype
 
-__all__ = ["COLOR_CODES", "ColorCode", "alpha_value", "color_conversion"]
+__all__ = ["alpha_value", "color_conversion"]
 
-
-@dataclass(frozen=True)
-class ColorCode:
-    """One conversion: output channel k takes input channel ``order[k]``, or is computed."""
-
-    in_channels: int
-    out_channels: int
-    order: tuple[int, ...] = ()  # channel reorder (before an optional alpha)
-    add_alpha: bool = False
-    red_index: int | None = None  # set for the gray codes: where R sits in the input (B at 2 - R)
-
-
-COLOR_CODES: Final[dict[str, ColorCode]] = {
-    "RGB2BGR": ColorCode(3, 3, (2, 1, 0)),
-    "BGR2RGB": ColorCode(3, 3, (2, 1, 0)),
-    "RGB2RGBA": ColorCode(3, 4, (0, 1, 2), add_alpha=True),
-    "BGR2BGRA": ColorCode(3, 4, (0, 1, 2), add_alpha=True),
-    "RGBA2RGB": ColorCode(4, 3, (0, 1, 2)),
-    "BGRA2BGR": ColorCode(4, 3, (0, 1, 2)),
-    "RGB2BGRA": ColorCode(3, 4, (2, 1, 0), add_alpha=True),
-    "BGR2RGBA": ColorCode(3, 4, (2, 1, 0), add_alpha=True),
-    "RGBA2BGR": ColorCode(4, 3, (2, 1, 0)),
-    "BGRA2RGB": ColorCode(4, 3, (2, 1, 0)),
-    "RGBA2BGRA": ColorCode(4, 4, (2, 1, 0, 3)),
-    "BGRA2RGBA": ColorCode(4, 4, (2, 1, 0, 3)),
-    "RGB2GRAY": ColorCode(3, 1, red_index=0),
-    "BGR2GRAY": ColorCode(3, 1, red_index=2),
-    "RGBA2GRAY": ColorCode(4, 1, red_index=0),
-    "BGRA2GRAY": ColorCode(4, 1, red_index=2),
-    "GRAY2RGB": ColorCode(1, 3, (0, 0, 0)),
-    "GRAY2BGR": ColorCode(1, 3, (0, 0, 0)),
-}
 
 # Fixed-point gray weights (scale 2**15) and the float ones, in R, G, B order.
 _GRAY_FIXED: Final = (9798, 19235, 3735)

@@ -7,9 +7,10 @@ import math
 import numpy as np
 import pytest
 
+from fklir.dialects.color_codes import COLOR_CODES
 from fklir.interpreters import semantics as S
 from fklir.interpreters.semantics import Image
-from fklir.interpreters.semantics_color import COLOR_CODES, color_conversion
+from fklir.interpreters.semantics_color import color_conversion
 
 cv2 = pytest.importorskip("cv2")
 
@@ -351,17 +352,6 @@ def test_read_write_shapes() -> None:
 def test_read_rejects_ambiguous_3d_shapes() -> None:
     with pytest.raises(ValueError, match=r"read: a 3-D input"):
         S.read(np.zeros((2, 3, 5), np.uint8), "uint8")
-
-
-def test_every_public_name_resolves_including_lazy_reexports() -> None:
-    from fklir.interpreters import semantics_color, semantics_geometry
-
-    for name in S.__all__:
-        assert getattr(S, name) is not None, name
-    assert S.resize is semantics_geometry.resize
-    assert S.color_conversion is semantics_color.color_conversion
-    with pytest.raises(AttributeError):
-        _ = S.no_such_op
 
 
 def test_planar_layouts_round_trip() -> None:
