@@ -11,13 +11,19 @@ Inputs are packed (H, W[, C]) or (B, H, W[, C]) arrays; a read of a `planar` typ
 takes (C, H, W) or (B, C, H, W). Outputs: packed writes come back as (B, H, W, C), `fkl.split` as
 (B, C, H, W), `fkl.tsplit` as (C, B, H, W) and `fkl.split_write` as a tuple of C (B, H, W) arrays.
 A chain that starts with `fkl.read_set` needs no input.
+
+Each op class has one registered implementation, in xDSL's `@impl(arith.ConstantOp)` shape:
+`@impl_compute(fkl.MulOp)` for a compute op (the whole image in, an image out), `@impl_per_plane` for
+a geometry op (one image, or each plane of a `Ragged` state), `@impl_state` for one that needs the
+whole state (Crop), and `@impl` for the memory and structure ops that drive the run itself. `run_op`
+looks the op's class up in `IMPLS`; a new op without an entry there fails loudly.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias, TypeVar
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
@@ -72,13 +78,107 @@ def _read_array(array: np.ndarray, image_type: fkl.ImageType) -> sem.Image:
     return sem.read(as_planes(array, image_type), image_type.dtype)
 
 
-# How each write op lays out the (B, H, W, C) result, and along which axis planes stack.
-_WRITE_LAYOUTS: dict[type[Operation], tuple[Callable[[sem.Image], Any], int]] = {
-    fkl.WriteOp: (lambda img: img.data, 0),
-    fkl.SplitOp: (sem.to_planar, 0),
-    fkl.TSplitOp: (sem.to_tsplit, 1),
-    fkl.SplitWriteOp: (sem.to_tsplit, 1),
+FieldValues = dict[str, Values | None]
+PlaneState = sem.Image | Bordered
+OpT = TypeVar("OpT", bound=Operation)
+
+
+def _field_values(op: Operation, kernel_values: KernelValues) -> FieldValues:
+    """Every value field of `op`, inline or read from the kernel's hoisted parameter slot."""
+    values: FieldValues = {}
+    for field in fkl.value_fields(op):
+        slot = fkl.field_slot(op, field)
+        values[field] = kernel_values[slot] if slot is not None else fkl.field_values(op, field)
+    return values
+
+
+def _whole(state: State, op: Operation) -> sem.Image:
+    """The state as one image, for ops that need all planes at once."""
+    if isinstance(state, Ragged):
+        raise ValueError(f"'{op.name}': the crop rects differ in size; put a Resize after the Crop")
+    return _plain(state)
+
+
+# --------------------------------------------------------------------------------------------
+# The registry: one implementation per op class
+# --------------------------------------------------------------------------------------------
+
+Impl: TypeAlias = Callable[["_Run", OpT, KernelValues], None]
+StateImpl: TypeAlias = Callable[[State, OpT, FieldValues], State]
+ComputeImpl: TypeAlias = Callable[[sem.Image, OpT, FieldValues], sem.Image]
+PlaneImpl: TypeAlias = Callable[[PlaneState, OpT, FieldValues], PlaneState]
+
+IMPLS: dict[type[Operation], Impl[Any]] = {}
+
+
+def impl(*op_types: type[OpT]) -> Callable[[Impl[OpT]], Impl[OpT]]:
+    """Register how the reference runs each of `op_types`: the function gets the run, the op and
+    the enclosing kernel's hoisted values. One implementation per class, so none is shadowed."""
+
+    def register(func: Impl[OpT]) -> Impl[OpT]:
+        for op_type in op_types:
+            if op_type in IMPLS:
+                raise ValueError(f"reference interpreter: '{op_type.name}' already has an implementation")
+            IMPLS[op_type] = func
+        return func
+
+    return register
+
+
+def impl_state(*op_types: type[OpT]) -> Callable[[StateImpl[OpT]], StateImpl[OpT]]:
+    """Register a one-operand, one-result op that maps the input state (whatever its planes) and its
+    value fields to the result state."""
+
+    def register(func: StateImpl[OpT]) -> StateImpl[OpT]:
+        def run(run: _Run, op: OpT, kernel_values: KernelValues) -> None:
+            run.env[op.results[0]] = func(run.env[op.operands[0]], op, _field_values(op, kernel_values))
+
+        impl(*op_types)(run)
+        return func
+
+    return register
+
+
+def impl_compute(*op_types: type[OpT]) -> Callable[[ComputeImpl[OpT]], ComputeImpl[OpT]]:
+    """Register a compute op: it sees every plane at once, so a `Ragged` input is an error."""
+
+    def register(func: ComputeImpl[OpT]) -> ComputeImpl[OpT]:
+        impl_state(*op_types)(lambda state, op, values: func(_whole(state, op), op, values))
+        return func
+
+    return register
+
+
+def impl_per_plane(*op_types: type[OpT]) -> Callable[[PlaneImpl[OpT]], PlaneImpl[OpT]]:
+    """Register a geometry op on one image: planes of different sizes run it one by one and stack
+    again once their sizes agree."""
+
+    def register(func: PlaneImpl[OpT]) -> PlaneImpl[OpT]:
+        def on_state(state: State, op: OpT, values: FieldValues) -> State:
+            if isinstance(state, Ragged):
+                return _restack(Ragged(func(plane, op, values) for plane in state))
+            return func(state, op, values)
+
+        impl_state(*op_types)(on_state)
+        return func
+
+    return register
+
+
+# --------------------------------------------------------------------------------------------
+# Memory and structure: reads, writes, kernels
+# --------------------------------------------------------------------------------------------
+
+# How each write op lays out the (B, H, W, C) result.
+_WRITE_LAYOUTS: dict[type[Operation], Callable[[sem.Image], Any]] = {
+    fkl.WriteOp: lambda img: img.data,
+    fkl.SplitOp: sem.to_planar,
+    fkl.TSplitOp: sem.to_tsplit,
+    # one (B, H, W) buffer per channel
+    fkl.SplitWriteOp: lambda img: tuple(np.ascontiguousarray(plane) for plane in sem.to_tsplit(img)),
 }
+
+WriteLikeOp: TypeAlias = fkl.WriteOp | fkl.SplitOp | fkl.TSplitOp | fkl.SplitWriteOp
 
 
 class _Run:
@@ -90,33 +190,24 @@ class _Run:
         self.chain_planes: list[list[int]] | None = None  # divergent kernel: planes of each chain
         self.chain_index = -1
 
-    def write(self, op: Operation, img: sem.Image, planes: list[int] | None) -> None:
-        """Whole output, or the listed planes (value plane z, or its only plane, goes to plane z)."""
-        assert isinstance(op, fkl.WRITE_OPS)
-        dest = op.dest.data
-        if planes is None or img.batch == 0:  # an input of no planes makes none, whatever the plane map
-            layout, _ = _WRITE_LAYOUTS[type(op)]
-            self.outputs[dest] = _finish_layout(type(op), layout(img))
-            return
-        _, parts = self.plane_parts.setdefault(dest, (type(op), {}))
-        for z in planes:
-            parts[z] = img.data[min(z, img.batch - 1)]
+    def run_block(self, ops: list[Operation], kernel_values: KernelValues) -> None:
+        for op in ops:
+            self.run_op(op, kernel_values)
+
+    def run_op(self, op: Operation, kernel_values: KernelValues) -> None:
+        run = IMPLS.get(type(op))
+        if run is None:
+            raise NotImplementedError(f"reference interpreter: no semantics for '{op.name}'")
+        run(self, op, kernel_values)
 
     def finish(self) -> dict[str, Any]:
         for dest, (kind, parts) in self.plane_parts.items():
-            stacked = sem.Image(np.stack([parts[z] for z in range(len(parts))]), _dtype_of(parts[0]))
-            layout, _ = _WRITE_LAYOUTS[kind]
-            self.outputs[dest] = _finish_layout(kind, layout(stacked))
+            stacked = sem.Image(np.stack([parts[z] for z in range(len(parts))]), sem.dtype_name_of(parts[0]))
+            self.outputs[dest] = _WRITE_LAYOUTS[kind](stacked)
         return self.outputs
 
-    def run_block(self, ops: list[Operation], kernel_values: KernelValues) -> None:
-        for op in ops:
-            if isinstance(op, fkl.KernelOp):
-                self.run_kernel(op)
-                continue
-            self.run_op(op, kernel_values)
-
-    def run_kernel(self, kernel: fkl.KernelOp) -> None:
+    @impl(fkl.KernelOp)
+    def run_kernel(self, kernel: fkl.KernelOp, _kernel_values: KernelValues) -> None:
         values: dict[str, Values] = {}
         if kernel.values is not None:
             values = {
@@ -130,6 +221,7 @@ class _Run:
         self.run_block(list(kernel.body.block.ops), values)
         self.chain_planes = None
 
+    @impl(fkl.ReadOp)
     def run_read(self, op: fkl.ReadOp, kernel_values: KernelValues) -> None:
         self.chain_index += 1
         source_type = op.source_type
@@ -138,8 +230,7 @@ class _Run:
         if op.sample is not None and op.sample.blocks:
             block = op.sample.block
             self.env[block.args[0]] = image
-            for inner in op.geometry:
-                self.run_op(inner, kernel_values)
+            self.run_block(op.geometry, kernel_values)
             last = block.last_op
             assert isinstance(last, fkl.YieldOp)
             image = self.env[last.input]
@@ -157,35 +248,20 @@ class _Run:
             )
         return _read_array(arrays[0], source_type)
 
-    def run_op(self, op: Operation, kernel_values: KernelValues) -> None:
-        if isinstance(op, fkl.ReadOp):
-            self.run_read(op, kernel_values)
+    @impl(fkl.WriteOp, fkl.SplitOp, fkl.TSplitOp, fkl.SplitWriteOp)
+    def run_write(self, op: WriteLikeOp, _kernel_values: KernelValues) -> None:
+        """Whole output, or the listed planes (value plane z, or its only plane, goes to plane z)."""
+        img = _whole(self.env[op.operands[0]], op)
+        planes = op.plane_list
+        if planes is None and self.chain_planes is not None:
+            planes = self.chain_planes[self.chain_index]
+        dest = op.dest.data
+        if planes is None or img.batch == 0:  # an input of no planes makes none, whatever the plane map
+            self.outputs[dest] = _WRITE_LAYOUTS[type(op)](img)
             return
-        state = self.env[op.operands[0]]
-        if isinstance(op, fkl.WRITE_OPS):
-            planes = op.plane_list
-            if planes is None and self.chain_planes is not None:
-                planes = self.chain_planes[self.chain_index]
-            self.write(op, _whole(state, op), planes)
-            return
-        values = {field: _values_of(op, field, kernel_values) for field in fkl.value_fields(op)}
-        if isinstance(op, fkl.GEOMETRY_OPS):
-            self.env[op.results[0]] = _geometry(op, state, values)
-            return
-        handler = _COMPUTE.get(type(op))
-        if handler is None:
-            raise NotImplementedError(f"reference interpreter: no semantics for '{op.name}'")
-        self.env[op.results[0]] = handler(_whole(state, op), op, values)
-
-
-def _dtype_of(data: np.ndarray) -> str:
-    return sem.dtype_name_of(data)
-
-
-def _finish_layout(kind: type[Operation], data: np.ndarray) -> Any:
-    if kind is fkl.SplitWriteOp:  # one (B, H, W) buffer per channel
-        return tuple(np.ascontiguousarray(plane) for plane in data)
-    return data
+        _, parts = self.plane_parts.setdefault(dest, (type(op), {}))
+        for z in planes:
+            parts[z] = img.data[min(z, img.batch - 1)]
 
 
 def _generates(read: fkl.ReadOp) -> bool:
@@ -196,33 +272,9 @@ def _generates(read: fkl.ReadOp) -> bool:
     return len(users) == 1 and isinstance(users[0], fkl.ReadSetOp)
 
 
-def _values_of(op: Operation, field: str, kernel_values: KernelValues) -> Values | None:
-    slot = fkl.field_slot(op, field)
-    if slot is not None:
-        return kernel_values[slot]
-    return fkl.field_values(op, field)
-
-
-def _whole(state: State, op: Operation) -> sem.Image:
-    """The state as one image, for ops that need all planes at once."""
-    if isinstance(state, Ragged):
-        raise ValueError(f"'{op.name}': the crop rects differ in size; put a Resize after the Crop")
-    return _plain(state)
-
-
 # --------------------------------------------------------------------------------------------
 # Geometry: per plane on ragged states, restacked when the plane sizes agree
 # --------------------------------------------------------------------------------------------
-
-FieldValues = dict[str, Values | None]
-
-
-def _geometry(op: Operation, state: State, values: FieldValues) -> State:
-    if isinstance(op, fkl.CropOp):
-        return _crop(state, values["value"] or ())
-    if isinstance(state, Ragged):
-        return _restack(Ragged(_geometry_one(op, plane, values) for plane in state))
-    return _geometry_one(op, state, values)
 
 
 def _restack(planes: Ragged) -> State:
@@ -235,32 +287,43 @@ def _restack(planes: Ragged) -> State:
     return sem.Image(np.concatenate([p.data for p in images]), images[0].dtype)
 
 
-def _geometry_one(op: Operation, state: sem.Image | Bordered, values: FieldValues) -> sem.Image | Bordered:
-    """A geometry op other than Crop on one image (or one ragged plane)."""
-    if isinstance(op, fkl.BorderOp):
-        return Bordered(_plain(state), op.mode.data, values["value"])
+@impl_per_plane(fkl.BorderOp)
+def _border(state: PlaneState, op: fkl.BorderOp, values: FieldValues) -> PlaneState:
+    return Bordered(_plain(state), op.mode.data, values["value"])
+
+
+@impl_per_plane(fkl.ReadSetOp)
+def _read_set(state: PlaneState, op: fkl.ReadSetOp, values: FieldValues) -> PlaneState:
     img = _plain(state)
-    if isinstance(op, fkl.ReadSetOp):
-        w, h = (int(v) for v in values["size"] or ())
-        out = sem.read_set(values["value"] or (), w, h, img.dtype, img.channels)
-        return sem.Image(np.repeat(out.data, img.batch, axis=0), out.dtype)
-    if isinstance(op, fkl.ResizeOp):
-        w, h = (int(v) for v in values["value"] or ())
-        return geo.resize(img, w, h, op.interp.data, op.mode, values.get("background"))
-    if isinstance(op, fkl.WarpOp):
-        matrix = np.array(values["value"] or ()).reshape(-1, 3)
-        w, h = (int(v) for v in values["size"] or ())
-        border = state.border if isinstance(state, Bordered) else None
-        return geo.warp(img, matrix, w, h, inverse=op.inverse is not None, border=border)
-    if isinstance(op, fkl.DeinterlaceOp):
-        return geo.deinterlace(img, op.word.data)
-    raise NotImplementedError(f"reference interpreter: no semantics for '{op.name}'")
+    w, h = (int(v) for v in values["size"] or ())
+    out = sem.read_set(values["value"] or (), w, h, img.dtype, img.channels)
+    return sem.Image(np.repeat(out.data, img.batch, axis=0), out.dtype)
 
 
-def _crop(state: State, flat_values: Values) -> State:
+@impl_per_plane(fkl.ResizeOp)
+def _resize(state: PlaneState, op: fkl.ResizeOp, values: FieldValues) -> PlaneState:
+    w, h = (int(v) for v in values["value"] or ())
+    return geo.resize(_plain(state), w, h, op.interp.data, op.mode, values.get("background"))
+
+
+@impl_per_plane(fkl.WarpOp)
+def _warp(state: PlaneState, op: fkl.WarpOp, values: FieldValues) -> PlaneState:
+    matrix = np.array(values["value"] or ()).reshape(-1, 3)
+    w, h = (int(v) for v in values["size"] or ())
+    border = state.border if isinstance(state, Bordered) else None
+    return geo.warp(_plain(state), matrix, w, h, inverse=op.inverse is not None, border=border)
+
+
+@impl_per_plane(fkl.DeinterlaceOp)
+def _deinterlace(state: PlaneState, op: fkl.DeinterlaceOp, values: FieldValues) -> PlaneState:
+    return geo.deinterlace(_plain(state), op.word.data)
+
+
+@impl_state(fkl.CropOp)
+def _crop(state: State, op: fkl.CropOp, values: FieldValues) -> State:
     """Crop planes: one rect for every plane, n rects from one plane, or rect i from plane i.
     Rects of different sizes give a `Ragged` state."""
-    flat = [int(v) for v in flat_values]
+    flat = [int(v) for v in values["value"] or ()]
     rects = [flat[i : i + 4] for i in range(0, len(flat), 4)]
     if not isinstance(state, Ragged) and _plain(state).batch == 0:  # no plane to cut: no plane out
         if len(rects) > 1:
@@ -276,7 +339,7 @@ def _crop(state: State, flat_values: Values) -> State:
     return _restack(Ragged(_crop_one(plane, rect) for plane, rect in zip(planes, rects, strict=True)))
 
 
-def _planes_of(state: State) -> list[sem.Image | Bordered]:
+def _planes_of(state: State) -> list[PlaneState]:
     if isinstance(state, Ragged):
         return list(state)
     if isinstance(state, Bordered):
@@ -288,7 +351,7 @@ def _split_plane(img: sem.Image, z: int) -> sem.Image:
     return sem.Image(img.data[z : z + 1], img.dtype)
 
 
-def _crop_one(plane: sem.Image | Bordered, rect: list[int]) -> sem.Image:
+def _crop_one(plane: PlaneState, rect: list[int]) -> sem.Image:
     if isinstance(plane, Bordered):
         return geo.crop_with_border(plane.image, [rect], plane.mode, plane.value)
     return geo.crop(plane, [rect])
@@ -298,7 +361,8 @@ def _crop_one(plane: sem.Image | Bordered, rect: list[int]) -> sem.Image:
 # Compute ops
 # --------------------------------------------------------------------------------------------
 
-ARITH_NAMES = {
+# The semantics' name of each binary operator (sem.ARITH_OPS, the words of StaticLoop's body).
+_ARITH_NAMES: dict[type[Operation], str] = {
     fkl.AddOp: "add",
     fkl.SubOp: "sub",
     fkl.MulOp: "mul",
@@ -308,56 +372,84 @@ ARITH_NAMES = {
 }
 
 
-def _arith(img: sem.Image, op: Operation, values: FieldValues) -> sem.Image:
-    return sem.arith(ARITH_NAMES[type(op)], img, values["value"] or ())
+@impl_compute(fkl.AddOp, fkl.SubOp, fkl.MulOp, fkl.DivOp, fkl.MaxOp, fkl.MinOp)
+def _arith(img: sem.Image, op: fkl.BinaryValueOp, values: FieldValues) -> sem.Image:
+    return sem.arith(_ARITH_NAMES[type(op)], img, values["value"] or ())
 
 
-def _cast(img: sem.Image, op: Operation, values: FieldValues) -> sem.Image:
-    assert isinstance(op, fkl.CastLikeOp)
-    to = fkl.dtype_name(op.to)
-    return sem.saturate_cast(img, to) if isinstance(op, fkl.SaturateCastOp) else sem.cast(img, to)
+@impl_compute(fkl.CastOp)
+def _cast(img: sem.Image, op: fkl.CastOp, values: FieldValues) -> sem.Image:
+    return sem.cast(img, fkl.dtype_name(op.to))
 
 
-def _saturate(img: sem.Image, op: Operation, values: FieldValues) -> sem.Image:
+@impl_compute(fkl.SaturateCastOp)
+def _saturate_cast(img: sem.Image, op: fkl.SaturateCastOp, values: FieldValues) -> sem.Image:
+    return sem.saturate_cast(img, fkl.dtype_name(op.to))
+
+
+@impl_compute(fkl.SaturateOp)
+def _saturate(img: sem.Image, op: fkl.SaturateOp, values: FieldValues) -> sem.Image:
     flat = values["value"] or ()
     half = len(flat) // 2
     return sem.saturate(img, flat[:half], flat[half:])
 
 
-def _static_loop(img: sem.Image, op: Operation, values: FieldValues) -> sem.Image:
-    assert isinstance(op, fkl.StaticLoopOp)
+@impl_compute(fkl.SaturateFloatOp)
+def _saturate_float(img: sem.Image, op: fkl.SaturateFloatOp, values: FieldValues) -> sem.Image:
+    return sem.saturate_float(img)
+
+
+@impl_compute(fkl.IsEvenOp)
+def _is_even(img: sem.Image, op: fkl.IsEvenOp, values: FieldValues) -> sem.Image:
+    return sem.is_even(img)
+
+
+@impl_compute(fkl.VectorAndOp)
+def _vector_and(img: sem.Image, op: fkl.VectorAndOp, values: FieldValues) -> sem.Image:
+    return sem.vector_and(img)
+
+
+@impl_compute(fkl.VectorReduceOp)
+def _vector_reduce(img: sem.Image, op: fkl.VectorReduceOp, values: FieldValues) -> sem.Image:
+    return sem.vector_reduce(img, op.word.data)
+
+
+@impl_compute(fkl.DiscardOp)
+def _discard(img: sem.Image, op: fkl.DiscardOp, values: FieldValues) -> sem.Image:
+    return sem.discard(img, op.keep.data)
+
+
+@impl_compute(fkl.AddLastOp)
+def _add_last(img: sem.Image, op: fkl.AddLastOp, values: FieldValues) -> sem.Image:
+    (value,) = values["value"] or (0.0,)
+    return sem.add_last(img, value)
+
+
+@impl_compute(fkl.VectorReorderOp)
+def _vector_reorder(img: sem.Image, op: fkl.VectorReorderOp, values: FieldValues) -> sem.Image:
+    return sem.vector_reorder(img, op.indices)
+
+
+@impl_compute(fkl.VectorReorderRTOp)
+def _vector_reorder_rt(img: sem.Image, op: fkl.VectorReorderRTOp, values: FieldValues) -> sem.Image:
+    return sem.vector_reorder(img, [int(i) for i in values["value"] or ()])
+
+
+@impl_compute(fkl.MxVFloat3Op)
+def _mxv_float3(img: sem.Image, op: fkl.MxVFloat3Op, values: FieldValues) -> sem.Image:
+    return sem.mxv_float3(img, values["value"] or ())
+
+
+@impl_compute(fkl.StaticLoopOp)
+def _static_loop(img: sem.Image, op: fkl.StaticLoopOp, values: FieldValues) -> sem.Image:
     for _ in range(op.count.data):
         img = sem.arith(op.body.data, img, values["value"] or ())
     return img
 
 
-def _vector_reorder(img: sem.Image, op: Operation, values: FieldValues) -> sem.Image:
-    assert isinstance(op, fkl.VectorReorderOp)
-    return sem.vector_reorder(img, op.indices)
-
-
-def _add_last(img: sem.Image, op: Operation, values: FieldValues) -> sem.Image:
-    (value,) = values["value"] or (0.0,)
-    return sem.add_last(img, value)
-
-
-_COMPUTE: dict[type[Operation], Callable[[sem.Image, Operation, FieldValues], sem.Image]] = {
-    **{cls: _arith for cls in ARITH_NAMES},
-    fkl.CastOp: _cast,
-    fkl.SaturateCastOp: _cast,
-    fkl.SaturateOp: _saturate,
-    fkl.SaturateFloatOp: lambda img, op, v: sem.saturate_float(img),
-    fkl.IsEvenOp: lambda img, op, v: sem.is_even(img),
-    fkl.VectorAndOp: lambda img, op, v: sem.vector_and(img),
-    fkl.VectorReduceOp: lambda img, op, v: sem.vector_reduce(img, op.word.data),  # pyright: ignore[reportAttributeAccessIssue]
-    fkl.DiscardOp: lambda img, op, v: sem.discard(img, op.keep.data),  # pyright: ignore[reportAttributeAccessIssue]
-    fkl.AddLastOp: _add_last,
-    fkl.VectorReorderOp: _vector_reorder,
-    fkl.VectorReorderRTOp: lambda img, op, v: sem.vector_reorder(img, [int(i) for i in v["value"] or ()]),
-    fkl.MxVFloat3Op: lambda img, op, v: sem.mxv_float3(img, v["value"] or ()),
-    fkl.StaticLoopOp: _static_loop,
-    fkl.ColorConversionOp: lambda img, op, v: color.color_conversion(img, op.word.data),  # pyright: ignore[reportAttributeAccessIssue]
-}
+@impl_compute(fkl.ColorConversionOp)
+def _color_conversion(img: sem.Image, op: fkl.ColorConversionOp, values: FieldValues) -> sem.Image:
+    return color.color_conversion(img, op.word.data)
 
 
 def run_module(module: ModuleOp, inputs: Mapping[str, np.ndarray]) -> dict[str, Any]:
