@@ -30,10 +30,10 @@ from fklir.backend.emit_compute import (
     emit_compute_fast,
     emit_compute_pixel,
     is_channelwise,
-    is_float_division,
 )
 from fklir.backend.emit_flat import CPU_PARALLEL_MIN_ELEMENTS, emit_flat_cpu, emit_flat_gpu, flat_shape
-from fklir.backend.emit_geometry import emit_pair_rows, emit_stages, has_block_taps, has_pair_taps
+from fklir.backend.emit_geometry import emit_pair_rows, emit_stages, has_block_taps, has_pair_taps, shares_plane
+from fklir.backend.emit_rules import is_float_division
 from fklir.dialects import fkl
 
 CODEGEN_VERSION = "16"
@@ -265,7 +265,7 @@ def _block_prologue(chain: Chain, pixels: int, taps: str) -> list[str]:
     Plane (a resize's scales cost f64 divisions; the block's threads share blockIdx.z), and with
     block or pair `taps` the final resize's taps of the block's columns and rows (see has_block_taps
     and has_pair_taps). Then `q`."""
-    if not any(isinstance(op, fkl.ResizeOp) for op in chain.geometry):
+    if not shares_plane(chain.geometry):
         return ["    if (y >= p.h.dst_h) return;", "    const Plane q = plane_of(p, blockIdx.z);"]
     lines = [
         "    __shared__ Plane block_plane;",

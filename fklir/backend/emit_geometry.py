@@ -17,9 +17,12 @@ outside (a warp without one reads constant 0 there, as cv2's BORDER_CONSTANT doe
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from xdsl.ir import Operation
 
 from fklir.backend.cpp_types import CPP_TYPE, image_of, slot_of
+from fklir.backend.emit_rules import OpRules
 from fklir.dialects import fkl
 
 BORDER_MODE = {
@@ -35,6 +38,9 @@ ASPECT_RATIO = {
     "preserve_left": "PreserveLeft",
     "preserve_even": "PreserveEven",
 }
+
+# A geometry op's stage k: (op, k, the op before it, its input type, its result type, the slot counts).
+STAGE = OpRules[[int, Operation, fkl.ImageType, fkl.ImageType, dict[str, int]], list[str]]("C++ stage for geometry op")
 
 STAGE_ARGS = "const Params& p, const Plane& q, fkl::i32 x, fkl::i32 y, fkl::i32 z"
 
@@ -73,11 +79,12 @@ def _size_fn(k: int, body: list[str]) -> list[str]:
 
 def emit_stages(read: fkl.ReadOp, geometry: list[Operation], counts: dict[str, int]) -> list[str]:
     """The `Plane` struct, stage0 (the read), one stage per geometry op, then `plane_of`."""
-    lines = [*_plane_struct(geometry), "", *_emit_read(read)]
+    shares = _plane_shares(geometry)
+    lines = [*_plane_struct(shares), "", *_emit_read(read)]
     for k, op in enumerate(geometry, start=1):
         previous = geometry[k - 2] if k >= 2 else read
-        lines += _emit_stage(k, op, previous, counts)
-    return [*lines, *_plane_of(geometry)]
+        lines += STAGE.emit(op, k, previous, image_of(op.operands[0].type), image_of(op.results[0].type), counts)
+    return [*lines, *_plane_of(shares)]
 
 
 def _stage_planes(geometry: list[Operation]) -> list[str]:
@@ -89,48 +96,69 @@ def _stage_planes(geometry: list[Operation]) -> list[str]:
     return planes
 
 
-def _plane_struct(geometry: list[Operation]) -> list[str]:
-    fields: list[str] = []
-    for k, op in enumerate(geometry, start=1):
-        if not isinstance(op, fkl.ResizeOp):
-            continue
-        if op.mode != "ignore":
-            fields.append(f"    fkl::Rect box{k};  // stage{k}'s content box")
-        fields.append(f"    fkl::f64 scale{k}_x, scale{k}_y;  // stage{k}'s source step per output pixel")
+@dataclass(frozen=True)
+class PlaneShare:
+    """What a geometry op's stage shares among a plane's pixels because it costs divisions: its fields
+    of `Plane` and the statements of plane_of that fill them."""
+
+    fields: list[str]
+    values: list[str]
+
+
+# A geometry op's shared values: (op, k, the z its input stage sees); ops without a rule share none.
+SHARED = OpRules[[int, str], PlaneShare]("per-plane values")
+
+
+@SHARED.register(fkl.ResizeOp)
+def _resize_shared(op: fkl.ResizeOp, k: int, z_in: str) -> PlaneShare:
+    """Each resize: its scales, and with an aspect ratio to keep, its content box."""
+    fields = [f"    fkl::f64 scale{k}_x, scale{k}_y;  // stage{k}'s source step per output pixel"]
+    slot = slot_of(op)
+    dst_w, dst_h = f"p.{slot}[0]", f"p.{slot}[1]"
+    values = [f"    const fkl::Size src{k} = size{k - 1}(p, {z_in});"]
+    if op.mode != "ignore":
+        fields.insert(0, f"    fkl::Rect box{k};  // stage{k}'s content box")
+        values.append(
+            f"    q.box{k} = fkl::resize_content_box(src{k}.w, src{k}.h, {dst_w}, {dst_h}, "
+            f"fkl::AspectRatio::{ASPECT_RATIO[op.mode]});"
+        )
+        dst_w, dst_h = f"q.box{k}.w", f"q.box{k}.h"
+    values += [
+        f"    q.scale{k}_x = fkl::resize_scale(src{k}.w, {dst_w});",
+        f"    q.scale{k}_y = fkl::resize_scale(src{k}.h, {dst_h});",
+    ]
+    return PlaneShare(fields, values)
+
+
+def shares_plane(geometry: list[Operation]) -> bool:
+    """Whether a stage shares values among a plane's pixels (then a GPU block computes its Plane once)."""
+    return any(SHARED.find(type(op)) is not None for op in geometry)
+
+
+def _plane_shares(geometry: list[Operation]) -> list[PlaneShare]:
+    planes = _stage_planes(geometry)
+    return [
+        SHARED.emit(op, k, planes[k - 1]) for k, op in enumerate(geometry, start=1) if SHARED.find(type(op)) is not None
+    ]
+
+
+def _plane_struct(shares: list[PlaneShare]) -> list[str]:
     return [
         "// What every pixel of a plane shares (see plane_of).",
         "struct Plane {",
-        *fields,
+        *(field for share in shares for field in share.fields),
         "};",
     ]
 
 
-def _plane_of(geometry: list[Operation]) -> list[str]:
-    planes = _stage_planes(geometry)
-    body: list[str] = []
-    for k, op in enumerate(geometry, start=1):
-        if not isinstance(op, fkl.ResizeOp):
-            continue
-        slot = slot_of(op)
-        dst_w, dst_h = f"p.{slot}[0]", f"p.{slot}[1]"
-        body.append(f"    const fkl::Size src{k} = size{k - 1}(p, {planes[k - 1]});")
-        if op.mode != "ignore":
-            body.append(
-                f"    q.box{k} = fkl::resize_content_box(src{k}.w, src{k}.h, {dst_w}, {dst_h}, "
-                f"fkl::AspectRatio::{ASPECT_RATIO[op.mode]});"
-            )
-            dst_w, dst_h = f"q.box{k}.w", f"q.box{k}.h"
-        body += [
-            f"    q.scale{k}_x = fkl::resize_scale(src{k}.w, {dst_w});",
-            f"    q.scale{k}_y = fkl::resize_scale(src{k}.h, {dst_h});",
-        ]
+def _plane_of(shares: list[PlaneShare]) -> list[str]:
     return [
         "// The shared values of plane z (each resize: its content box and its scales).",
         "FKL_HD Plane plane_of(const Params& p, fkl::i32 z) {",
         "    (void)p;",
         "    (void)z;",
         "    Plane q;",
-        *body,
+        *(value for share in shares for value in share.values),
         "    return q;",
         "}",
     ]
@@ -169,25 +197,10 @@ def _emit_read(read: fkl.ReadOp) -> list[str]:
     ]
 
 
-def _emit_stage(k: int, op: Operation, previous: Operation, counts: dict[str, int]) -> list[str]:
-    in_type, out_type = image_of(op.operands[0].type), image_of(op.results[0].type)
-    emitters = {
-        fkl.ReadSetOp: _read_set,
-        fkl.BorderOp: _border,
-        fkl.CropOp: _crop,
-        fkl.ResizeOp: _resize,
-        fkl.WarpOp: _warp,
-        fkl.DeinterlaceOp: _deinterlace,
-    }
-    emit = emitters.get(type(op))
-    if emit is None:
-        raise ValueError(f"no C++ stage for geometry op '{op.name}'")
-    return emit(k, op, previous, in_type, out_type, counts)
-
-
+@STAGE.register(fkl.ReadSetOp)
 def _read_set(
+    op: fkl.ReadSetOp,
     k: int,
-    op: Operation,
     previous: Operation,
     in_type: fkl.ImageType,
     out_type: fkl.ImageType,
@@ -207,15 +220,15 @@ def _read_set(
     ]
 
 
+@STAGE.register(fkl.BorderOp)
 def _border(
+    op: fkl.BorderOp,
     k: int,
-    op: Operation,
     previous: Operation,
     in_type: fkl.ImageType,
     out_type: fkl.ImageType,
     counts: dict[str, int],
 ) -> list[str]:
-    assert isinstance(op, fkl.BorderOp)
     prev, zin, channels = k - 1, _plane_expr(in_type), out_type.channels.data
     mode = BORDER_MODE[op.mode.data]
     reader = f"fkl::BorderReader<fkl::BorderMode::{mode}>"
@@ -241,9 +254,10 @@ def _border(
     ]
 
 
+@STAGE.register(fkl.CropOp)
 def _crop(
+    op: fkl.CropOp,
     k: int,
-    op: Operation,
     previous: Operation,
     in_type: fkl.ImageType,
     out_type: fkl.ImageType,
@@ -261,15 +275,15 @@ def _crop(
     ]
 
 
+@STAGE.register(fkl.ResizeOp)
 def _resize(
+    op: fkl.ResizeOp,
     k: int,
-    op: Operation,
     previous: Operation,
     in_type: fkl.ImageType,
     out_type: fkl.ImageType,
     counts: dict[str, int],
 ) -> list[str]:
-    assert isinstance(op, fkl.ResizeOp)
     slot, prev, zin, channels = slot_of(op), k - 1, _plane_expr(in_type), out_type.channels.data
     t_in = CPP_TYPE[in_type.dtype]
     head = [f"    const fkl::Size src = size{prev}(p, {zin});"]
@@ -417,15 +431,15 @@ def _linear_resize(k: int, slot: str, zin: str, in_type: fkl.ImageType, out_type
     ]
 
 
+@STAGE.register(fkl.WarpOp)
 def _warp(
+    op: fkl.WarpOp,
     k: int,
-    op: Operation,
     previous: Operation,
     in_type: fkl.ImageType,
     out_type: fkl.ImageType,
     counts: dict[str, int],
 ) -> list[str]:
-    assert isinstance(op, fkl.WarpOp)
     prev, zin, channels = k - 1, _plane_expr(in_type), out_type.channels.data
     t_in = CPP_TYPE[in_type.dtype]
     matrix, size = slot_of(op), slot_of(op, "size")
@@ -475,15 +489,15 @@ def _warp(
     ]
 
 
+@STAGE.register(fkl.DeinterlaceOp)
 def _deinterlace(
+    op: fkl.DeinterlaceOp,
     k: int,
-    op: Operation,
     previous: Operation,
     in_type: fkl.ImageType,
     out_type: fkl.ImageType,
     counts: dict[str, int],
 ) -> list[str]:
-    assert isinstance(op, fkl.DeinterlaceOp)
     prev, zin, channels = k - 1, _plane_expr(in_type), out_type.channels.data
     t_in = CPP_TYPE[in_type.dtype]
     mode = "Blend" if op.word.data == "blend" else "Linear"
