@@ -22,22 +22,8 @@ from dataclasses import dataclass
 from xdsl.ir import Operation
 
 from fklir.backend.cpp_types import CPP_TYPE, image_of, slot_of
-from fklir.backend.emit_rules import OpRules
+from fklir.backend.emit_rules import OpRules, enumerator
 from fklir.dialects import fkl
-
-BORDER_MODE = {
-    "constant": "Constant",
-    "replicate": "Replicate",
-    "reflect": "Reflect",
-    "reflect101": "Reflect101",
-    "wrap": "Wrap",
-}
-ASPECT_RATIO = {
-    "ignore": "Ignore",
-    "preserve": "Preserve",
-    "preserve_left": "PreserveLeft",
-    "preserve_even": "PreserveEven",
-}
 
 # A geometry op's stage k: (op, k, the op before it, its input type, its result type, the slot counts).
 STAGE = OpRules[[int, Operation, fkl.ImageType, fkl.ImageType, dict[str, int]], list[str]]("C++ stage for geometry op")
@@ -120,7 +106,7 @@ def _resize_shared(op: fkl.ResizeOp, k: int, z_in: str) -> PlaneShare:
         fields.insert(0, f"    fkl::Rect box{k};  // stage{k}'s content box")
         values.append(
             f"    q.box{k} = fkl::resize_content_box(src{k}.w, src{k}.h, {dst_w}, {dst_h}, "
-            f"fkl::AspectRatio::{ASPECT_RATIO[op.mode]});"
+            f"{enumerator('AspectRatio', op.mode)});"
         )
         dst_w, dst_h = f"q.box{k}.w", f"q.box{k}.h"
     values += [
@@ -230,8 +216,7 @@ def _border(
     counts: dict[str, int],
 ) -> list[str]:
     prev, zin, channels = k - 1, _plane_expr(in_type), out_type.channels.data
-    mode = BORDER_MODE[op.mode.data]
-    reader = f"fkl::BorderReader<fkl::BorderMode::{mode}>"
+    reader = f"fkl::BorderReader<{enumerator('BorderMode', op.mode.data)}>"
     body = [
         f"    const fkl::Size s = size{prev}(p, {zin});",
         f"    const fkl::i32 sx = {reader}::index(x, s.w);",
@@ -500,13 +485,13 @@ def _deinterlace(
 ) -> list[str]:
     prev, zin, channels = k - 1, _plane_expr(in_type), out_type.channels.data
     t_in = CPP_TYPE[in_type.dtype]
-    mode = "Blend" if op.word.data == "blend" else "Linear"
+    mode = enumerator("DeinterlaceMode", op.word.data)
     return [
         f"// stage{k}: fkl.deinterlace {op.word.data} — the mean of two source rows (or one row copied).",
         _signature(k, out_type.dtype, channels),
         f"    const fkl::Size src = size{prev}(p, {zin});",
         "    fkl::i32 first, second;",
-        f"    fkl::Deinterlace::rows(fkl::DeinterlaceMode::{mode}, y, src.h, first, second);",
+        f"    fkl::Deinterlace::rows({mode}, y, src.h, first, second);",
         f"    {t_in} a[{channels}], b[{channels}];",
         f"    stage{prev}(p, q, x, first, {zin}, a);",
         f"    stage{prev}(p, q, x, second, {zin}, b);",

@@ -80,11 +80,17 @@ def word_struct(word: str) -> str:
     return struct(_OPS_BY_NAME[f"fkl.{word}"])
 
 
-def channels_in(op: Operation) -> int:
+def enumerator(enum: str, word: str) -> str:
+    """The enumerator of C++ enum `fkl::<enum>` that an IR word names: its CamelCase ("preserve_left" ->
+    fkl::AspectRatio::PreserveLeft)."""
+    return f"fkl::{enum}::" + "".join(part.capitalize() for part in word.split("_"))
+
+
+def _channels_in(op: Operation) -> int:
     return image_of(op.operands[0].type).channels.data
 
 
-def channels_out(op: Operation) -> int:
+def _channels_out(op: Operation) -> int:
     return image_of(op.results[0].type).channels.data
 
 
@@ -123,7 +129,7 @@ def _cast(op: fkl.CastLikeOp, src: str, c: str) -> tuple[str, str]:
 @ELEMENT.register(fkl.SaturateOp)
 def _saturate(op: fkl.SaturateOp, src: str, c: str) -> tuple[str, str]:
     # The slot holds every channel's lower bound, then every channel's upper bound.
-    hi = f"fkl::pick(p.{slot_of(op)}, {channels_in(op)} + {c})"
+    hi = f"fkl::pick(p.{slot_of(op)}, {_channels_in(op)} + {c})"
     return f"fkl::Saturate::exec({src}, {_pick(op, c)}, {hi})", f"{op.name}: clamp to [lo, hi]"
 
 
@@ -155,7 +161,7 @@ def _static_loop(op: fkl.StaticLoopOp, src: str, c: str) -> tuple[str, str]:
 @PIXEL.register(*fkl.CHANNELWISE_OPS)
 def _per_channel(op: Operation, src: str, dst: str) -> list[str]:
     expr, _ = ELEMENT.emit(op, f"{src}[c]", "c")
-    return [f"for (int c = 0; c < {channels_in(op)}; ++c) {dst}[c] = {expr};"]
+    return [f"for (int c = 0; c < {_channels_in(op)}; ++c) {dst}[c] = {expr};"]
 
 
 @PIXEL.register(fkl.DivOp)
@@ -165,7 +171,7 @@ def _divide_pixel(op: fkl.DivOp, src: str, dst: str) -> list[str]:
     checked the divisors' range once (`<slot>_fast`)."""
     if not is_float_division(op):
         return _per_channel(op, src, dst)
-    slot, channels, divisor = slot_of(op), channels_in(op), _pick(op, "c")
+    slot, channels, divisor = slot_of(op), _channels_in(op), _pick(op, "c")
     fast = fast_division(op, f"{src}[c]", "c")
     return [
         "{",
@@ -182,12 +188,12 @@ def _divide_pixel(op: fkl.DivOp, src: str, dst: str) -> list[str]:
 
 @PIXEL.register(fkl.VectorAndOp)
 def _vector_and(op: fkl.VectorAndOp, src: str, dst: str) -> list[str]:
-    return [f"{dst}[0] = fkl::VectorAnd::exec<{channels_in(op)}>({src});"]
+    return [f"{dst}[0] = fkl::VectorAnd::exec<{_channels_in(op)}>({src});"]
 
 
 @PIXEL.register(fkl.VectorReduceOp)
 def _vector_reduce(op: fkl.VectorReduceOp, src: str, dst: str) -> list[str]:
-    return [f"{dst}[0] = fkl::VectorReduce<{word_struct(op.word.data)}>::exec<{channels_in(op)}>({src});"]
+    return [f"{dst}[0] = fkl::VectorReduce<{word_struct(op.word.data)}>::exec<{_channels_in(op)}>({src});"]
 
 
 @PIXEL.register(fkl.DiscardOp)
@@ -197,7 +203,7 @@ def _discard(op: fkl.DiscardOp, src: str, dst: str) -> list[str]:
 
 @PIXEL.register(fkl.AddLastOp)
 def _add_last(op: fkl.AddLastOp, src: str, dst: str) -> list[str]:
-    return [f"fkl::AddLast::exec<{channels_in(op)}>({src}, p.{slot_of(op)}[0], {dst});"]
+    return [f"fkl::AddLast::exec<{_channels_in(op)}>({src}, p.{slot_of(op)}[0], {dst});"]
 
 
 @PIXEL.register(fkl.VectorReorderOp)
@@ -207,7 +213,7 @@ def _vector_reorder(op: fkl.VectorReorderOp, src: str, dst: str) -> list[str]:
 
 @PIXEL.register(fkl.VectorReorderRTOp)
 def _vector_reorder_rt(op: fkl.VectorReorderRTOp, src: str, dst: str) -> list[str]:
-    sizes = f"{channels_in(op)}, {channels_out(op)}"
+    sizes = f"{_channels_in(op)}, {_channels_out(op)}"
     return [f"fkl::VectorReorderRT::exec<{sizes}>({src}, p.{slot_of(op)}, {dst});"]
 
 

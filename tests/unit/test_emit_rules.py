@@ -13,7 +13,7 @@ from xdsl.utils.test_value import create_ssa_value
 from fklir.backend.build import INCLUDE_DIR
 from fklir.backend.emit_cpp import WRITE_KIND
 from fklir.backend.emit_geometry import SHARED, STAGE
-from fklir.backend.emit_rules import ELEMENT, PIXEL, OpRules, struct, word_struct
+from fklir.backend.emit_rules import ELEMENT, PIXEL, OpRules, enumerator, struct, word_struct
 from fklir.dialects import fkl
 
 # Ops of the dialect that no rule emits: the kernel itself, the read (stage0 of every chain) and the
@@ -60,6 +60,22 @@ def test_a_loop_body_or_reduction_names_its_binary_ops_struct(word: str) -> None
     expected = word.capitalize()
     assert word_struct(word) == f"fkl::{expected}"
     assert re.search(rf"\bstruct {expected} \{{", HEADERS)
+
+
+@pytest.mark.parametrize(
+    ("enum", "words"),
+    [
+        ("BorderMode", fkl.BORDER_MODES),
+        ("AspectRatio", fkl.ASPECT_RATIOS),
+        ("DeinterlaceMode", fkl.DEINTERLACE_MODES),
+    ],
+)
+def test_each_word_of_an_option_names_an_enumerator_of_the_headers(enum: str, words: tuple[str, ...]) -> None:
+    declared = re.search(rf"enum class {enum} {{([^}}]*)}};", HEADERS)
+    assert declared, f"no enum class {enum} in {INCLUDE_DIR}"
+    enumerators = [name.strip() for name in declared.group(1).split(",")]
+    assert {enumerator(enum, word) for word in words} == {f"fkl::{enum}::{name}" for name in enumerators}
+    assert enumerator("AspectRatio", "preserve_left") == "fkl::AspectRatio::PreserveLeft"
 
 
 def test_only_resize_shares_values_per_plane() -> None:
