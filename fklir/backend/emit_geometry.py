@@ -7,6 +7,9 @@ output pixel depends on and no intermediate image exists. `q` (a `Plane`, from `
 holds what every pixel of a plane shares and costs divisions to compute: each resize's scales and
 content box, so a thread making several pixels computes them once.
 
+A geometry op's stage is its rule in STAGE, and what it shares per plane its rule in SHARED, both
+looked up by op class (emit_rules.OpRules), so adding a geometry op adds rules here, not branches.
+
 `stage0` addresses a pixel inside its plane with 32-bit offsets (one integer multiply-add per tap
 instead of 64-bit pointer arithmetic); the launcher refuses a source image of 2^32 elements or more.
 
@@ -446,13 +449,13 @@ def _warp(
             f"    stage{prev}(p, q, x, y, z, out);",
         ]
         tap_comment = "outside the source it is constant 0 (cv2's BORDER_CONSTANT)"
-    kind = "affine" if op.kind.data == "affine" else "perspective"
+    kind = op.kind.data  # fkl::Warping's function and cv2's warp function are named after it
     return [
         f"// A source tap of stage{k}: {tap_comment}.",
         f"FKL_HD void tap{k}({STAGE_ARGS}, {t_in} out[{channels}]) {{",
         *tap,
         "}",
-        f"// stage{k}: fkl.warp {kind} — cv2.warp{'Affine' if kind == 'affine' else 'Perspective'} "
+        f"// stage{k}: fkl.warp {kind} — cv2.warp{kind.capitalize()} "
         "bilinear, the slot holds the destination -> source map.",
         _signature(k, out_type.dtype, channels),
         f"    const fkl::WarpSample s = fkl::Warping::{kind}(p.{matrix}, x, y);",
