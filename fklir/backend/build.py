@@ -105,8 +105,7 @@ def _automatic_backend() -> str:
             pass  # a broken nvcc: default_gpu_compiler falls back to NVRTC or says what to install
         else:
             return "nvcc"
-    choose = getattr(compilers, "default_gpu_compiler", None)
-    return choose() if choose is not None else "nvcc"
+    return compilers.default_gpu_compiler()
 
 
 def set_backend(name: str | None) -> None:

@@ -769,11 +769,50 @@ class SplitWriteOp(_WriteLikeOp):
 
 
 # ---------------------------------------------------------------------------------------------
+# The type rule of an op between the read and the write
+# ---------------------------------------------------------------------------------------------
+
+
+class TypeRuleOp(IRDLOperation):
+    """An op whose result type follows from its input type by `result_for`.
+
+    `result_for` is the op's one type rule: the verifier applies it once the input type is known,
+    and fkl-infer-types takes the result type from it, so a rule that depends on the element type,
+    channels or planes (bool chains, values that must fit the chain, a plane per rect) is written
+    only there.
+    """
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        """The result type for a known input type; raises VerifyException naming the op and rule."""
+        raise NotImplementedError
+
+    def known_input(self) -> ImageType | None:
+        return _known(self.operands[0].type)
+
+    def check_result_rule(self) -> None:
+        """With a known input, a known result type must be what `result_for` gives."""
+        if (in_type := self.known_input()) is not None:
+            _check_result(self, self.result_for(in_type), self.results[0].type)
+
+
+# ---------------------------------------------------------------------------------------------
 # Arithmetic: one value per channel (or one broadcast value) in the chain's element type
 # ---------------------------------------------------------------------------------------------
 
 
-class BinaryValueOp(IRDLOperation):
+def _arithmetic_result(op: IRDLOperation, body: str, in_type: ImageType) -> ImageType:
+    """The rule of fkl.add ... fkl.min and of fkl.static_loop's `body`: the type is kept; values
+    one per channel (or one), representable in the element type; no integer division by zero."""
+    if body not in ("max", "min"):  # max/min of bools are or/and; the rest is arithmetic
+        _check_not_bool(op, in_type, "computes arithmetic")
+    if (values := field_values(op)) is not None:
+        check_values_fit_chain(op.name, values, in_type.channels.data, in_type.dtype)
+        if body == "div":
+            check_no_integer_division_by_zero(op.name, values, in_type.dtype)
+    return in_type
+
+
+class BinaryValueOp(TypeRuleOp):
     """`fkl.<op> %x, 2.0 : T` or `fkl.<op> %x, [1.0, 2.0, 3.0] : T`; hoisted `fkl.<op> %x, param "s" : T`."""
 
     FORMULA: ClassVar[str]
@@ -827,21 +866,16 @@ class BinaryValueOp(IRDLOperation):
             printer.print_string("[" + ", ".join(_format_number(v) for v in self.values) + "]")
         _print_types(printer, self.input.type, self.result.type)
 
+    def result_for(self, in_type: ImageType) -> ImageType:
+        return _arithmetic_result(self, self.name.removeprefix("fkl."), in_type)
+
     def verify_(self) -> None:
         _check_value_or_slot(self, self.value, self.slot)
         _check_same_type(self, self.input.type, self.result.type)
-        if self.value is None:
-            return
-        if not self.values:
+        if self.value is not None and not self.values:
             raise VerifyException(f"'{self.name}' needs at least one value")
-        in_type = _known(self.input.type)
-        if in_type is None:
-            return
-        if not isinstance(self, MaxOp | MinOp):  # max/min of bools are or/and; the rest is arithmetic
-            _check_not_bool(self, in_type, "computes arithmetic")
-        check_values_fit_chain(self.name, self.values, in_type.channels.data, in_type.dtype)
-        if isinstance(self, DivOp):
-            check_no_integer_division_by_zero(self.name, self.values, in_type.dtype)
+        if (in_type := self.known_input()) is not None:
+            self.result_for(in_type)
 
 
 def check_no_integer_division_by_zero(op_name: str, values: Sequence[float], dtype: str) -> None:
@@ -924,7 +958,7 @@ class MinOp(BinaryValueOp):
 # ---------------------------------------------------------------------------------------------
 
 
-class CastLikeOp(IRDLOperation):
+class CastLikeOp(TypeRuleOp):
     """`fkl.<op> %x to f32 : T -> T2`."""
 
     input = operand_def(ImageType)
@@ -951,6 +985,9 @@ class CastLikeOp(IRDLOperation):
         printer.print_string(" to ")
         printer.print_attribute(self.to)
         _print_types(printer, self.input.type, self.result.type)
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        return in_type.with_element(self.to)
 
     def verify_(self) -> None:
         if self.to not in _NAME_OF_TYPE:
@@ -984,7 +1021,7 @@ class SaturateCastOp(CastLikeOp):
 # ---------------------------------------------------------------------------------------------
 
 
-class _UnaryOp(IRDLOperation):
+class _UnaryOp(TypeRuleOp):
     """`fkl.<op> %x : T -> T2`: the op's rule gives the result type from the input type."""
 
     input = operand_def(ImageType)
@@ -1004,17 +1041,11 @@ class _UnaryOp(IRDLOperation):
         printer.print_operand(self.input)
         _print_types(printer, self.input.type, self.result.type)
 
-    def result_for(self, in_type: ImageType) -> ImageType:
-        """The result type for a known input type; raises VerifyException naming the op and rule."""
-        raise NotImplementedError
-
     def verify_(self) -> None:
-        in_type = _known(self.input.type)
-        if in_type is not None:
-            _check_result(self, self.result_for(in_type), self.result.type)
+        self.check_result_rule()
 
 
-class _WordOp(IRDLOperation):
+class _WordOp(TypeRuleOp):
     """`fkl.<op> %x, WORD : T -> T2`: WORD (one of CHOICES) is structural, part of the cache key."""
 
     CHOICES: ClassVar[tuple[str, ...]]
@@ -1045,17 +1076,12 @@ class _WordOp(IRDLOperation):
         printer.print_string(f", {self.word.data}")
         _print_types(printer, self.input.type, self.result.type)
 
-    def result_for(self, in_type: ImageType) -> ImageType:
-        raise NotImplementedError
-
     def verify_(self) -> None:
         if self.word.data not in self.CHOICES:
             raise VerifyException(
                 f"'{self.name}' {self.WHAT} must be one of {', '.join(self.CHOICES)}, got {self.word.data}"
             )
-        in_type = _known(self.input.type)
-        if in_type is not None:
-            _check_result(self, self.result_for(in_type), self.result.type)
+        self.check_result_rule()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1064,7 +1090,7 @@ class _WordOp(IRDLOperation):
 
 
 @irdl_op_definition
-class SaturateOp(IRDLOperation):
+class SaturateOp(TypeRuleOp):
     """Saturate(lo, hi): clamp each channel to [lo, hi] in the chain type (NaN passes through).
 
     `fkl.saturate %x, 0.0, 1.0 : T`, `fkl.saturate %x, [0, 0, 0], [9, 99, 255] : T`; hoisted:
@@ -1142,23 +1168,27 @@ class SaturateOp(IRDLOperation):
             _print_number_list(printer, hi)
         _print_types(printer, self.input.type, self.result.type)
 
+    def result_for(self, in_type: ImageType) -> ImageType:
+        _check_not_bool(self, in_type, "clamps")
+        lo, hi = self.bounds
+        if lo:  # hoisted bounds were checked before hoisting
+            check_values_fit_chain(self.name, lo, in_type.channels.data, in_type.dtype)
+            check_values_fit_chain(self.name, hi, in_type.channels.data, in_type.dtype)
+        return in_type
+
     def verify_(self) -> None:
         _check_field(self, "value")
         _check_same_type(self, self.input.type, self.result.type)
-        in_type = _known(self.input.type)
-        _check_not_bool(self, in_type, "clamps")
-        if self.value is None:
-            return
-        lo, hi = self.bounds
-        if not lo or len(self.value.get_values()) % 2:
-            raise VerifyException(
-                f"'{self.name}' needs lower and upper bounds of one length, got {list(lo)} and {list(hi)}"
-            )
-        if any(a > b for a, b in zip(lo, hi, strict=True)):
-            raise VerifyException(f"'{self.name}' lower bound {list(lo)} is above the upper bound {list(hi)}")
-        if in_type is not None:
-            check_values_fit_chain(self.name, lo, in_type.channels.data, in_type.dtype)
-            check_values_fit_chain(self.name, hi, in_type.channels.data, in_type.dtype)
+        if self.value is not None:
+            lo, hi = self.bounds
+            if not lo or len(self.value.get_values()) % 2:
+                raise VerifyException(
+                    f"'{self.name}' needs lower and upper bounds of one length, got {list(lo)} and {list(hi)}"
+                )
+            if any(a > b for a, b in zip(lo, hi, strict=True)):
+                raise VerifyException(f"'{self.name}' lower bound {list(lo)} is above the upper bound {list(hi)}")
+        if (in_type := self.known_input()) is not None:
+            self.result_for(in_type)
 
 
 @irdl_op_definition
@@ -1224,7 +1254,7 @@ class VectorReduceOp(_WordOp):
 
 
 @irdl_op_definition
-class DiscardOp(IRDLOperation):
+class DiscardOp(TypeRuleOp):
     """Discard(keep_n): keep the first keep_n channels. `fkl.discard %x, 2 : T -> T2`"""
 
     name = "fkl.discard"
@@ -1267,13 +1297,11 @@ class DiscardOp(IRDLOperation):
     def verify_(self) -> None:
         if not 1 <= self.keep.data <= 4:
             raise VerifyException(f"'{self.name}' keeps 1 to 4 channels, got {self.keep.data}")
-        in_type = _known(self.input.type)
-        if in_type is not None:
-            _check_result(self, self.result_for(in_type), self.result.type)
+        self.check_result_rule()
 
 
 @irdl_op_definition
-class AddLastOp(IRDLOperation):
+class AddLastOp(TypeRuleOp):
     """AddLast(v): append one channel holding v (in the chain type). `fkl.add_last %x, 1.0 : T -> T2`"""
 
     name = "fkl.add_last"
@@ -1329,9 +1357,7 @@ class AddLastOp(IRDLOperation):
         values = field_values(self)
         if values is not None and len(values) != 1:
             raise VerifyException(f"'{self.name}' appends one value, got {len(values)}")
-        in_type = _known(self.input.type)
-        if in_type is not None:
-            _check_result(self, self.result_for(in_type), self.result.type)
+        self.check_result_rule()
 
 
 def _check_order(op: IRDLOperation, order: Sequence[float], channels: int | None) -> None:
@@ -1345,7 +1371,7 @@ def _check_order(op: IRDLOperation, order: Sequence[float], channels: int | None
 
 
 @irdl_op_definition
-class VectorReorderOp(IRDLOperation):
+class VectorReorderOp(TypeRuleOp):
     """VectorReorder(i0, i1, ...): output channel k is input channel i_k (compile-time; repeats allowed).
 
     `fkl.vector_reorder %x, [2, 1, 0] : T -> T2`
@@ -1387,13 +1413,11 @@ class VectorReorderOp(IRDLOperation):
 
     def verify_(self) -> None:
         _check_order(self, self.indices, None)
-        in_type = _known(self.input.type)
-        if in_type is not None:
-            _check_result(self, self.result_for(in_type), self.result.type)
+        self.check_result_rule()
 
 
 @irdl_op_definition
-class VectorReorderRTOp(IRDLOperation):
+class VectorReorderRTOp(TypeRuleOp):
     """VectorReorderRT(i0, i1, ...): like fkl.vector_reorder, but the indices are a runtime value
     (a parameter slot after hoisting): changing them reuses the binary. The count is structural.
 
@@ -1454,9 +1478,8 @@ class VectorReorderRTOp(IRDLOperation):
         _check_field(self, "value")
         if (order := field_values(self)) is not None:
             _check_order(self, order, None)
-        in_type = _known(self.input.type)
-        if in_type is not None and _known(self.result.type) is not None:
-            _check_result(self, self.result_for(in_type), self.result.type)
+        if order is not None or _known(self.result.type) is not None:  # a hoisted order's count is the result's
+            self.check_result_rule()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1465,7 +1488,7 @@ class VectorReorderRTOp(IRDLOperation):
 
 
 @irdl_op_definition
-class MxVFloat3Op(IRDLOperation):
+class MxVFloat3Op(TypeRuleOp):
     """MxVFloat3(M): the row-major 3x3 matrix M times the float3 pixel as a column.
 
     `fkl.mxv_float3 %x, [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]] : !fkl.image<?x?x3xf32>`
@@ -1520,11 +1543,15 @@ class MxVFloat3Op(IRDLOperation):
         values = field_values(self)
         if values is not None and len(values) != 9:
             raise VerifyException(f"'{self.name}' needs a 3x3 matrix (9 numbers), got {len(values)}")
-        in_type = _known(self.input.type)
-        if in_type is not None and (in_type.dtype != "float32" or in_type.channels.data != 3):
+        if (in_type := self.known_input()) is not None:
+            self.result_for(in_type)
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        if in_type.dtype != "float32" or in_type.channels.data != 3:
             raise VerifyException(
                 f"'{self.name}' needs a chain of exactly float32 x 3, got {in_type.dtype} x {in_type.channels.data}"
             )
+        return in_type
 
 
 def _format_matrix(values: Sequence[float], columns: int) -> str:
@@ -1540,7 +1567,7 @@ LOOP_BODIES = ("add", "sub", "mul", "div", "max", "min")
 
 
 @irdl_op_definition
-class StaticLoopOp(IRDLOperation):
+class StaticLoopOp(TypeRuleOp):
     """StaticLoop(op, n): the binary op applied n times (n compile-time), its value in one slot.
 
     `fkl.static_loop %x, mul 2.0, 3 : T` (x * 2 * 2 * 2, each step in the chain type);
@@ -1618,15 +1645,11 @@ class StaticLoopOp(IRDLOperation):
         values = field_values(self)
         if values is not None and not values:
             raise VerifyException(f"'{self.name}' needs at least one value")
-        in_type = _known(self.input.type)
-        if in_type is None:
-            return
-        if self.body.data not in ("max", "min"):
-            _check_not_bool(self, in_type, "computes arithmetic")
-        if values is not None:
-            check_values_fit_chain(self.name, values, in_type.channels.data, in_type.dtype)
-            if self.body.data == "div":
-                check_no_integer_division_by_zero(self.name, values, in_type.dtype)
+        if (in_type := self.known_input()) is not None:
+            self.result_for(in_type)
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        return _arithmetic_result(self, self.body.data, in_type)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1668,7 +1691,7 @@ class ColorConversionOp(_WordOp):
 
 
 @irdl_op_definition
-class CropOp(IRDLOperation):
+class CropOp(TypeRuleOp):
     """Crop: one rect (every plane) or a list of rects (one output plane per rect).
 
     `fkl.crop %x, rects [[x, y, w, h], ...] : T -> T2`; after hoisting `fkl.crop %x, param "crop1" : T -> T2`.
@@ -1728,6 +1751,20 @@ class CropOp(IRDLOperation):
             printer.print_string("rects [" + ", ".join(f"[{x}, {y}, {w}, {h}]" for x, y, w, h in self.rects) + "]")
         _print_types(printer, self.input.type, self.result.type)
 
+    def result_for(self, in_type: ImageType) -> ImageType:
+        """One rect keeps the plane count; several make one plane per rect, of a one-plane input or
+        one rect per plane."""
+        planes = in_type.planes.data
+        if self.value is None:  # hoisted: the plane count was inferred before
+            out_type = _known(self.result.type)
+            return in_type if out_type is None else in_type.with_planes(out_type.planes.data)
+        n = len(self.rects)
+        if n == 1:
+            return in_type
+        if planes in (1, n):
+            return in_type.with_planes(n)
+        raise VerifyException(f"'fkl.crop' has {n} rects for an input of {planes} planes (give 1, or one per plane)")
+
     def verify_(self) -> None:
         _check_value_or_slot(self, self.value, self.slot)
         if self.value is None:
@@ -1747,6 +1784,7 @@ class CropOp(IRDLOperation):
                     f"'fkl.crop' rect [{x}, {y}, {w}, {h}] starts outside the image; "
                     "only a crop right after fkl.border may leave it"
                 )
+        # the plane rule is left to fkl-infer-types, which names both the written and the inferred type
 
 
 def _follows_border(op: IRDLOperation) -> bool:
@@ -1759,7 +1797,7 @@ ASPECT_RATIOS = ("ignore", "preserve", "preserve_left", "preserve_even")
 
 
 @irdl_op_definition
-class ResizeOp(IRDLOperation):
+class ResizeOp(TypeRuleOp):
     """Resize to (w, h): linear (OpenCV INTER_LINEAR, output f32) or nearest (keeps the type).
 
     `fkl.resize %x, size [224, 224], linear : T -> T2`. With an aspect-ratio mode other than
@@ -1874,26 +1912,33 @@ class ResizeOp(IRDLOperation):
                 raise VerifyException("'fkl.resize' takes a background only with a preserve aspect-ratio mode")
         else:
             _check_field(self, "background")
-        in_type = _known(self.input.type)
+        in_type = self.known_input()
         if in_type is None:
             return
-        if self.interp.data == "linear":
-            _check_not_bool(self, in_type, "interpolates linearly")
-        expected = reshaped(in_type, element="float32") if self.interp.data == "linear" else in_type
+        expected = self.result_for(in_type)
         out_type = _known(self.result.type)
         if out_type is not None and out_type.dtype != expected.dtype:
             raise VerifyException(
                 f"'fkl.resize' {self.interp.data} must produce {expected.dtype}, got {out_type.dtype}"
             )
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        """Linear interpolates to float32 (not on bool); nearest keeps the type; a background is in
+        the result's element type."""
+        out = in_type
+        if self.interp.data == "linear":
+            _check_not_bool(self, in_type, "interpolates linearly")
+            out = reshaped(in_type, element="float32")
         if (background := field_values(self, "background")) is not None:
-            check_values_fit_chain(self.name, background, expected.channels.data, expected.dtype)
+            check_values_fit_chain(self.name, background, out.channels.data, out.dtype)
+        return out
 
 
 BORDER_MODES = ("constant", "replicate", "reflect", "reflect101", "wrap")
 
 
 @irdl_op_definition
-class BorderOp(IRDLOperation):
+class BorderOp(TypeRuleOp):
     """BorderReader(mode, value): defines the image at EVERY coordinate, however far outside.
 
     constant (the value, one or one per channel, in the chain type), replicate "aaa|abc|ccc",
@@ -1956,16 +2001,20 @@ class BorderOp(IRDLOperation):
         elif self.value is not None or self.slot is not None:
             raise VerifyException(f"'{self.name}' takes a value only in constant mode, not {self.mode.data}")
         _check_same_type(self, self.input.type, self.result.type)
-        in_type = _known(self.input.type)
-        if in_type is not None and (values := field_values(self)) is not None:
+        if (in_type := self.known_input()) is not None:
+            self.result_for(in_type)
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        if (values := field_values(self)) is not None:
             check_values_fit_chain(self.name, values, in_type.channels.data, in_type.dtype)
+        return in_type
 
 
 WARP_KINDS = {"affine": 6, "perspective": 9}
 
 
 @irdl_op_definition
-class WarpOp(IRDLOperation):
+class WarpOp(TypeRuleOp):
     """Warping(M, w, h): bilinear cv2.warpAffine (M 2x3) / cv2.warpPerspective (M 3x3), output f32.
 
     M maps SOURCE to DESTINATION as in OpenCV; with `inverse` it is the destination -> source map
@@ -2064,11 +2113,11 @@ class WarpOp(IRDLOperation):
         if matrix is not None and not all(math.isfinite(v) for v in matrix):
             raise VerifyException(f"'{self.name}' matrix must be finite, got {list(matrix)}")
         _check_size_field(self, "size")
-        in_type = _known(self.input.type)
-        if in_type is None:
-            return
+        self.check_result_rule()
+
+    def result_for(self, in_type: ImageType) -> ImageType:
         _check_not_bool(self, in_type, "interpolates linearly")
-        _check_result(self, reshaped(in_type, element="float32"), self.result.type)
+        return reshaped(in_type, element="float32")
 
 
 def invert_warp_matrix(values: tuple[float, ...]) -> list[float]:
@@ -2122,7 +2171,7 @@ class DeinterlaceOp(_WordOp):
 
 
 @irdl_op_definition
-class ReadSetOp(IRDLOperation):
+class ReadSetOp(TypeRuleOp):
     """ReadSet(value, w, h): replaces the read by a w x h image of one constant pixel; the source
     memory is never touched. It directly follows the read, whose type gives element type and channels.
 
@@ -2194,28 +2243,18 @@ class ReadSetOp(IRDLOperation):
         producer = self.input.owner
         if not isinstance(producer, ReadOp | Block):
             raise VerifyException(f"'{self.name}' must directly follow fkl.read (it replaces what is read)")
-        in_type = _known(self.input.type)
-        if in_type is not None and (values := field_values(self)) is not None:
+        if (in_type := self.known_input()) is not None:
+            self.result_for(in_type)
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        if (values := field_values(self)) is not None:
             check_values_fit_chain(self.name, values, in_type.channels.data, in_type.dtype)
+        return in_type
 
 
 # Ops that change which source pixels an output pixel depends on: they fold into the read.
 GEOMETRY_OPS: tuple[type[IRDLOperation], ...] = (ReadSetOp, BorderOp, CropOp, ResizeOp, WarpOp, DeinterlaceOp)
 WRITE_OPS: tuple[type[_WriteLikeOp], ...] = (WriteOp, SplitOp, TSplitOp, SplitWriteOp)
-# Ops whose values hoisting moves into the parameter block (see VALUE_FIELDS).
-VALUE_OPS: tuple[type[IRDLOperation], ...] = (
-    BinaryValueOp,
-    SaturateOp,
-    AddLastOp,
-    VectorReorderRTOp,
-    MxVFloat3Op,
-    StaticLoopOp,
-    ReadSetOp,
-    BorderOp,
-    CropOp,
-    ResizeOp,
-    WarpOp,
-)
 # Compute ops that work on each channel alone (channel c of the output depends on channel c of the
 # input only): a chain of these runs on flat element runs.
 CHANNELWISE_OPS: tuple[type[IRDLOperation], ...] = (
@@ -2238,15 +2277,6 @@ PIXEL_OPS: tuple[type[IRDLOperation], ...] = (
     ColorConversionOp,
 )
 COMPUTE_OPS: tuple[type[IRDLOperation], ...] = CHANNELWISE_OPS + PIXEL_OPS
-# Ops whose `result_for(in_type)` is their type rule.
-TYPE_RULE_OPS: tuple[type[IRDLOperation], ...] = (
-    _UnaryOp,
-    _WordOp,
-    DiscardOp,
-    AddLastOp,
-    VectorReorderOp,
-    VectorReorderRTOp,
-)
 # Every op that can sit in a read ... write chain.
 CHAIN_OPS: tuple[type[IRDLOperation], ...] = (ReadOp, *GEOMETRY_OPS, *COMPUTE_OPS, *WRITE_OPS)
 

@@ -231,7 +231,7 @@ READ_DESCRIPTORS = (TensorRead, TensorPack, ReadSet)
 class _BinaryValue(Op):
     values: tuple[float, ...]
 
-    IR_OP: type[fkl.BinaryValueOp] = fkl.AddOp
+    IR_OP: ClassVar[type[fkl.BinaryValueOp]]
 
     def __init__(self, value: object):
         """`value`: one number or one per channel (a sequence, 1-D array or tensor)."""
