@@ -25,15 +25,14 @@ source reading the border (constant 0 by default), as weighted sums u (1 - w) + 
 that skip a tap of weight exactly 0 (cv2's u + w (v - u) makes NaN of every inf tap). The
 reference emulates those float32 roundings exactly (products of a float32 and a small integer
 are exact in float64; each sum is rounded to odd in float64 before the final rounding to
-float32, which makes the result equal to a single float32 rounding) and blends in float64.
-Measured against cv2 5.0 on random 0..255 float32 images: identical to ~1 float32 ulp wherever
-cv2's SIMD body runs. Two cv2 artefacts are deliberately NOT reproduced: (1) the scalar tail of
-each row (the last ``W mod 16`` pixels on AVX2) evaluates ``x*M0 + y*M1 + M2`` with another
-rounding order, which moves coordinates by an ulp (<= ~2e-3 on 0..255 data at steep gradients);
-(2) 2-channel images still take cv2's old fixed-point path (coordinates quantised to 1/32
-pixel). The fixed-point tables of OpenCV <= 4.10 would differ from cv2 5.0 by up to 1/32 pixel
-times the local gradient, far beyond 1e-3 (a 1/32 quantisation fails 29 of the 32 warp tests);
-plain float64 coordinates fail 7 of them.
+float32, which makes the result equal to a single float32 rounding) and blends in float64, so
+it agrees with cv2 wherever cv2's SIMD body runs. Two cv2 artefacts are deliberately NOT
+reproduced: (1) the scalar tail of each row (the last ``W mod 16`` pixels on AVX2) evaluates
+``x*M0 + y*M1 + M2`` with another rounding order, which moves coordinates by an ulp; (2)
+2-channel images still take cv2's old fixed-point path (coordinates quantised to 1/32 pixel).
+Neither the fixed-point tables of OpenCV <= 4.10 (off by up to 1/32 pixel times the local
+gradient) nor plain float64 coordinates stay within SPEC's tolerance of cv2 (benchmarks/RESULTS.md,
+"The reference warp against cv2", has the figures).
 """
 
 from __future__ import annotations
