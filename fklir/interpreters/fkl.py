@@ -52,7 +52,10 @@ class Bordered:
         return (self.mode, self.value if self.value is not None else 0.0)
 
 
-class Ragged(list[sem.Image | Bordered]):
+PlaneState = sem.Image | Bordered
+
+
+class Ragged(list[PlaneState]):
     """Planes of different sizes (a Crop of differently sized rects): geometry runs per plane until
     the sizes agree again (a Resize or Warping); a compute op or a write on them is an error."""
 
@@ -60,7 +63,7 @@ class Ragged(list[sem.Image | Bordered]):
 State = sem.Image | Bordered | Ragged
 
 
-def _plain(state: sem.Image | Bordered) -> sem.Image:
+def _plain(state: PlaneState) -> sem.Image:
     return state.image if isinstance(state, Bordered) else state
 
 
@@ -79,7 +82,6 @@ def _read_array(array: np.ndarray, image_type: fkl.ImageType) -> sem.Image:
 
 
 FieldValues = dict[str, Values | None]
-PlaneState = sem.Image | Bordered
 OpT = TypeVar("OpT", bound=Operation)
 
 
