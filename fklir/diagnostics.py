@@ -49,13 +49,6 @@ def first_invalid_op(module: ModuleOp) -> tuple[Operation, str] | None:
     return None
 
 
-def verify_located(module: ModuleOp) -> None:
-    """Verify every op; the first failure becomes an `OpError` carrying that op."""
-    if (failure := first_invalid_op(module)) is not None:
-        op, message = failure
-        raise OpError(op, message)
-
-
 class LocatingParser(Parser):
     """A parser that stamps each parsed op with its `file:line:col` (xDSL records none)."""
 

@@ -95,8 +95,8 @@ def get_backend() -> str:
 @functools.cache
 def _automatic_backend() -> str:
     """compilers.default_gpu_compiler()'s choice, made once per process. An nvcc whose identity the disk
-    cache remembers (see _remembered_identity) is taken without running `nvcc --version`, which alone
-    costs 5-30 ms of a fresh process's first call; otherwise default_gpu_compiler decides."""
+    cache remembers (see _remembered_identity) is taken without running `nvcc --version`, a process
+    start that would weigh on a fresh process's first call; otherwise default_gpu_compiler decides."""
     nvcc = compilers.find_nvcc()
     if nvcc is not None:
         try:
@@ -123,7 +123,7 @@ def _headers_hash() -> str:
 
 def _remembered_identity(compiler: str) -> str:
     """compilers.compiler_identity, remembered on disk per compiler binary (path, size, mtime): running
-    `nvcc --version` costs tens of ms, too much for the first call of a fresh process."""
+    `nvcc --version` starts a process, too slow for the first call of a fresh process."""
     resolved = shutil.which(compiler) or compiler
     try:
         stat = os.stat(resolved)

@@ -11,8 +11,8 @@ Where: $FKLIR_CACHE_DIR, else ~/.cache/fklir. Layout under that root folder:
 A payload is trusted only when its sidecar exists and both its length and its sha256 match, so a
 truncated, garbled or half-written entry is never returned: it is deleted and the caller rebuilds it.
 Nothing is fsynced: other processes see a renamed file at once, and what a power loss leaves behind (a
-renamed file whose bytes never reached the disk) fails that check. fsync cost about 1 ms per file, two
-files per new kernel, in every cold compile.
+renamed file whose bytes never reached the disk) fails that check. fsync would add a flush to the disk
+per file, two files per new kernel, to every cold compile (its cost: benchmarks/RESULTS.md).
 Deleting a broken entry and building a missing one happen under the entry's lock, so a reader never
 deletes an entry that a writer is in the middle of storing, and concurrent builders build once. Reading a
 valid entry takes no lock and writes nothing that matters (its modification time is touched, best effort,

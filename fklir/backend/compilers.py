@@ -5,7 +5,7 @@ compile keeps its source file where it was written and names it in the error, so
 (and recompile) exactly what the compiler saw.
 
 NVRTC (the CUDA runtime compiler, a library: `pip install nvidia-cuda-nvrtc`, or fklir's `nvrtc` extra)
-needs no CUDA toolkit and compiles a fused kernel in tens of milliseconds instead of nvcc's half second. It is
+needs no CUDA toolkit and, running in-process, compiles a fused kernel many times faster than nvcc. It is
 reached through cuda.bindings.nvrtc, which finds libnvrtc with cuda-pathfinder (the pip wheel's
 site-packages/nvidia/cu13/lib, conda, then the system loader path and $CUDA_HOME) and raises
 cuda.pathfinder's DynamicLibNotFoundError (a RuntimeError) on the first call when there is none.
@@ -43,10 +43,9 @@ NVRTC_FLAGS: tuple[str, ...] = ("--std=c++17", "--fmad=false", "-default-device"
 
 # Options that only make NVRTC faster, each with the first NVRTC version that knows it (older ones refuse
 # unknown options). None changes the code: with and without them NVRTC 13.0 gives byte-identical cubins.
-# Most of a compile is NVVM and ptxas working on the kernel body (≈ 45 of 55 ms for a uint8 chain of four
-# ops on the build machine; what the emitters write decides it: see emit_flat's rounds); these trim the
-# C++ front end from ≈ 17 to ≈ 8 ms, from the second compile in a process on (the first one pays ≈ 8 ms
-# more to write the precompiled header):
+# Most of a compile is NVVM and ptxas working on the kernel body (what the emitters write decides it:
+# see emit_flat's rounds); these trim the C++ front end, from the second compile in a process on (the
+# first one pays more, to write the precompiled header; figures in benchmarks/RESULTS.md):
 # --minimal: NVRTC's builtin header leaves out textures, the device runtime and the CUDA runtime types,
 #   none of which our headers use.
 # --pch: automatic precompiled header of the leading #include "fkl/kernel.h", created by the first compile
@@ -54,9 +53,10 @@ NVRTC_FLAGS: tuple[str, ...] = ("--std=c++17", "--fmad=false", "-default-device"
 # --no-cache: NVRTC would also store every result in the driver's compute cache (where a driver is
 #   installed), a second copy of what fklir's disk cache already keeps.
 # Left out on purpose: -Ofast-compile (mid and max drop the 16-byte vector loads and stores; min compiles
-# 15-20% faster but its kernels ran 1.05-1.23x as long on the H200, RESULTS.md session 6; on NVRTC 13.0 a
-# compile with max also changes the code of later compiles in the same process) and ptxas -O levels or
-# --fast-compile (no faster here, different code).
+# faster but its kernels run longer, a poor trade for a kernel that is compiled once and launched many
+# times; on NVRTC 13.0 a compile with max also changes the code of later compiles in the same process) and
+# ptxas -O levels or --fast-compile (they change the code without making the compile faster). Figures in
+# benchmarks/RESULTS.md.
 NVRTC_FAST_FLAGS: tuple[tuple[tuple[int, int], str], ...] = (
     ((12, 4), "--minimal"),
     ((12, 8), "--pch"),

@@ -40,7 +40,7 @@ def _driver() -> ModuleType:
 
 
 def preload() -> None:
-    """Import cuda.bindings.driver now (20-90 ms) rather than in the first call that needs it. Never raises:
+    """Import cuda.bindings.driver (a slow import) now rather than in the first call that needs it. Never raises:
     when the import fails, the first real use of the driver fails the same way and says why (a failed
     import is not cached). Touches no device."""
     try:

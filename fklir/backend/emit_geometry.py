@@ -351,8 +351,8 @@ INTEGER_DTYPES = frozenset({"uint8", "int8", "uint16", "int16", "int32", "uint32
 def has_pair_taps(read: fkl.ReadOp, geometry: list[Operation]) -> bool:
     """Whether the block's x taps can be column pairs (fkl::PairTap): a final linear resize with block
     taps, of crops of one packed image of integers. A tap's right pixel is then always the next one of
-    its row, and a thread reads its taps through two row pointers and one offset per pixel (ROI B=64 on
-    an H200: 21.8 -> 20.7 us, RESULTS.md). The wide entry then needs an image at least 2 pixels wide."""
+    its row, and a thread reads its taps through two row pointers and one offset per pixel, not an offset
+    per tap (RESULTS.md). The wide entry then needs an image at least 2 pixels wide."""
     rtype = image_of(read.source_type)
     return (
         has_block_taps(geometry)

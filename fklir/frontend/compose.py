@@ -684,7 +684,7 @@ def _launch_stream(src: Any, stream: object) -> tuple[int, bool]:
 
 def _preload(target: str) -> None:
     """Import now what the first call needs, so that a fresh process's first call does only its own
-    work: the build module (disk-cache lookup) and, for the GPU, cuda.bindings.driver (20-90 ms)."""
+    work: the build module (disk-cache lookup) and, for the GPU, cuda.bindings.driver (a slow import)."""
     importlib.import_module("fklir.backend.build")
     if target == "gpu":
         cuda_driver.preload()

@@ -234,8 +234,8 @@ class GpuLaunch(LaunchPlan):
 
     def _bind_launch(self) -> Any:
         """The launch with everything but (stream, kernelParams, extra) bound: cuLaunchKernelEx with
-        programmatic dependent launch where the device has it (ROI B=3 on an H200: 3.7 -> 2.9 us, as
-        calls overlap a kernel's set-up with the previous kernel's tail; RESULTS.md), else cuLaunchKernel."""
+        programmatic dependent launch where the device has it (back-to-back calls then overlap a kernel's
+        set-up with the previous kernel's tail, which short kernels feel most; RESULTS.md), else cuLaunchKernel."""
         from fklir.backend import cuda_driver
 
         g, b = self.grid, self.block
@@ -267,7 +267,7 @@ class GpuLaunch(LaunchPlan):
             return (max(1, -(-threads // block)), rows, 1), (block, 1, 1), self.kernel.function
         bx, by, _ = PIXEL_BLOCK
         # few pixels (one wave of threads): one per thread, where latency and not the instruction
-        # count sets the time (ROI B=3: 3.7 vs 4.3 us on an H200); else several per thread
+        # count sets the time; else several per thread
         narrow = self.kernel.narrow is not None and (
             e.dst_w * e.dst_h * e.dst_planes <= self._resident or e.src_w < self.layout.wide_min_src_w
         )

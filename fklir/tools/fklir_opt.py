@@ -39,7 +39,7 @@ def fklir_version() -> str:
 
 class _VersionFormat(str):
     """xDSL formats `version_format` only when --version is given: the fklir version is read then,
-    since importlib.metadata costs tens of milliseconds on every start."""
+    since importlib.metadata scans the installed distributions, a cost every start would pay otherwise."""
 
     def format(self, *args: object, **kwargs: object) -> str:
         return super().format(*args, fklir_version=fklir_version(), **kwargs)

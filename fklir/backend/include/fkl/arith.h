@@ -72,8 +72,8 @@ struct Div {
     // [2^-60, 2^60], where nothing under- or overflows; elsewhere, and on the CPU, a / b.
     static FKL_HD f32 exec(f32 a, f32 b, f32 rcp_b) {
 #if defined(FKL_DEVICE_CODE)
-        // one condition over both operands: written as two in_range calls, nvcc branched otherwise
-        // and the 6-op float chain ran at 1.05x the copy floor instead of 1.04x (RESULTS.md)
+        // one condition over both operands: written as two in_range calls, nvcc compiled a second
+        // branch, which slowed the memory-bound float chains (RESULTS.md)
         const f32 abs_a = fabsf(a), abs_b = fabsf(b);
         if (abs_a >= 0x1p-60f && abs_a <= 0x1p60f && abs_b >= 0x1p-60f && abs_b <= 0x1p60f) {
             return fast(a, b, rcp_b);
