@@ -9,8 +9,8 @@ The emitters ask a registry, never the op which class it is (cf. xDSL's `@impl(a
 A lookup walks the op's class hierarchy, so a family's rule (fkl.BinaryValueOp, fkl.CastLikeOp) serves
 each member without one of its own. The geometry stages are rules of the same kind (emit_geometry.STAGE).
 
-Op class `fkl.FooOp` is C++ struct `fkl::Foo` of the op headers (include/fkl/*.h), so a rule names
-its struct through `struct()` rather than a table.
+Op class `fkl.FooOp` is C++ struct `fkl::Foo` of the op headers (include/fkl/*.h), so a family's rule
+names each member's struct through `struct()` rather than a table.
 """
 
 from __future__ import annotations
