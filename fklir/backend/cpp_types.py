@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from xdsl.ir import Operation
 
+from fklir import dtypes
 from fklir.dialects import fkl
 
 # A GPU entry lets the next kernel of its stream start at once and waits for the previous one only
@@ -13,46 +14,9 @@ from fklir.dialects import fkl
 LET_NEXT_START = "    fkl::let_next_kernel_start();"
 WAIT_FOR_PREVIOUS = "    fkl::wait_for_previous_kernel();"
 
-CPP_TYPE = {
-    "uint8": "fkl::u8",
-    "int8": "fkl::i8",
-    "uint16": "fkl::u16",
-    "int16": "fkl::i16",
-    "int32": "fkl::i32",
-    "uint32": "fkl::u32",
-    "float16": "fkl::f16",
-    "bfloat16": "fkl::bf16",
-    "float32": "fkl::f32",
-    "float64": "fkl::f64",
-    "bool": "bool",
-}
-ELEMENT_SIZE = {
-    "uint8": 1,
-    "int8": 1,
-    "uint16": 2,
-    "int16": 2,
-    "int32": 4,
-    "uint32": 4,
-    "float16": 2,
-    "bfloat16": 2,
-    "float32": 4,
-    "float64": 8,
-    "bool": 1,
-}
-SLOT_CPP_TYPE = {
-    "ui8": "fkl::u8",
-    "i8": "fkl::i8",
-    "ui16": "fkl::u16",
-    "i16": "fkl::i16",
-    "i32": "fkl::i32",
-    "ui32": "fkl::u32",
-    "f16": "fkl::f16",
-    "bf16": "fkl::bf16",
-    "f32": "fkl::f32",
-    "f64": "fkl::f64",
-    "i1": "bool",
-    "rect": "fkl::Rect",
-}
+CPP_TYPE: dict[str, str] = {record.name: record.cpp for record in dtypes.DTYPES}
+ELEMENT_SIZE: dict[str, int] = {record.name: record.size for record in dtypes.DTYPES}
+SLOT_CPP_TYPE: dict[str, str] = {record.slot_kind: record.cpp for record in dtypes.DTYPES} | {"rect": "fkl::Rect"}
 
 
 def image_of(t: object) -> fkl.ImageType:

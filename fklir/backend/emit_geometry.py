@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from xdsl.ir import Operation
 
+from fklir import dtypes
 from fklir.backend.cpp_types import CPP_TYPE, image_of, slot_of
 from fklir.backend.emit_rules import OpRules, enumerator
 from fklir.dialects import fkl
@@ -317,7 +318,7 @@ def _resize(
 def _linear_blend_call(dtype: str) -> str:
     """fkl::linear_blend for taps of `dtype`: float taps may be inf or NaN, so their zero-weight taps
     are skipped; integer taps need no such test on the per-pixel path."""
-    return "fkl::linear_blend" if dtype in INTEGER_DTYPES else "fkl::linear_blend<true>"
+    return "fkl::linear_blend" if dtypes.BY_NAME[dtype].is_integer else "fkl::linear_blend<true>"
 
 
 def _four_taps(k: int, zin: str, in_type: fkl.ImageType, channels: int) -> list[str]:
@@ -345,9 +346,6 @@ def has_block_taps(geometry: list[Operation]) -> bool:
     return isinstance(last, fkl.ResizeOp) and last.interp.data == "linear" and last.mode == "ignore"
 
 
-INTEGER_DTYPES = frozenset({"uint8", "int8", "uint16", "int16", "int32", "uint32"})
-
-
 def has_pair_taps(read: fkl.ReadOp, geometry: list[Operation]) -> bool:
     """Whether the block's x taps can be column pairs (fkl::PairTap): a final linear resize with block
     taps, of crops of one packed image of integers. A tap's right pixel is then always the next one of
@@ -359,7 +357,7 @@ def has_pair_taps(read: fkl.ReadOp, geometry: list[Operation]) -> bool:
         and all(isinstance(op, fkl.CropOp) for op in geometry[:-1])
         and len(read.sources) == 1
         and rtype.layout.data != "planar"
-        and rtype.dtype in INTEGER_DTYPES
+        and dtypes.BY_NAME[rtype.dtype].is_integer
     )
 
 

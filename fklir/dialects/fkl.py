@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable, Sequence
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 from xdsl.dialects.builtin import (
     I64,
@@ -84,6 +84,7 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, NoTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
+from fklir import dtypes
 from fklir.diagnostics import OpError
 from fklir.dialects.color_codes import COLOR_CODES, ColorCode
 from fklir.dialects.dominance import SSADominance
@@ -94,32 +95,25 @@ DYNAMIC = -1
 # The slot of a divergent kernel's parameter block that maps each output plane to its chain.
 PLANE_MAP_SLOT = "planemap"
 
-# Element type name (as users and numpy spell it) -> IR type.
-ELEMENT_TYPES: dict[str, Attribute] = {
-    "uint8": IntegerType(8, Signedness.UNSIGNED),
-    "int8": IntegerType(8),
-    "uint16": IntegerType(16, Signedness.UNSIGNED),
-    "int16": IntegerType(16),
-    "int32": IntegerType(32),
-    "uint32": IntegerType(32, Signedness.UNSIGNED),
-    "float16": Float16Type(),
-    "bfloat16": BFloat16Type(),
-    "float32": Float32Type(),
-    "float64": Float64Type(),
-    "bool": IntegerType(1),
+# Two float types have 16 bits: the slot kind tells them apart.
+_FLOAT_TYPES: dict[str, type[Attribute]] = {
+    "f16": Float16Type,
+    "bf16": BFloat16Type,
+    "f32": Float32Type,
+    "f64": Float64Type,
 }
-_NAME_OF_TYPE: dict[Attribute, str] = {t: n for n, t in ELEMENT_TYPES.items()}
 
-# Integer ranges, for the "value representable in the chain type" rule.
-INTEGER_RANGES: dict[str, tuple[int, int]] = {
-    "uint8": (0, 255),
-    "int8": (-128, 127),
-    "uint16": (0, 65535),
-    "int16": (-32768, 32767),
-    "int32": (-(2**31), 2**31 - 1),
-    "uint32": (0, 2**32 - 1),
-    "bool": (0, 1),
-}
+
+def _ir_type(record: dtypes.DType) -> Attribute:
+    """The builtin type of an element type: MLIR's spelling, signless for signed integers and bool."""
+    if record.is_float:
+        return _FLOAT_TYPES[record.slot_kind]()
+    return IntegerType(record.bits, Signedness.UNSIGNED if record.kind == "uint" else Signedness.SIGNLESS)
+
+
+# Element type name (as users and numpy spell it) -> IR type.
+ELEMENT_TYPES: dict[str, Attribute] = {record.name: _ir_type(record) for record in dtypes.DTYPES}
+_NAME_OF_TYPE: dict[Attribute, str] = {t: n for n, t in ELEMENT_TYPES.items()}
 
 
 def element_type(name: str) -> Attribute:
@@ -135,7 +129,8 @@ def dtype_name(elt: Attribute) -> str:
 
 
 def is_float_name(name: str) -> bool:
-    return name in ("float16", "bfloat16", "float32", "float64")
+    record = dtypes.BY_NAME.get(name)
+    return record is not None and record.is_float
 
 
 # ---------------------------------------------------------------------------------------------
@@ -234,7 +229,7 @@ class ImageType(ParametrizedAttribute, TypeAttribute):
                 printer.print_string(", planar")
 
 
-PARAM_KINDS = ("ui8", "i8", "ui16", "i16", "i32", "ui32", "f16", "bf16", "f32", "f64", "i1", "rect")
+PARAM_KINDS = (*(record.slot_kind for record in dtypes.DTYPES), "rect")
 
 # The most elements one slot may hold. A kernel indexes a slot with an int32 (a plane z, a channel),
 # so no op reads further, and a larger count is an array g++ or nvcc may refuse. The tighter limit
@@ -895,9 +890,10 @@ def check_values_fit_chain(op_name: str, values: Sequence[float], channels: int,
 
 def check_values_representable(op_name: str, values: Sequence[float], dtype: str) -> None:
     """Integer (and bool) chains take only integral values inside their range (SPEC §3)."""
-    if dtype not in INTEGER_RANGES:
+    record = dtypes.BY_NAME.get(dtype)
+    if record is None or (limits := record.integer_range) is None:
         return
-    lo, hi = INTEGER_RANGES[dtype]
+    lo, hi = limits
     for v in values:
         if not (math.isfinite(v) and v == int(v) and lo <= v <= hi):
             raise VerifyException(
@@ -2252,6 +2248,105 @@ class ReadSetOp(TypeRuleOp):
         return in_type
 
 
+# ---------------------------------------------------------------------------------------------
+# Element-wise math (SPEC §3): each op is one `@math_op` class, its whole declaration
+# ---------------------------------------------------------------------------------------------
+
+
+def _check_math_chain(op: MathUnaryOp | MathValueOp, in_type: ImageType) -> None:
+    _check_not_bool(op, in_type, "computes arithmetic")
+    if not op.KEEPS_INTEGERS and not is_float_name(in_type.dtype):
+        raise VerifyException(f"'{op.name}' needs a float chain, got {in_type.dtype}; Cast to float first")
+
+
+class MathUnaryOp(_UnaryOp):
+    """`fkl.<op> %x : T`: a function of each element that keeps the chain's type.
+
+    FORMULA is the C comment of its emitted statement; NUMPY names the numpy ufunc that is its
+    semantics (applied in float64, then rounded to the chain type; on integers in int64, then
+    wrapped), which the reference interpreter applies and the C++ struct `fkl::<Name>` must agree with.
+    """
+
+    FORMULA: ClassVar[str]
+    NUMPY: ClassVar[str]
+    KEEPS_INTEGERS: ClassVar[bool] = False
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        _check_math_chain(self, in_type)
+        return in_type
+
+
+class MathValueOp(BinaryValueOp):
+    """`fkl.<op> %x, v : T`: a function of each element and the channel's value, as MathUnaryOp."""
+
+    NUMPY: ClassVar[str]
+    KEEPS_INTEGERS: ClassVar[bool] = False
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        _check_math_chain(self, in_type)
+        return super().result_for(in_type)
+
+
+# Every @math_op class, in declaration order: the dialect, the reference interpreter and the
+# emitter's family rules take them from here, so a new op is its class and its C++ struct.
+MATH_OPS: list[type[MathUnaryOp] | type[MathValueOp]] = []
+
+MathT = TypeVar("MathT", bound=MathUnaryOp | MathValueOp)
+
+
+def math_op(cls: type[MathT]) -> type[MathT]:
+    """Define an element-wise math op (irdl_op_definition) and list it in MATH_OPS."""
+    op = irdl_op_definition(cls)
+    MATH_OPS.append(op)
+    return op
+
+
+@math_op
+class AbsOp(MathUnaryOp):
+    """Abs: |x|; integers keep their type and wrap like C (abs(INT_MIN) == INT_MIN). `fkl.abs %x : T`"""
+
+    name = "fkl.abs"
+    FORMULA: ClassVar[str] = "|x|"
+    NUMPY: ClassVar[str] = "abs"
+    KEEPS_INTEGERS: ClassVar[bool] = True
+
+
+@math_op
+class SqrtOp(MathUnaryOp):
+    """Sqrt: the square root (x < 0 -> NaN). `fkl.sqrt %x : T`"""
+
+    name = "fkl.sqrt"
+    FORMULA: ClassVar[str] = "sqrt(x)"
+    NUMPY: ClassVar[str] = "sqrt"
+
+
+@math_op
+class ExpOp(MathUnaryOp):
+    """Exp: e^x (overflow -> inf). `fkl.exp %x : T`"""
+
+    name = "fkl.exp"
+    FORMULA: ClassVar[str] = "exp(x)"
+    NUMPY: ClassVar[str] = "exp"
+
+
+@math_op
+class LogOp(MathUnaryOp):
+    """Log: the natural logarithm (log(0) = -inf, x < 0 -> NaN). `fkl.log %x : T`"""
+
+    name = "fkl.log"
+    FORMULA: ClassVar[str] = "log(x)"
+    NUMPY: ClassVar[str] = "log"
+
+
+@math_op
+class PowOp(MathValueOp):
+    """Pow: x^v (a negative x with a non-integer v -> NaN). `fkl.pow %x, v : T`"""
+
+    name = "fkl.pow"
+    FORMULA: ClassVar[str] = "pow(x, v)"
+    NUMPY: ClassVar[str] = "power"
+
+
 # Ops that change which source pixels an output pixel depends on: they fold into the read.
 GEOMETRY_OPS: tuple[type[IRDLOperation], ...] = (ReadSetOp, BorderOp, CropOp, ResizeOp, WarpOp, DeinterlaceOp)
 WRITE_OPS: tuple[type[_WriteLikeOp], ...] = (WriteOp, SplitOp, TSplitOp, SplitWriteOp)
@@ -2264,6 +2359,7 @@ CHANNELWISE_OPS: tuple[type[IRDLOperation], ...] = (
     SaturateFloatOp,
     IsEvenOp,
     StaticLoopOp,
+    MathUnaryOp,
 )
 # Compute ops that mix or change channels: a chain with one of these computes per pixel.
 PIXEL_OPS: tuple[type[IRDLOperation], ...] = (
@@ -2285,22 +2381,8 @@ CHAIN_OPS: tuple[type[IRDLOperation], ...] = (ReadOp, *GEOMETRY_OPS, *COMPUTE_OP
 # Parameter slots: which slot each value field needs
 # ---------------------------------------------------------------------------------------------
 
-# dtype name -> slot kind (the IR's spelling of the element type).
-SLOT_KIND: dict[str, str] = {
-    "uint8": "ui8",
-    "int8": "i8",
-    "uint16": "ui16",
-    "int16": "i16",
-    "int32": "i32",
-    "uint32": "ui32",
-    "float16": "f16",
-    "bfloat16": "bf16",
-    "float32": "f32",
-    "float64": "f64",
-    "bool": "i1",
-}
-# slot kind -> the dtype whose range its values must lie in (a rect holds int32 x, y, w, h).
-_KIND_DTYPE: dict[str, str] = {kind: dtype for dtype, kind in SLOT_KIND.items()} | {"rect": "int32"}
+# slot kind -> the element type whose range its values must lie in (a rect holds int32 x, y, w, h).
+_KIND_DTYPE: dict[str, dtypes.DType] = {**dtypes.BY_SLOT_KIND, "rect": dtypes.BY_NAME["int32"]}
 
 
 def param_slot(op: Operation, field: str) -> tuple[str, int] | None:
@@ -2319,13 +2401,13 @@ def param_slot(op: Operation, field: str) -> tuple[str, int] | None:
     out_type = _known(op.results[0].type) if op.results else None
     if in_type is None:
         return None
-    channels, chain_kind = in_type.channels.data, SLOT_KIND[in_type.dtype]
+    channels, chain_kind = in_type.channels.data, dtypes.BY_NAME[in_type.dtype].slot_kind
     if isinstance(op, CropOp):
         return None if out_type is None else ("rect", out_type.planes.data)
     if field == "size" or (isinstance(op, ResizeOp) and field == "value"):
         return "i32", 2
     if isinstance(op, ResizeOp):  # the background, in the result's element type
-        return None if out_type is None else (SLOT_KIND[out_type.dtype], channels)
+        return None if out_type is None else (dtypes.BY_NAME[out_type.dtype].slot_kind, channels)
     if isinstance(op, SaturateOp):
         return chain_kind, 2 * channels
     if isinstance(op, VectorReorderRTOp):
@@ -2377,7 +2459,7 @@ def _check_slot_values(kernel: KernelOp, slots: dict[str, tuple[str, str, int]])
         if numbers is None or len(numbers) != expected:  # pyright: ignore[reportUnknownArgumentType]
             got = "no number list" if numbers is None else f"{len(numbers)} numbers"  # pyright: ignore[reportUnknownArgumentType]
             raise VerifyException(f"{what} needs {expected} numbers, got {got}")
-        if (limits := INTEGER_RANGES.get(_KIND_DTYPE[kind])) is None:
+        if (limits := _KIND_DTYPE[kind].integer_range) is None:
             continue
         lo, hi = limits
         bad = [v for v in numbers if not (lo <= v <= hi and float(v).is_integer())]  # pyright: ignore[reportUnknownVariableType]
@@ -2552,6 +2634,7 @@ FKL = Dialect(
         WarpOp,
         DeinterlaceOp,
         KernelOp,
+        *MATH_OPS,
     ],
     [ImageType, ParamsType],
 )

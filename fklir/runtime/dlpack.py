@@ -27,6 +27,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from fklir import dtypes
+from fklir.dtypes import DLDataTypeCode
+
 if TYPE_CHECKING:
     from typing_extensions import CapsuleType
 
@@ -41,16 +44,6 @@ class DLDeviceType(enum.IntEnum):
     CUDA_HOST = 3
     ROCM = 10
     CUDA_MANAGED = 13
-
-
-class DLDataTypeCode(enum.IntEnum):
-    INT = 0
-    UINT = 1
-    FLOAT = 2
-    OPAQUE_HANDLE = 3
-    BFLOAT = 4
-    COMPLEX = 5
-    BOOL = 6
 
 
 class DLDevice(ctypes.Structure):
@@ -103,21 +96,6 @@ VERSIONED_NAME = b"dltensor_versioned"
 USED_LEGACY_NAME = b"used_dltensor"
 USED_VERSIONED_NAME = b"used_dltensor_versioned"
 
-# fklir element type name ↔ (type code, bits); lanes are always 1 (vector pixels are a trailing dim).
-ELEMENT_CODES: dict[str, tuple[int, int]] = {
-    "bool": (DLDataTypeCode.BOOL, 8),
-    "uint8": (DLDataTypeCode.UINT, 8),
-    "int8": (DLDataTypeCode.INT, 8),
-    "uint16": (DLDataTypeCode.UINT, 16),
-    "int16": (DLDataTypeCode.INT, 16),
-    "uint32": (DLDataTypeCode.UINT, 32),
-    "int32": (DLDataTypeCode.INT, 32),
-    "float16": (DLDataTypeCode.FLOAT, 16),
-    "bfloat16": (DLDataTypeCode.BFLOAT, 16),
-    "float32": (DLDataTypeCode.FLOAT, 32),
-    "float64": (DLDataTypeCode.FLOAT, 64),
-}
-_ELEMENT_NAMES: dict[tuple[int, int], str] = {code: name for name, code in ELEMENT_CODES.items()}
 
 # ----- the Python C API, through private prototypes (never by changing ctypes.pythonapi's shared ones) -----
 
@@ -254,7 +232,8 @@ def export_capsule(
 
     A legacy capsule cannot say "read-only", so exporting read-only memory that way raises BufferError.
     """
-    if dtype_name not in ELEMENT_CODES:
+    record = dtypes.BY_NAME.get(dtype_name)
+    if record is None:
         raise BufferError(f"__dlpack__: element type {dtype_name!r} has no DLPack code")
     if readonly and not versioned:
         raise BufferError(
@@ -275,7 +254,8 @@ def export_capsule(
     tensor.data = ptr or None
     tensor.device.device_type, tensor.device.device_id = int(device[0]), int(device[1])
     tensor.ndim = len(extents)
-    code, bits = ELEMENT_CODES[dtype_name]
+    # lanes are always 1: vector pixels are a trailing dimension
+    code, bits = record.dlpack
     tensor.dtype.code, tensor.dtype.bits, tensor.dtype.lanes = int(code), bits, 1
     tensor.shape = ctypes.cast(shape_array, ctypes.POINTER(ctypes.c_int64))
     # Strides are always given (some consumers and DLPack >= 1.2 no longer accept NULL).
@@ -429,10 +409,10 @@ def _describe_tensor(tensor: DLTensor, what: str) -> tuple[int, tuple[int, ...],
         raise ValueError(f"{what}: DLPack tensor has ndim {ndim}")
     shape = tuple(int(tensor.shape[i]) for i in range(ndim)) if ndim else ()
     code, bits, lanes = int(tensor.dtype.code), int(tensor.dtype.bits), int(tensor.dtype.lanes)
-    dtype_name = _ELEMENT_NAMES.get((code, bits))
-    if dtype_name is None or lanes != 1:
+    record = dtypes.BY_DLPACK.get((code, bits))
+    if record is None or lanes != 1:
         shown = f"code {code} ({_code_name(code)}), {bits} bits" + (f", {lanes} lanes" if lanes != 1 else "")
-        raise TypeError(f"{what}: unsupported DLPack element type ({shown}); supported: {', '.join(ELEMENT_CODES)}")
+        raise TypeError(f"{what}: unsupported DLPack element type ({shown}); supported: {', '.join(dtypes.NAMES)}")
     if tensor.strides and math.prod(shape) > 0:
         strides = tuple(int(tensor.strides[i]) for i in range(ndim))
         expected = contiguous_strides(shape)
@@ -444,7 +424,7 @@ def _describe_tensor(tensor: DLTensor, what: str) -> tuple[int, tuple[int, ...],
     ptr = int(tensor.data or 0) + int(tensor.byte_offset)
     if ptr == 0 and math.prod(shape) > 0:
         raise ValueError(f"{what}: DLPack tensor of shape {shape} has a NULL data pointer")
-    return ptr, shape, dtype_name
+    return ptr, shape, record.name
 
 
 def _code_name(code: int) -> str:

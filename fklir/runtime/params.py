@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from fklir import dtypes
+
 # fkl::Div::in_range: divisors (and dividends) whose quotient the GPU computes as a product and one FMA
 DIV_FAST_LOW, DIV_FAST_HIGH = 2.0**-60, 2.0**60
 
@@ -42,20 +44,7 @@ class RectStruct(ctypes.Structure):
     _fields_ = [("x", ctypes.c_int32), ("y", ctypes.c_int32), ("w", ctypes.c_int32), ("h", ctypes.c_int32)]
 
 
-SLOT_CTYPE: dict[str, Any] = {
-    "ui8": ctypes.c_uint8,
-    "i8": ctypes.c_int8,
-    "ui16": ctypes.c_uint16,
-    "i16": ctypes.c_int16,
-    "i32": ctypes.c_int32,
-    "ui32": ctypes.c_uint32,
-    "f16": ctypes.c_uint16,
-    "bf16": ctypes.c_uint16,
-    "f32": ctypes.c_float,
-    "f64": ctypes.c_double,
-    "i1": ctypes.c_bool,
-    "rect": RectStruct,
-}
+SLOT_CTYPE: dict[str, Any] = {record.slot_kind: record.ctype for record in dtypes.DTYPES} | {"rect": RectStruct}
 
 
 def params_struct_type(
