@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from fklir import dtypes
 from fklir.dialects import fkl
 
 # OpenCV's cv2.COLOR_* values of the codes fklir implements; codes that are equal in OpenCV do the same
@@ -199,8 +200,8 @@ def dtype_name(op: str, dtype: object) -> str:
         except (TypeError, ValueError):
             parsed = None
         name = parsed.name if parsed is not None and parsed.isnative and parsed.fields is None else None
-    if name not in fkl.ELEMENT_TYPES:
-        raise ValueError(f"{op}: unknown dtype {dtype!r}; expected one of {', '.join(fkl.ELEMENT_TYPES)}")
+    if name is None or name not in dtypes.BY_NAME:
+        raise ValueError(f"{op}: unknown dtype {dtype!r}; expected one of {', '.join(dtypes.NAMES)}")
     return name
 
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fklir import dtypes
 from fklir.runtime import dlpack
 from fklir.runtime.dlpack import DLDeviceType
 
@@ -32,19 +33,7 @@ if TYPE_CHECKING:
     from typing_extensions import CapsuleType
 
 # Element type name → numpy storage dtype. numpy has no bfloat16: it is stored as its 16 raw bits.
-ELEMENT_TYPES: dict[str, np.dtype[Any]] = {
-    "bool": np.dtype(np.bool_),
-    "uint8": np.dtype(np.uint8),
-    "int8": np.dtype(np.int8),
-    "uint16": np.dtype(np.uint16),
-    "int16": np.dtype(np.int16),
-    "uint32": np.dtype(np.uint32),
-    "int32": np.dtype(np.int32),
-    "float16": np.dtype(np.float16),
-    "bfloat16": np.dtype(np.uint16),
-    "float32": np.dtype(np.float32),
-    "float64": np.dtype(np.float64),
-}
+ELEMENT_TYPES: dict[str, np.dtype[Any]] = {record.name: record.storage for record in dtypes.DTYPES}
 
 # "uint8x3": a pixel of 3 uint8 channels, i.e. a trailing channel dimension of 3.
 _VECTOR_TYPE = re.compile(r"(?P<scalar>[a-z]+[0-9]*)x(?P<lanes>[0-9]+)")

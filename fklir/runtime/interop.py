@@ -23,8 +23,9 @@ from typing import Any
 
 import numpy as np
 
+from fklir import dtypes
 from fklir.errors import ReadOnlyOutputError
-from fklir.runtime.device_buffer import ELEMENT_TYPES, DeviceBuffer, host_view_for, normalize_shape
+from fklir.runtime.device_buffer import DeviceBuffer, host_view_for, normalize_shape
 
 ACCEPTED_GPU_ARRAYS = (
     "a CUDA torch.Tensor, a CuPy array, an fklir DeviceBuffer, or an object with __cuda_array_interface__ "
@@ -38,7 +39,7 @@ class GpuArray:
 
     ptr: int
     shape: tuple[int, ...]
-    dtype_name: str  # an ELEMENT_TYPES name: 'uint8', 'float32', 'bfloat16', ...
+    dtype_name: str  # a fklir.dtypes name: 'uint8', 'float32', 'bfloat16', ...
     device: int
     stream: int | None  # the producer's stream (CAI v3, or the one DLPack data was made ready on), when known
     framework: str  # 'torch' | 'cupy' | 'fklir' | 'cai' | 'dlpack'
@@ -106,8 +107,8 @@ def _torch_dtype_name(dtype: object, what: str) -> str:
     if name is not None:
         return name
     candidate = str(dtype).removeprefix("torch.")
-    if candidate not in ELEMENT_TYPES:
-        raise TypeError(f"{what}: unsupported element type {dtype}; supported: {', '.join(ELEMENT_TYPES)}")
+    if candidate not in dtypes.BY_NAME:
+        raise TypeError(f"{what}: unsupported element type {dtype}; supported: {', '.join(dtypes.NAMES)}")
     _torch_dtype_names[dtype] = candidate
     return candidate
 
@@ -239,12 +240,10 @@ def _device_of_pointer(ptr: int, what: str) -> int:
 
 
 def _numpy_dtype_name(dtype: np.dtype[Any], what: str) -> str:
-    name = dtype.name
-    if name == "bfloat16" and dtype.itemsize == 2:
-        return name  # ml_dtypes' bfloat16
-    if name not in ELEMENT_TYPES or ELEMENT_TYPES[name] != dtype:
-        raise TypeError(f"{what}: unsupported element type {dtype}; supported: {', '.join(ELEMENT_TYPES)}")
-    return name
+    record = dtypes.from_numpy(dtype)
+    if record is None:
+        raise TypeError(f"{what}: unsupported element type {dtype}; supported: {', '.join(dtypes.NAMES)}")
+    return record.name
 
 
 def is_c_contiguous(shape: Sequence[int], strides: Sequence[int], itemsize: int) -> bool:
@@ -371,8 +370,9 @@ def empty_like_framework(
     accepted so that callers need not know which frameworks use it.
     """
     shape = normalize_shape(shape, "output shape")
-    if dtype_name not in ELEMENT_TYPES:
-        raise TypeError(f"output: unsupported element type {dtype_name!r}; supported: {', '.join(ELEMENT_TYPES)}")
+    record = dtypes.BY_NAME.get(dtype_name)
+    if record is None:
+        raise TypeError(f"output: unsupported element type {dtype_name!r}; supported: {', '.join(dtypes.NAMES)}")
     if framework == "torch":
         torch = importlib.import_module("torch")
         tensor = torch.empty(shape, dtype=getattr(torch, dtype_name), device=f"cuda:{device}")
@@ -380,7 +380,7 @@ def empty_like_framework(
     if framework == "cupy" and dtype_name != "bfloat16":
         cupy = importlib.import_module("cupy")
         with cupy.cuda.Device(device):
-            array = cupy.empty(shape, dtype=ELEMENT_TYPES[dtype_name])
+            array = cupy.empty(shape, dtype=record.storage)
         return array, int(array.data.ptr)
     buffer = DeviceBuffer(shape, dtype_name, device)
     return buffer, buffer.ptr
