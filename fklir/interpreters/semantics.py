@@ -28,6 +28,8 @@ from typing import Any, Final, TypeAlias
 import numpy as np
 from numpy.typing import NDArray
 
+from fklir import dtypes
+
 __all__ = [
     "ARITH_OPS",
     "DTYPES",
@@ -73,7 +75,7 @@ Values: TypeAlias = float | int | Sequence[float] | Sequence[int]
 
 @dataclass(frozen=True)
 class DTypeInfo:
-    """What the reference needs to know about one element type."""
+    """What the reference needs to know about one element type (a view of its fklir.dtypes record)."""
 
     name: str
     storage: np.dtype[Any]  # numpy dtype of the carrying array (float32 for bfloat16)
@@ -84,31 +86,11 @@ class DTypeInfo:
     hi: float  # largest finite value
 
 
-def _int_info(name: str, np_type: type[np.integer[Any]]) -> DTypeInfo:
-    info = np.iinfo(np_type)
-    return DTypeInfo(name, np.dtype(np_type), False, info.min < 0, info.bits, float(info.min), float(info.max))
+def _info(record: dtypes.DType) -> DTypeInfo:
+    return DTypeInfo(record.name, record.carrier, record.is_float, record.is_signed, record.bits, record.lo, record.hi)
 
 
-def _float_info(name: str, np_type: type[np.floating[Any]], bits: int, hi: float) -> DTypeInfo:
-    return DTypeInfo(name, np.dtype(np_type), True, True, bits, -hi, hi)
-
-
-# Largest finite bfloat16: (2 - 2**-7) * 2**127.
-_BF16_MAX: Final = float.fromhex("0x1.fe00000000000p+127")
-
-DTYPES: Final[dict[str, DTypeInfo]] = {
-    "uint8": _int_info("uint8", np.uint8),
-    "int8": _int_info("int8", np.int8),
-    "uint16": _int_info("uint16", np.uint16),
-    "int16": _int_info("int16", np.int16),
-    "int32": _int_info("int32", np.int32),
-    "uint32": _int_info("uint32", np.uint32),
-    "float16": _float_info("float16", np.float16, 16, float(np.finfo(np.float16).max)),
-    "bfloat16": _float_info("bfloat16", np.float32, 16, _BF16_MAX),
-    "float32": _float_info("float32", np.float32, 32, float(np.finfo(np.float32).max)),
-    "float64": _float_info("float64", np.float64, 64, float(np.finfo(np.float64).max)),
-    "bool": DTypeInfo("bool", np.dtype(np.bool_), False, False, 1, 0.0, 1.0),
-}
+DTYPES: Final[dict[str, DTypeInfo]] = {record.name: _info(record) for record in dtypes.DTYPES}
 
 
 def dtype_info(dtype: str, op: str = "dtype") -> DTypeInfo:
@@ -151,7 +133,7 @@ def _round_float64_to_bfloat16(a: NDArray[np.float64]) -> NDArray[np.float32]:
         special = ~np.isfinite(a) | (a == 0)
         rounded = np.where(special, a, rounded)
         # Values that round past the largest finite bfloat16 become infinities (IEEE overflow).
-        rounded = np.where(np.abs(rounded) > _BF16_MAX, np.copysign(np.inf, rounded), rounded)
+        rounded = np.where(np.abs(rounded) > DTYPES["bfloat16"].hi, np.copysign(np.inf, rounded), rounded)
     return rounded.astype(np.float32)
 
 
