@@ -33,19 +33,7 @@ INCLUDE_DIR = Path(__file__).resolve().parents[2] / "fklir" / "backend" / "inclu
 # kDLBfloat = 4U, kDLComplex = 5U, kDLBool = 6U } DLDataTypeCode;
 K_DL_INT, K_DL_UINT, K_DL_FLOAT, K_DL_BFLOAT, K_DL_BOOL = 0, 1, 2, 4, 6
 
-EXPECTED_NAMES = (
-    "uint8",
-    "int8",
-    "uint16",
-    "int16",
-    "int32",
-    "uint32",
-    "float16",
-    "bfloat16",
-    "float32",
-    "float64",
-    "bool",
-)
+EXPECTED_NAMES = tuple("uint8 int8 uint16 int16 int32 uint32 float16 bfloat16 float32 float64 bool".split())
 NUMPY_NAMES = [name for name in EXPECTED_NAMES if name != "bfloat16"]
 INTEGER_NAMES = ["uint8", "int8", "uint16", "int16", "int32", "uint32"]
 FLOAT_NAMES = ["float16", "float32", "float64"]
