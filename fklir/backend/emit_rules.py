@@ -146,6 +146,13 @@ ELEMENT.register(fkl.SaturateFloatOp)(unary_rule("clamp to [0, 1]"))
 ELEMENT.register(fkl.IsEvenOp)(unary_rule("x mod 2 == 0"))
 
 
+@ELEMENT.register(fkl.MathUnaryOp)
+def _math_unary(op: fkl.MathUnaryOp, src: str, c: str) -> tuple[str, str]:
+    # Every element-wise math op (its family; fkl.MathValueOp ones are BinaryValueOp's) states its
+    # formula in its declaration, so that a new one needs no rule of its own.
+    return unary_rule(op.FORMULA)(op, src, c)
+
+
 @ELEMENT.register(fkl.StaticLoopOp)
 def _static_loop(op: fkl.StaticLoopOp, src: str, c: str) -> tuple[str, str]:
     body, count = op.body.data, op.count.data

@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, TypeVar, cast
 
 from xdsl.builder import Builder
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
@@ -346,6 +346,39 @@ class SaturateFloat(_NoValue):
     """Clamp a float chain to [0, 1] (NaN passes through)."""
 
     IR_OP: ClassVar[type[fkl._UnaryOp]] = fkl.SaturateFloatOp  # pyright: ignore[reportPrivateUsage]
+
+
+# --------------------------------------------------------------------------------------------
+# Element-wise math: descriptors derived from their dialect declarations
+# --------------------------------------------------------------------------------------------
+
+DescriptorT = TypeVar("DescriptorT", bound=Op)
+
+
+def _derived(base: type[DescriptorT], ir_op: type[Operation]) -> type[DescriptorT]:
+    """`base` lowering to `ir_op`, named as the op class without "Op" and documented by its docstring,
+    so that the declaration in the dialect is the only one."""
+    name = ir_op.__name__.removesuffix("Op")
+    namespace = {"IR_OP": ir_op, "__doc__": ir_op.__doc__, "__module__": __name__, "__qualname__": name}
+    return cast(type[DescriptorT], type(name, (base,), namespace))
+
+
+def unary(ir_op: type[fkl.MathUnaryOp]) -> type[_NoValue]:
+    """The descriptor of a value-less element-wise op: `Abs = unary(fkl.AbsOp)`, used as `Abs()`."""
+    return _derived(_NoValue, ir_op)
+
+
+def binary_value(ir_op: type[fkl.BinaryValueOp]) -> type[_BinaryValue]:
+    """The descriptor of an element-wise op with one value per channel: `Pow = binary_value(fkl.PowOp)`,
+    used as `Pow(v)`."""
+    return _derived(_BinaryValue, ir_op)
+
+
+Abs = unary(fkl.AbsOp)
+Sqrt = unary(fkl.SqrtOp)
+Exp = unary(fkl.ExpOp)
+Log = unary(fkl.LogOp)
+Pow = binary_value(fkl.PowOp)
 
 
 # --------------------------------------------------------------------------------------------

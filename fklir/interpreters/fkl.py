@@ -406,6 +406,11 @@ def _is_even(img: sem.Image, op: fkl.IsEvenOp, values: FieldValues) -> sem.Image
     return sem.is_even(img)
 
 
+@impl_compute(*fkl.MATH_OPS)
+def _math(img: sem.Image, op: fkl.MathUnaryOp | fkl.MathValueOp, values: FieldValues) -> sem.Image:
+    return sem.elementwise(op.NUMPY, img, values.get("value"), op.KEEPS_INTEGERS, op.name)
+
+
 @impl_compute(fkl.VectorAndOp)
 def _vector_and(img: sem.Image, op: fkl.VectorAndOp, values: FieldValues) -> sem.Image:
     return sem.vector_and(img)

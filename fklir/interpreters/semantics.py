@@ -43,6 +43,7 @@ __all__ = [
     "discard",
     "dtype_info",
     "dtype_name_of",
+    "elementwise",
     "from_planar",
     "is_even",
     "mxv_float3",
@@ -497,6 +498,24 @@ def saturate_float(img: Image) -> Image:
     if not img.info.is_float:
         raise ValueError(f"SaturateFloat: needs a float chain, got {img.dtype}")
     return _float_image(np.clip(_to_float64(img), 0.0, 1.0), img.dtype)
+
+
+def elementwise(ufunc: str, img: Image, values: Values | None, integers: bool, op: str) -> Image:
+    """An element-wise math op (Abs, Sqrt, Exp, Log, Pow(v)): numpy's `ufunc` of each element (and
+    the channel's value, converted to the chain type first), in float64 rounded to the chain type.
+
+    `integers`: whether integer chains are allowed (Abs), computed in int64 and wrapped like C
+    (abs(INT_MIN) == INT_MIN); otherwise an integer chain is an error that says "Cast to float first".
+    """
+    if img.dtype == "bool" or (not img.info.is_float and not integers):
+        raise ValueError(f"{op}: needs a float chain, got {img.dtype}; Cast to float first")
+    func = getattr(np, ufunc)
+    operands = () if values is None else (_channel_vector(values, img, op),)
+    if img.info.is_float:
+        with np.errstate(all="ignore"):  # IEEE results (inf, NaN) are the semantics
+            return _float_image(func(_to_float64(img), *operands), img.dtype)
+    with np.errstate(over="ignore"):
+        return _int_image(func(_to_int64(img), *operands), img.dtype)
 
 
 # --------------------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from fklir.backend.emit_cpp import EmittedKernel, emit_kernel
 from fklir.frontend.compose import Pipeline
 from fklir.frontend.lowering import kernels_of
 from fklir.frontend.ops import Op, Read, StaticLoop, Write
+from tests import op_catalogue
 from tests.runtime import chains as runtime_chains
 from tests.unit.test_emit_compiles import CHAINS as COMPILE_CHAINS
 
@@ -317,8 +318,21 @@ def _reads_writes() -> list[Case]:
     ]
 
 
+def _elementwise() -> list[Case]:
+    """Each op of tests/op_catalogue.py in a flat float32 kernel, after a linear resize (a pixel
+    kernel), and on an integer chain where it takes one."""
+    cases: list[Case] = []
+    for entry in op_catalogue.CATALOGUE:
+        name = entry.name.lower()
+        cases.append(_case(f"math_flat_f32_{name}", "float32", (7, 9, 3), entry.descriptor()))
+        cases.append(_case(f"math_pixel_u8_resize_{name}", "uint8", (11, 13, 3), fkl.Resize(6, 5), entry.descriptor()))
+        if "int16" in entry.dtypes:
+            cases.append(_case(f"math_flat_i16_{name}", "int16", (5, 9), entry.descriptor()))
+    return cases
+
+
 def corpus() -> list[Case]:
-    cases = [*_reused(), *_flat(), *_vector(), *_geometry(), *_batching(), *_reads_writes()]
+    cases = [*_reused(), *_flat(), *_vector(), *_geometry(), *_batching(), *_reads_writes(), *_elementwise()]
     names = [c.name for c in cases]
     duplicated = sorted({n for n in names if names.count(n) > 1})
     if duplicated:

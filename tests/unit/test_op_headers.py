@@ -33,7 +33,7 @@ import pytest
 INCLUDE_DIR = Path(__file__).resolve().parents[2] / "fklir" / "backend" / "include"
 HEADER_DIR = INCLUDE_DIR / "fkl"
 CPP_DIR = Path(__file__).resolve().parent / "cpp"
-LIBRARY_HEADERS = ("core.h", "arith.h", "cast.h", "geometry.h", "memory.h", "fkl.h")
+LIBRARY_HEADERS = ("core.h", "arith.h", "cast.h", "math.h", "geometry.h", "memory.h", "fkl.h")
 HEADERS = tuple(sorted(path.name for path in HEADER_DIR.glob("*.h")))  # the library's and any added next to it
 
 CPU_FLAGS = ("-std=c++17", "-O3", "-ffp-contract=off", "-fopenmp", "-Wall", "-Wextra", "-Werror")

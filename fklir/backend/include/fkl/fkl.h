@@ -3,6 +3,7 @@
 //   core.h      FKL_HD, element typedefs, Rect, f16/bf16 conversions, Limits<T>
 //   arith.h     Add Sub Mul Div Max Min IsEven StaticLoop
 //   cast.h      Cast<To> SaturateCast<To> Saturate SaturateFloat
+//   math.h      Abs Sqrt Exp Log Pow
 //   geometry.h  resize_scale linear_tap nearest_index resize_content_box BorderReader Warping Deinterlace
 //   memory.h    PackedImage PackedOutput PlanarImage PlanarOutput ReadSet Vec16 load16 store16
 //
@@ -13,5 +14,6 @@
 #include "core.h"
 #include "arith.h"
 #include "cast.h"
+#include "math.h"
 #include "geometry.h"
 #include "memory.h"
