@@ -183,7 +183,7 @@ def assert_matches(entry: Entry, got: np.ndarray, ref: np.ndarray, dtype: str, w
     ulps = 1 if dtype in ("float16", "bfloat16") else entry.ulps
     with np.errstate(invalid="ignore"):  # inf - inf and the spacing of inf: those are `exact`
         close = exact | (np.abs(g - r) <= ulps * _spacing(r, dtype))
-    bad = [tuple(i) for i in np.argwhere(~close)]
+    bad = [tuple(int(j) for j in i) for i in np.argwhere(~close)]
     assert not bad, f"{what}: {len(bad)} values beyond {ulps} ulp, first at {bad[0]}: {g[bad[0]]} vs {r[bad[0]]}"
 
 
