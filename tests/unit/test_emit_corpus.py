@@ -133,6 +133,8 @@ COMPILED = (
     "batch_u8_rects_resize_split",
     "div_f32_warp_deinterlace",
     "rw_readset_bf16_split_write",
+    "math_flat_i16_abs",
+    "math_pixel_u8_resize_pow",
 )
 
 
