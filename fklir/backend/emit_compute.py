@@ -44,9 +44,8 @@ def emit_compute_fast(compute: list[Operation], in_dtype: str, out_dtype: str) -
     path, clearing `fast` when a dividend lies outside its range; the caller then recomputes the group
     with compute(). Empty when the chain has no float32 division.
 
-    One range check per group instead of a branch per element: with a branch around the exact division
-    inlined at each of a group's elements, NVRTC took twice as long to compile the u8 -> float
-    normalisation (Cast, Mul, Sub, Div)."""
+    One range check per group instead of a branch per element: a branch around the exact division inlined
+    at each of a group's elements would make NVRTC compile the long division once per element."""
     if not any(is_float_division(op) for op in compute):
         return []
     lines = [

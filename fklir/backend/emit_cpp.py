@@ -341,7 +341,7 @@ def _gpu_entry(name: str, chain: Chain, pixels: int, taps: str) -> list[str]:
         ]
     # All samples before any store, so that the compiler computes what they share once. A pixel right
     # of the output is skipped, by a whole warp where the width is a multiple of 32: at 224 wide, the
-    # fourth pixel of every thread of the second block column (ROI B=64: 22.4 -> 21.8 us, RESULTS.md).
+    # fourth pixel of every thread of the second block column, whose warps then do no work at all.
     return [
         *_gpu_entry_head(name, pixels),
         *_block_prologue(chain, pixels, taps),

@@ -7,24 +7,21 @@ channel e % C and every parameter is read at a fixed offset (no per-element sele
 GPU, staged (the default): block b owns the tile of THREADS * G elements starting at b * THREADS * G.
 Its threads copy the tile into shared memory with coalesced 16-byte loads (consecutive lanes,
 consecutive vectors), thread t computes group t from there, the results overwrite the tile, and the
-block stores it with coalesced 16-byte stores. On the H200 (benchmarks/flat_variants.py, RESULTS.md)
-the 6-op float32 chain ran at 1.03x the copy floor this way, 1.2x when each thread loaded its group
-straight from global memory (lanes 48 bytes apart) and 2.7x when parameters were picked per element.
+block stores it with coalesced 16-byte stores: lanes that loaded their own groups straight from global
+memory would be 48 bytes apart, and parameters picked per element would cost a select per element.
 GPU, direct (1-byte input and output): thread t loads group t straight from global memory. Such
 chains do many operations per byte, and there the barriers of the staged tile cost more than the
-strided access does (uint8 normalise: 17.0 us direct, 19.8 us staged, same run).
+strided access does.
 Groups of 1-byte inputs (both kinds) run the chain in four rolled rounds over a window of whole 32-bit
 words and whole pixels (12 elements for 3 channels): the compilers see one copy of the chain per window,
 not one per element of the group, and the group still moves in 16-byte vectors.
 Unaligned pointers and a partial last tile (group, direct) take an element-wise loop, never unrolled.
 A chain that divides floats runs fkl::Div's fast path on the whole group and checks its dividends once
 (`compute_fast`); a group with one out of range goes through that same element-wise loop with the exact
-division, so that the long IEEE division is compiled once per kernel, not once per element.
-With both, NVRTC compiles the uint8 -> float normalisation (Cast, Mul, Sub, Div) in 95 ms instead of
-245 and a uint8 chain of four ops in 55 instead of 69 (build machine); the kernels run as fast or
-faster (RESULTS.md, session 6).
-A list input (Params::src_table) runs image z of the list in grid row z, each a flat run of its own;
-the 8-image benchmark list runs at 1.03x the copy floor this way (it was 1.25x as a pixel kernel).
+division, so that the long IEEE division is compiled once per kernel, not once per element: both keep
+NVRTC's compile time short without slowing the kernels.
+A list input (Params::src_table) runs image z of the list in grid row z, each a flat run of its own,
+so a list of same-size images moves at the rate of one flat run rather than as a pixel kernel.
 
 CPU: a loop over groups with restrict pointers, which g++ vectorises (`run_groups`).
 """
@@ -214,7 +211,7 @@ def _staged_body(s: FlatShape, divisors: str | None) -> list[str]:
     With `divisors` (the chain divides floats) a whole tile runs compute_fast, and a thread whose group had
     a dividend out of range rewrites its results in the tile element by element through compute(): its
     inputs are still in global memory, as nothing is stored there before the last barrier. Both rare
-    paths share one loop, so that the exact chain is compiled once (NVRTC: 7 ms less for the float chain)."""
+    paths share one loop, so that the exact chain is compiled once and NVRTC compiles less."""
     vin, vout, b, g, c = s.vectors(s.in_dtype), s.vectors(s.out_dtype), s.threads, s.group, s.channels
     tile = b * g
     return [
@@ -238,7 +235,7 @@ def _staged_body(s: FlatShape, divisors: str | None) -> list[str]:
         f"        const int stride = whole ? 1 : {b};",
         f"        const int step = whole ? {1 % c} : {b % c};  // from one element's channel to the next one's",
         f"        int c = (int)(first % {c});",
-        "#pragma unroll 1",  # a rare path: unrolled, NVRTC's compile of the whole kernel took 1.4x as long
+        "#pragma unroll 1",  # a rare path: unrolling it would multiply the chain NVRTC compiles
         "        for (fkl::i64 e = first; e < end; e += stride) {",
         "            to[e - first] = compute(p, in_base[e], c);",
         f"            c = c + step < {c} ? c + step : c + step - {c};",

@@ -174,7 +174,7 @@ def _per_channel(op: Operation, src: str, dst: str) -> list[str]:
 @PIXEL.register(fkl.DivOp)
 def _divide_pixel(op: fkl.DivOp, src: str, dst: str) -> list[str]:
     """A float32 division of a whole pixel with one range check for all its channels: the fast path
-    of fkl::Div costs three instructions, and a branch per channel cost more than that. The host
+    of fkl::Div is a few instructions, fewer than a branch per channel would add. The host
     checked the divisors' range once (`<slot>_fast`)."""
     if not is_float_division(op):
         return _per_channel(op, src, dst)
