@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 import tempfile
+
+import pytest
 
 os.environ.setdefault("FKLIR_CACHE_DIR", tempfile.mkdtemp(prefix="fklir-test-cache-"))
 
@@ -33,3 +36,16 @@ def pytest_configure(config: object) -> None:
         import fklir
 
         fklir.set_backend(backend)
+
+
+# A test that skips for want of a GPU is a GPU test: marking it lets `-m gpu` pick exactly those (the
+# sanitizer runs in docs/testing.md), without a second, hand-kept list of markers.
+_NEEDS_GPU = re.compile(r"\bGPU\b|CUDA device", re.IGNORECASE)
+
+
+def pytest_collection_modifyitems(config: object, items: list[pytest.Item]) -> None:
+    for item in items:
+        for mark in item.iter_markers("skipif"):
+            if _NEEDS_GPU.search(str(mark.kwargs.get("reason", ""))):
+                item.add_marker(pytest.mark.gpu)
+                break
