@@ -40,4 +40,4 @@ for name in ("PYENV_ROOT", "PYENV_VERSION", "VIRTUAL_ENV", "PYTHONPATH"):
 
 # A per-test timeout needs psutil to kill the process tree; without it, lit refuses the option.
 if lit.util.killProcessAndChildrenIsSupported()[0]:
-    lit_config.maxIndividualTestTime = 20
+    config.maxIndividualTestTime = 20

@@ -29,7 +29,8 @@ def _clone(tmp_path: Path) -> Path:
 
 
 def _run(clone: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(clone)}
+    # The clone first; the rest of the caller's path stays (where xdsl may live, as on the device machine).
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(clone), os.environ.get("PYTHONPATH")]))}
     return subprocess.run(
         [sys.executable, *args], cwd=clone, env=env, capture_output=True, text=True, timeout=600, check=False
     )

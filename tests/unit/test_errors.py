@@ -59,6 +59,9 @@ def no_driver(monkeypatch: pytest.MonkeyPatch) -> Any:
 
     def use(driver: Any) -> None:
         monkeypatch.setattr(cuda_driver, "_driver", lambda: driver)
+        # On a GPU machine an earlier test of this process has retained the real contexts: hide them.
+        monkeypatch.setattr(cuda_driver, "_primary_contexts", {})
+        monkeypatch.setattr(cuda_driver, "_primary_context_handles", {})
         cuda_driver._initialise.cache_clear()
         cuda_driver.gpu_available.cache_clear()
 
