@@ -22,6 +22,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -150,10 +151,13 @@ def cpp_file_hash(include_dir: Path) -> str:
     return digest.hexdigest()
 
 
-def compile_cubin(source: str, include_dir: Path, arch: str, workdir: Path) -> bytes:
+def compile_cubin(
+    source: str, include_dir: Path, arch: str, workdir: Path, include_dirs: Sequence[Path] = ()
+) -> bytes:
     """Compile CUDA source with nvcc for one arch (e.g. "sm_90") and return the cubin's bytes.
 
     The source is written to workdir/kernel.cu; on failure it stays there and CompileError names it.
+    `include_dirs` are searched after `include_dir` (a user kernel's own folders).
     """
     _check_arch(arch, "compile_cubin")
     nvcc = find_nvcc()
@@ -170,6 +174,7 @@ def compile_cubin(source: str, include_dir: Path, arch: str, workdir: Path) -> b
         f"-arch={arch}",
         "-I",
         str(include_dir),
+        *_include_options(include_dirs),
         "-o",
         str(cubin_path),
         str(source_path),
@@ -183,22 +188,37 @@ def compile_cubin(source: str, include_dir: Path, arch: str, workdir: Path) -> b
     return cubin_path.read_bytes()
 
 
-def compile_shared_library(source: str, include_dir: Path, output: Path, workdir: Path) -> None:
+def compile_shared_library(
+    source: str,
+    include_dir: Path,
+    output: Path,
+    workdir: Path,
+    include_dirs: Sequence[Path] = (),
+    link_flags: Sequence[str] = (),
+) -> None:
     """Compile C++ source with g++ into the shared library `output`.
 
     The source is written to workdir/kernel.cpp; on failure it stays there and CompileError names it.
+    `include_dirs` are searched after `include_dir`; `link_flags` (e.g. "-lhwy") follow the source, where
+    the linker needs libraries to be.
     """
     workdir.mkdir(parents=True, exist_ok=True)
     output.parent.mkdir(parents=True, exist_ok=True)
     source_path = workdir / "kernel.cpp"
     source_path.write_text(source)
-    command = [find_cxx(), *GXX_FLAGS, "-I", str(include_dir), "-o", str(output), str(source_path)]
+    includes = _include_options(include_dirs)
+    command = [find_cxx(), *GXX_FLAGS, "-I", str(include_dir), *includes, "-o", str(output), str(source_path)]
+    command += link_flags
     _run_compiler(command, source_path, cwd=workdir)
     if not output.is_file():
         raise CompileError(
             f"the C++ compiler reported success but wrote no library at {output}; source kept at {source_path}",
             source_path=source_path,
         )
+
+
+def _include_options(include_dirs: Sequence[Path]) -> list[str]:
+    return [option for folder in include_dirs for option in ("-I", str(folder))]
 
 
 def _run_compiler(command: list[str], source_path: Path, cwd: Path) -> None:
@@ -372,13 +392,30 @@ def compile_cubin_nvrtc(source: str, include_dir: Path, arch: str, workdir: Path
     defaults to a new folder under the cache's build/) and CompileError carries the program log and that
     path.
     """
+    return compile_cubin_nvrtc_named(source, include_dir, arch, (), workdir)[0]
+
+
+def compile_cubin_nvrtc_named(
+    source: str,
+    include_dir: Path,
+    arch: str,
+    name_expressions: Sequence[str],
+    workdir: Path | None = None,
+    include_dirs: Sequence[Path] = (),
+) -> tuple[bytes, dict[str, str]]:
+    """compile_cubin_nvrtc, and NVRTC's name expressions: each one (e.g. "scale_rows<float, 256>") is
+    instantiated and comes back with its lowered (mangled) name, under which the cubin exports it.
+    `include_dirs` are searched after `include_dir` (a user kernel's own folders)."""
     _check_arch(arch, "compile_cubin_nvrtc")
     nvrtc_version()  # CompileError with an install hint when libnvrtc is missing
     module = _nvrtc()
-    options = nvrtc_options(include_dir, arch)
+    options = [*nvrtc_options(include_dir, arch), *(f"-I{folder}" for folder in include_dirs)]
     status, program = module.nvrtcCreateProgram(source.encode(), b"kernel.cu", 0, [], [])
     _check_nvrtc(module, status, "nvrtcCreateProgram")
     try:
+        for expression in name_expressions:
+            (status,) = module.nvrtcAddNameExpression(program, expression.encode())
+            _check_nvrtc(module, status, f"nvrtcAddNameExpression({expression!r})")
         (status,) = module.nvrtcCompileProgram(program, len(options), [option.encode() for option in options])
         if int(status) != 0:
             log = _nvrtc_log(module, program)
@@ -398,9 +435,15 @@ def compile_cubin_nvrtc(source: str, include_dir: Path, arch: str, workdir: Path
         cubin = b"\0" * int(size)
         (status,) = module.nvrtcGetCUBIN(program, cubin)  # the binding fills the buffer in place
         _check_nvrtc(module, status, "nvrtcGetCUBIN")
-        return cubin
+        return cubin, {expression: _lowered_name(module, program, expression) for expression in name_expressions}
     finally:
         module.nvrtcDestroyProgram(program)
+
+
+def _lowered_name(module: ModuleType, program: Any, expression: str) -> str:
+    status, lowered = module.nvrtcGetLoweredName(program, expression.encode())
+    _check_nvrtc(module, status, f"nvrtcGetLoweredName({expression!r})")
+    return lowered.decode() if isinstance(lowered, bytes) else str(lowered)
 
 
 def _nvrtc_log(module: ModuleType, program: Any) -> str:
