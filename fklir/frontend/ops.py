@@ -308,7 +308,7 @@ class SaturateCast(Cast):
 class _NoValue(Op):
     """A compute op without values: lowers to `IR_OP(x)`."""
 
-    IR_OP: ClassVar[type[fkl._UnaryOp]]  # pyright: ignore[reportPrivateUsage]
+    IR_OP: ClassVar[type[fkl.UnaryOp]]
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
         return self._place(b, self.IR_OP(x))
@@ -345,7 +345,7 @@ class Saturate(Op):
 class SaturateFloat(_NoValue):
     """Clamp a float chain to [0, 1] (NaN passes through)."""
 
-    IR_OP: ClassVar[type[fkl._UnaryOp]] = fkl.SaturateFloatOp  # pyright: ignore[reportPrivateUsage]
+    IR_OP: ClassVar[type[fkl.UnaryOp]] = fkl.SaturateFloatOp
 
 
 # --------------------------------------------------------------------------------------------
@@ -390,14 +390,14 @@ Pow = binary_value(fkl.PowOp)
 class IsEven(_NoValue):
     """Integer → bool per channel: x mod 2 == 0."""
 
-    IR_OP: ClassVar[type[fkl._UnaryOp]] = fkl.IsEvenOp  # pyright: ignore[reportPrivateUsage]
+    IR_OP: ClassVar[type[fkl.UnaryOp]] = fkl.IsEvenOp
 
 
 @dataclass(frozen=True, eq=False)
 class VectorAnd(_NoValue):
     """boolN → bool: the AND of all channels."""
 
-    IR_OP: ClassVar[type[fkl._UnaryOp]] = fkl.VectorAndOp  # pyright: ignore[reportPrivateUsage]
+    IR_OP: ClassVar[type[fkl.UnaryOp]] = fkl.VectorAndOp
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,304 @@
+"""The op families the concrete ops derive from: the type rule, value ops, casts, the unary and word
+shapes, and the element-wise math ops with `@math_op` and MATH_OPS."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar, TypeVar
+
+from xdsl.dialects.builtin import DenseArrayBase, Float64Type, StringAttr, f64
+from xdsl.ir import Attribute, SSAValue, TypeAttribute
+from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+from fklir.dialects.fkl.checks import (
+    check_no_integer_division_by_zero,
+    check_not_bool,
+    check_result,
+    check_same_type,
+    check_values_fit_chain,
+)
+from fklir.dialects.fkl.fields import check_value_or_slot, field_values
+from fklir.dialects.fkl.syntax import format_number, parse_number_list, parse_slot, parse_types, print_types
+from fklir.dialects.fkl.types import NAME_OF_TYPE, ImageType, element_type, is_float_name, known
+
+# ---------------------------------------------------------------------------------------------
+# The type rule of an op between the read and the write
+# ---------------------------------------------------------------------------------------------
+
+
+class TypeRuleOp(IRDLOperation):
+    """An op whose result type follows from its input type by `result_for`.
+
+    `result_for` is the op's one type rule: the verifier applies it once the input type is known,
+    and fkl-infer-types takes the result type from it, so a rule that depends on the element type,
+    channels or planes (bool chains, values that must fit the chain, a plane per rect) is written
+    only there.
+    """
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        """The result type for a known input type; raises VerifyException naming the op and rule."""
+        raise NotImplementedError
+
+    def known_input(self) -> ImageType | None:
+        return known(self.operands[0].type)
+
+    def check_result_rule(self) -> None:
+        """With a known input, a known result type must be what `result_for` gives."""
+        if (in_type := self.known_input()) is not None:
+            check_result(self, self.result_for(in_type), self.results[0].type)
+
+
+# ---------------------------------------------------------------------------------------------
+# Arithmetic: one value per channel (or one broadcast value) in the chain's element type
+# ---------------------------------------------------------------------------------------------
+
+
+def arithmetic_result(op: IRDLOperation, body: str, in_type: ImageType) -> ImageType:
+    """The rule of fkl.add ... fkl.min and of fkl.static_loop's `body`: the type is kept; values
+    one per channel (or one), representable in the element type; no integer division by zero."""
+    if body not in ("max", "min"):  # max/min of bools are or/and; the rest is arithmetic
+        check_not_bool(op, in_type, "computes arithmetic")
+    if (values := field_values(op)) is not None:
+        check_values_fit_chain(op.name, values, in_type.channels.data, in_type.dtype)
+        if body == "div":
+            check_no_integer_division_by_zero(op.name, values, in_type.dtype)
+    return in_type
+
+
+class BinaryValueOp(TypeRuleOp):
+    """`fkl.<op> %x, 2.0 : T` or `fkl.<op> %x, [1.0, 2.0, 3.0] : T`; hoisted `fkl.<op> %x, param "s" : T`."""
+
+    FORMULA: ClassVar[str]
+    VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("value",)
+
+    input = operand_def(ImageType)
+    value = opt_prop_def(DenseArrayBase[Float64Type])
+    slot = opt_prop_def(StringAttr)
+    result = result_def(ImageType)
+
+    def __init__(
+        self,
+        input: SSAValue,
+        value: Sequence[float] | None,
+        result_type: Attribute | None = None,
+        slot: str | None = None,
+    ):
+        properties: dict[str, Attribute] = {}
+        if value is not None:
+            properties["value"] = DenseArrayBase.from_list(f64, [float(v) for v in value])
+        if slot is not None:
+            properties["slot"] = StringAttr(slot)
+        super().__init__(operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()])
+
+    @property
+    def values(self) -> tuple[float, ...]:
+        """The inline values (empty after hoisting)."""
+        if self.value is None:
+            return ()
+        return tuple(float(v) for v in self.value.get_values())
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        operand = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        slot = parse_slot(parser)
+        values = None if slot else parse_number_list(parser)
+        in_type, out_type = parse_types(parser)
+        return cls(parser.resolve_operand(operand, in_type), values, out_type, slot.data if slot else None)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_string(", ")
+        if self.slot is not None:
+            printer.print_string("param ")
+            printer.print_string_literal(self.slot.data)
+        elif len(self.values) == 1:
+            printer.print_string(format_number(self.values[0]))
+        else:
+            printer.print_string("[" + ", ".join(format_number(v) for v in self.values) + "]")
+        print_types(printer, self.input.type, self.result.type)
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        return arithmetic_result(self, self.name.removeprefix("fkl."), in_type)
+
+    def verify_(self) -> None:
+        check_value_or_slot(self, self.value, self.slot)
+        check_same_type(self, self.input.type, self.result.type)
+        if self.value is not None and not self.values:
+            raise VerifyException(f"'{self.name}' needs at least one value")
+        if (in_type := self.known_input()) is not None:
+            self.result_for(in_type)
+
+
+# ---------------------------------------------------------------------------------------------
+# Casts
+# ---------------------------------------------------------------------------------------------
+
+
+class CastLikeOp(TypeRuleOp):
+    """`fkl.<op> %x to f32 : T -> T2`."""
+
+    input = operand_def(ImageType)
+    to = prop_def(TypeAttribute)
+    result = result_def(ImageType)
+
+    def __init__(self, input: SSAValue, to: Attribute | str, result_type: Attribute | None = None):
+        to_type = element_type(to) if isinstance(to, str) else to
+        super().__init__(
+            operands=[input], properties={"to": to_type}, result_types=[result_type or ImageType.unknown()]
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        operand = parser.parse_unresolved_operand()
+        parser.parse_keyword("to")
+        to = parser.parse_type()
+        in_type, out_type = parse_types(parser)
+        return cls(parser.resolve_operand(operand, in_type), to, out_type)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_string(" to ")
+        printer.print_attribute(self.to)
+        print_types(printer, self.input.type, self.result.type)
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        return in_type.with_element(self.to)
+
+    def verify_(self) -> None:
+        if self.to not in NAME_OF_TYPE:
+            raise VerifyException(f"'{self.name}' cannot cast to {self.to}: not an fkl element type")
+        out_type = known(self.result.type)
+        if out_type is None:
+            return
+        if out_type.element_type != self.to:
+            raise VerifyException(f"'{self.name}' result element type must be {self.to}, got {out_type}")
+        in_type = known(self.input.type)
+        if in_type and in_type.channels != out_type.channels:
+            raise VerifyException(f"'{self.name}' must keep the channel count ({in_type} -> {out_type})")
+
+
+# ---------------------------------------------------------------------------------------------
+# Shapes of the compute ops without values: `fkl.<op> %x : T -> T2`, `fkl.<op> %x, WORD : T -> T2`
+# ---------------------------------------------------------------------------------------------
+
+
+class UnaryOp(TypeRuleOp):
+    """`fkl.<op> %x : T -> T2`: the op's rule gives the result type from the input type."""
+
+    input = operand_def(ImageType)
+    result = result_def(ImageType)
+
+    def __init__(self, input: SSAValue, result_type: Attribute | None = None):
+        super().__init__(operands=[input], result_types=[result_type or ImageType.unknown()])
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        operand = parser.parse_unresolved_operand()
+        in_type, out_type = parse_types(parser)
+        return cls(parser.resolve_operand(operand, in_type), out_type)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        print_types(printer, self.input.type, self.result.type)
+
+    def verify_(self) -> None:
+        self.check_result_rule()
+
+
+class WordOp(TypeRuleOp):
+    """`fkl.<op> %x, WORD : T -> T2`: WORD (one of CHOICES) is structural, part of the cache key."""
+
+    CHOICES: ClassVar[tuple[str, ...]]
+    WHAT: ClassVar[str]
+
+    input = operand_def(ImageType)
+    word = prop_def(StringAttr)
+    result = result_def(ImageType)
+
+    def __init__(self, input: SSAValue, word: str, result_type: Attribute | None = None):
+        super().__init__(
+            operands=[input],
+            properties={"word": StringAttr(word)},
+            result_types=[result_type or ImageType.unknown()],
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        operand = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        word = parser.parse_identifier()
+        in_type, out_type = parse_types(parser)
+        return cls(parser.resolve_operand(operand, in_type), word, out_type)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_string(f", {self.word.data}")
+        print_types(printer, self.input.type, self.result.type)
+
+    def verify_(self) -> None:
+        if self.word.data not in self.CHOICES:
+            raise VerifyException(
+                f"'{self.name}' {self.WHAT} must be one of {', '.join(self.CHOICES)}, got {self.word.data}"
+            )
+        self.check_result_rule()
+
+
+# ---------------------------------------------------------------------------------------------
+# Element-wise math (SPEC §3): each op is one `@math_op` class, its whole declaration
+# ---------------------------------------------------------------------------------------------
+
+
+def _check_math_chain(op: MathUnaryOp | MathValueOp, in_type: ImageType) -> None:
+    check_not_bool(op, in_type, "computes arithmetic")
+    if not op.KEEPS_INTEGERS and not is_float_name(in_type.dtype):
+        raise VerifyException(f"'{op.name}' needs a float chain, got {in_type.dtype}; Cast to float first")
+
+
+class MathUnaryOp(UnaryOp):
+    """`fkl.<op> %x : T`: a function of each element that keeps the chain's type.
+
+    FORMULA is the C comment of its emitted statement; NUMPY names the numpy ufunc that is its
+    semantics (applied in float64, then rounded to the chain type; on integers in int64, then
+    wrapped), which the reference interpreter applies and the C++ struct `fkl::<Name>` must agree with.
+    """
+
+    FORMULA: ClassVar[str]
+    NUMPY: ClassVar[str]
+    KEEPS_INTEGERS: ClassVar[bool] = False
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        _check_math_chain(self, in_type)
+        return in_type
+
+
+class MathValueOp(BinaryValueOp):
+    """`fkl.<op> %x, v : T`: a function of each element and the channel's value, as MathUnaryOp."""
+
+    NUMPY: ClassVar[str]
+    KEEPS_INTEGERS: ClassVar[bool] = False
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        _check_math_chain(self, in_type)
+        return super().result_for(in_type)
+
+
+# Every @math_op class, in declaration order: the dialect, the reference interpreter and the
+# emitter's family rules take them from here, so a new op is its class and its C++ struct.
+MATH_OPS: list[type[MathUnaryOp] | type[MathValueOp]] = []
+
+MathT = TypeVar("MathT", bound=MathUnaryOp | MathValueOp)
+
+
+def math_op(cls: type[MathT]) -> type[MathT]:
+    """Define an element-wise math op (irdl_op_definition) and list it in MATH_OPS."""
+    op = irdl_op_definition(cls)
+    MATH_OPS.append(op)
+    return op

@@ -1,0 +1,250 @@
+"""fkl.kernel (one launch: a chain and its parameter block) and the rule of which slot each value
+field needs."""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    DictionaryAttr,
+    IntegerType,
+    StringAttr,
+    SymbolNameConstraint,
+    f64,
+    i64,
+)
+from xdsl.ir import Attribute, Operation, Region
+from xdsl.irdl import IRDLOperation, irdl_op_definition, opt_prop_def, prop_def, region_def, traits_def
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import IsolatedFromAbove, NoTerminator, SymbolOpInterface
+from xdsl.utils.exceptions import VerifyException
+
+from fklir import dtypes
+from fklir.diagnostics import OpError
+from fklir.dialects.dominance import SSADominance
+from fklir.dialects.fkl.fields import field_slot, value_fields
+from fklir.dialects.fkl.ops_compute import AddLastOp, MxVFloat3Op, SaturateOp, VectorReorderRTOp
+from fklir.dialects.fkl.ops_geometry import WARP_KINDS, CropOp, ResizeOp, WarpOp
+from fklir.dialects.fkl.ops_write import WRITE_OPS
+from fklir.dialects.fkl.syntax import SPECIAL_NUMBERS, fit_int64, format_number
+from fklir.dialects.fkl.types import DYNAMIC, PLANE_MAP_SLOT, ParamsType, known
+
+# ---------------------------------------------------------------------------------------------
+# Parameter slots: which slot each value field needs
+# ---------------------------------------------------------------------------------------------
+
+# slot kind -> the element type whose range its values must lie in (a rect holds int32 x, y, w, h).
+_KIND_DTYPE: dict[str, dtypes.DType] = {**dtypes.BY_SLOT_KIND, "rect": dtypes.BY_NAME["int32"]}
+
+
+def param_slot(op: Operation, field: str) -> tuple[str, int] | None:
+    """(kind, count) of the parameter slot that holds value field `field` of `op`: the rule by which
+    fkl-hoist-params makes slots and fkl.kernel's verifier checks them. None while the types it
+    reads are not inferred.
+
+    Kinds: the chain's element type for per-channel values (arithmetic, StaticLoop, Saturate, AddLast,
+    the border's and ReadSet's value), the result's for a resize background, `rect` for crop rects,
+    `i32` for sizes and runtime permutations, `f32` for matrices. The count is what the op reads: one
+    value per channel (Saturate: the C lower bounds, then the C upper ones), 2 for a size, 6 or 9 for
+    a warp matrix, 9 for MxVFloat3, 1 for AddLast. A crop reads one rect per output plane (DYNAMIC
+    when the plane count is not known), or a single rect that every plane shares.
+    """
+    in_type = known(op.operands[0].type) if op.operands else None
+    out_type = known(op.results[0].type) if op.results else None
+    if in_type is None:
+        return None
+    channels, chain_kind = in_type.channels.data, dtypes.BY_NAME[in_type.dtype].slot_kind
+    if isinstance(op, CropOp):
+        return None if out_type is None else ("rect", out_type.planes.data)
+    if field == "size" or (isinstance(op, ResizeOp) and field == "value"):
+        return "i32", 2
+    if isinstance(op, ResizeOp):  # the background, in the result's element type
+        return None if out_type is None else (dtypes.BY_NAME[out_type.dtype].slot_kind, channels)
+    if isinstance(op, SaturateOp):
+        return chain_kind, 2 * channels
+    if isinstance(op, VectorReorderRTOp):
+        return None if out_type is None else ("i32", out_type.channels.data)
+    if isinstance(op, MxVFloat3Op):
+        return "f32", 9
+    if isinstance(op, WarpOp):
+        matrix = WARP_KINDS.get(op.kind.data)
+        return None if matrix is None else ("f32", matrix)
+    if isinstance(op, AddLastOp):
+        return chain_kind, 1
+    # one value per channel in the chain type: arithmetic, StaticLoop, BorderReader, ReadSet
+    return chain_kind, channels
+
+
+def _check_slot_use(kernel: KernelOp, op: Operation, field: str, slot: tuple[str, str, int]) -> None:
+    """`op` reads `field` from `slot`: the slot must have the kind the op computes in and at least the
+    elements it reads (a wrong kind is C++ that does not compile, a short slot a read past its end)."""
+    needed = param_slot(op, field)
+    if needed is None:
+        return
+    (name, kind, count), (want_kind, want_count) = slot, needed
+    reads = f"{want_kind} x {'planes' if want_count == DYNAMIC else want_count}"
+    if isinstance(op, CropOp):
+        fits = count == 1 or (want_count != DYNAMIC and count >= want_count)
+        reads = f"{reads} (or rect x 1, shared by every plane)"
+    else:
+        fits = count >= want_count
+    if kind != want_kind or not fits:
+        raise OpError(
+            op,
+            f"'{op.name}' reads param \"{name}\" as {reads}, but slot {name} of @{kernel.sym_name.data} is "
+            f"{kind} x {count}",
+        )
+
+
+def _check_slot_values(kernel: KernelOp, slots: dict[str, tuple[str, str, int]]) -> None:
+    """The values the host packs: one number per element (4 per rect), in the kind's range (ctypes
+    would wrap an out-of-range integer silently)."""
+    if kernel.values is None:
+        return
+    for name, attr in kernel.values.data.items():
+        if name not in slots:
+            raise VerifyException(f"'fkl.kernel' @{kernel.sym_name.data}: value for unknown slot {name}")
+        _, kind, count = slots[name]
+        numbers = attr.get_values() if isinstance(attr, DenseArrayBase) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        what = f"'fkl.kernel' @{kernel.sym_name.data}: slot {name} ({kind} x {count})"
+        expected = 4 * count if kind == "rect" else count
+        if numbers is None or len(numbers) != expected:  # pyright: ignore[reportUnknownArgumentType]
+            got = "no number list" if numbers is None else f"{len(numbers)} numbers"  # pyright: ignore[reportUnknownArgumentType]
+            raise VerifyException(f"{what} needs {expected} numbers, got {got}")
+        if (limits := _KIND_DTYPE[kind].integer_range) is None:
+            continue
+        lo, hi = limits
+        bad = [v for v in numbers if not (lo <= v <= hi and float(v).is_integer())]  # pyright: ignore[reportUnknownVariableType]
+        if bad:
+            raise VerifyException(f"{what} holds {bad}, not integers in [{lo}, {hi}]")
+
+
+def _check_plane_map(kernel: KernelOp, slots: dict[str, tuple[str, str, int]]) -> None:
+    """A kernel of several chains (a divergent batch) runs chain planemap[z] on plane z: it needs the
+    slot, of i32, and values that name its chains."""
+    chains = sum(isinstance(op, WRITE_OPS) for op in kernel.body.block.ops)
+    slot = slots.get(PLANE_MAP_SLOT)
+    where = f"'fkl.kernel' @{kernel.sym_name.data}"
+    if slot is None:
+        if chains > 1:
+            raise VerifyException(f"{where} has {chains} chains but no slot {PLANE_MAP_SLOT} (i32 x planes)")
+        return
+    if slot[1] != "i32":
+        raise VerifyException(f"{where}: slot {PLANE_MAP_SLOT} must be i32 (a chain index per plane), got {slot[1]}")
+    values = kernel.values.data.get(PLANE_MAP_SLOT) if kernel.values is not None else None
+    if not isinstance(values, DenseArrayBase):
+        return
+    bad = [v for v in values.get_values() if not 0 <= v < max(chains, 1)]  # pyright: ignore[reportUnknownVariableType]
+    if bad:
+        raise VerifyException(f"{where}: {PLANE_MAP_SLOT} values {bad} name no chain (it has {chains})")
+
+
+# ---------------------------------------------------------------------------------------------
+# Kernel
+# ---------------------------------------------------------------------------------------------
+
+
+def _print_kernel_values(printer: Printer, values: DictionaryAttr) -> None:
+    """`{mul1 = [2.0, 2.0, 2.0], crop2 = [30, 12, 60, 40]}`: floats always with a point (or nan, inf,
+    ninf), integers without, so the text reads back to the same f64 / i64 arrays (xDSL's own
+    dictionary printing writes NaN and large values in hex, which its parser rejects)."""
+    entries = []
+    for name, attr in values.data.items():
+        numbers = attr.get_values() if isinstance(attr, DenseArrayBase) else ()  # pyright: ignore[reportUnknownMemberType]
+        is_float = isinstance(attr, DenseArrayBase) and not isinstance(attr.elt_type, IntegerType)
+        text = ", ".join(format_number(float(v)) if is_float else str(int(v)) for v in numbers)  # pyright: ignore[reportUnknownArgumentType]
+        entries.append(f"{name} = [{text}]")
+    printer.print_string("{" + ", ".join(entries) + "}")
+
+
+def _parse_kernel_values(parser: Parser) -> DictionaryAttr:
+    def parse_entry() -> tuple[str, Attribute]:
+        name = parser.parse_identifier()
+        parser.parse_punctuation("=")
+        numbers: list[int | float] = parser.parse_comma_separated_list(
+            parser.Delimiter.SQUARE, lambda: _parse_int_or_float(parser)
+        )
+        if all(isinstance(v, int) for v in numbers):
+            return name, DenseArrayBase.from_list(i64, [int(v) for v in numbers])
+        return name, DenseArrayBase.from_list(f64, [float(v) for v in numbers])
+
+    entries = parser.parse_comma_separated_list(parser.Delimiter.BRACES, parse_entry)
+    return DictionaryAttr(dict(entries))
+
+
+def _parse_int_or_float(parser: Parser) -> int | float:
+    if (word := parser.parse_optional_keyword_in(tuple(SPECIAL_NUMBERS))) is not None:
+        return SPECIAL_NUMBERS[word]
+    pos = parser.pos
+    number = parser.parse_number()
+    return number if isinstance(number, float) else fit_int64(parser, KernelOp.name, pos, number)
+
+
+@irdl_op_definition
+class KernelOp(IRDLOperation):
+    """One launch: a read ... write chain and its parameter block.
+
+    `fkl.kernel @k0 params !fkl.params<mul1: f32 x 3> values {mul1 = array<f64: 1.0, 2.0, 3.0>} { ... }`
+
+    `values` holds the slot values; stripping it leaves the structural IR that the cache key hashes.
+    """
+
+    name = "fkl.kernel"
+    sym_name = prop_def(SymbolNameConstraint())
+    params = prop_def(ParamsType)
+    values = opt_prop_def(DictionaryAttr)
+    body = region_def("single_block")
+
+    traits = traits_def(NoTerminator(), IsolatedFromAbove(), SymbolOpInterface(), SSADominance())
+
+    def __init__(
+        self,
+        sym_name: str,
+        body: Region,
+        params: ParamsType | None = None,
+        values: DictionaryAttr | None = None,
+    ):
+        properties: dict[str, Attribute] = {
+            "sym_name": StringAttr(sym_name),
+            "params": params or ParamsType(),
+        }
+        if values is not None:
+            properties["values"] = values
+        super().__init__(properties=properties, regions=[body])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> KernelOp:
+        sym_name = parser.parse_symbol_name()
+        parser.parse_keyword("params")
+        params = parser.parse_type()
+        if not isinstance(params, ParamsType):
+            parser.raise_error(f"'fkl.kernel' expects an !fkl.params type, got {params}")
+        values = _parse_kernel_values(parser) if parser.parse_optional_keyword("values") else None
+        body = parser.parse_region()
+        return KernelOp(sym_name.data, body, params, values)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_symbol_name(self.sym_name.data)
+        printer.print_string(" params ")
+        printer.print_attribute(self.params)
+        if self.values is not None:
+            printer.print_string(" values ")
+            _print_kernel_values(printer, self.values)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False)
+
+    def verify_(self) -> None:
+        if self.body.block.args:
+            raise VerifyException("'fkl.kernel' body takes no block arguments")
+        slots = {slot[0]: slot for slot in self.params.slots}
+        for op in self.body.walk():
+            for field in value_fields(op):
+                name = field_slot(op, field)
+                if name is None:
+                    continue
+                if name not in slots:
+                    raise VerifyException(f"'fkl.kernel' @{self.sym_name.data}: '{op.name}' uses unknown slot {name}")
+                _check_slot_use(self, op, field, slots[name])
+        _check_slot_values(self, slots)
+        _check_plane_map(self, slots)

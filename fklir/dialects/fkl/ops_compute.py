@@ -1,0 +1,741 @@
+"""The compute ops between the read's geometry and the write (the element-wise math ops are in
+ops_math.py), and their categories: CHANNELWISE_OPS, PIXEL_OPS, COMPUTE_OPS."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import I64, DenseArrayBase, Float64Type, IntAttr, IntegerAttr, IntegerType, StringAttr
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+from fklir.dialects.color_codes import COLOR_CODES, ColorCode
+from fklir.dialects.fkl.abstract_ops import (
+    BinaryValueOp,
+    CastLikeOp,
+    MathUnaryOp,
+    TypeRuleOp,
+    UnaryOp,
+    WordOp,
+    arithmetic_result,
+)
+from fklir.dialects.fkl.checks import (
+    check_float,
+    check_integer,
+    check_not_bool,
+    check_same_type,
+    check_values_fit_chain,
+    check_values_representable,
+    int32,
+)
+from fklir.dialects.fkl.fields import check_field, field_properties, field_values, float_array, int_array
+from fklir.dialects.fkl.syntax import (
+    format_matrix,
+    parse_int64,
+    parse_int_list,
+    parse_number_list,
+    parse_one_number,
+    parse_slot,
+    parse_types,
+    print_number_list,
+    print_slot,
+    print_types,
+)
+from fklir.dialects.fkl.types import ImageType, known, reshaped
+from fklir.limits import check_index
+
+# ---------------------------------------------------------------------------------------------
+# Arithmetic
+# ---------------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class AddOp(BinaryValueOp):
+    """Add: out = x + v (integers wrap modulo 2^bits)."""
+
+    name = "fkl.add"
+    FORMULA: ClassVar[str] = "x + v"
+
+
+@irdl_op_definition
+class SubOp(BinaryValueOp):
+    """Sub: out = x - v (integers wrap modulo 2^bits)."""
+
+    name = "fkl.sub"
+    FORMULA: ClassVar[str] = "x - v"
+
+
+@irdl_op_definition
+class MulOp(BinaryValueOp):
+    """Mul: out = x * v (integers wrap modulo 2^bits)."""
+
+    name = "fkl.mul"
+    FORMULA: ClassVar[str] = "x * v"
+
+
+@irdl_op_definition
+class DivOp(BinaryValueOp):
+    """Div: out = x / v (integers truncate toward zero; v = 0 on integers is rejected)."""
+
+    name = "fkl.div"
+    FORMULA: ClassVar[str] = "x / v"
+
+
+@irdl_op_definition
+class MaxOp(BinaryValueOp):
+    """Max: out = x >= v ? x : v."""
+
+    name = "fkl.max"
+    FORMULA: ClassVar[str] = "x >= v ? x : v"
+
+
+@irdl_op_definition
+class MinOp(BinaryValueOp):
+    """Min: out = x <= v ? x : v."""
+
+    name = "fkl.min"
+    FORMULA: ClassVar[str] = "x <= v ? x : v"
+
+
+# ---------------------------------------------------------------------------------------------
+# Casts
+# ---------------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class CastOp(CastLikeOp):
+    """Cast: C conversion (float -> int truncates toward zero)."""
+
+    name = "fkl.cast"
+
+
+@irdl_op_definition
+class SaturateCastOp(CastLikeOp):
+    """SaturateCast: clamp to the target range, round half to even, NaN -> 0."""
+
+    name = "fkl.saturate_cast"
+
+
+# ---------------------------------------------------------------------------------------------
+# Clamps that keep the type
+# ---------------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class SaturateOp(TypeRuleOp):
+    """Saturate(lo, hi): clamp each channel to [lo, hi] in the chain type (NaN passes through).
+
+    `fkl.saturate %x, 0.0, 1.0 : T`, `fkl.saturate %x, [0, 0, 0], [9, 99, 255] : T`; hoisted:
+    `fkl.saturate %x, param "saturate1" : T` (the slot holds the C lower bounds, then the C upper ones).
+    The inline `value` holds lo then hi, both with one value or one per channel.
+    """
+
+    name = "fkl.saturate"
+    VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("value",)
+    input = operand_def(ImageType)
+    value = opt_prop_def(DenseArrayBase[Float64Type])
+    slot = opt_prop_def(StringAttr)
+    result = result_def(ImageType)
+
+    def __init__(
+        self,
+        input: SSAValue,
+        bounds: tuple[Sequence[float], Sequence[float]] | None,
+        result_type: Attribute | None = None,
+        slot: str | None = None,
+    ):
+        values = None
+        if bounds is not None:
+            lo, hi = list(bounds[0]), list(bounds[1])
+            if len(lo) != len(hi) and 1 in (len(lo), len(hi)):  # one side broadcasts to the other
+                n = max(len(lo), len(hi))
+                lo, hi = (lo * n if len(lo) == 1 else lo), (hi * n if len(hi) == 1 else hi)
+            if len(lo) != len(hi):
+                raise VerifyException(f"'fkl.saturate' needs lower and upper bounds of one length, got {lo} and {hi}")
+            values = float_array([*lo, *hi])
+        super().__init__(
+            operands=[input],
+            properties=field_properties("value", values, slot),
+            result_types=[result_type or ImageType.unknown()],
+        )
+
+    @property
+    def bounds(self) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        """(lo, hi) as written inline (empty after hoisting)."""
+        values = field_values(self) or ()
+        half = len(values) // 2
+        return tuple(values[:half]), tuple(values[half:])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> SaturateOp:
+        operand = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        slot = parse_slot(parser)
+        bounds = None
+        if slot is None:
+            pos = parser.pos
+            lo = parse_number_list(parser)
+            parser.parse_punctuation(",")
+            hi = parse_number_list(parser)
+            if len(lo) != len(hi) and 1 not in (len(lo), len(hi)):
+                parser.raise_error(
+                    f"'fkl.saturate' needs lower and upper bounds of one length (or one value), got {lo} and {hi}",
+                    pos,
+                    parser.pos,
+                )
+            bounds = (lo, hi)
+        in_type, out_type = parse_types(parser)
+        return SaturateOp(parser.resolve_operand(operand, in_type), bounds, out_type, slot.data if slot else None)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_string(", ")
+        if self.slot is not None:
+            print_slot(printer, self.slot)
+        else:
+            lo, hi = self.bounds
+            print_number_list(printer, lo)
+            printer.print_string(", ")
+            print_number_list(printer, hi)
+        print_types(printer, self.input.type, self.result.type)
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        check_not_bool(self, in_type, "clamps")
+        lo, hi = self.bounds
+        if lo:  # hoisted bounds were checked before hoisting
+            check_values_fit_chain(self.name, lo, in_type.channels.data, in_type.dtype)
+            check_values_fit_chain(self.name, hi, in_type.channels.data, in_type.dtype)
+        return in_type
+
+    def verify_(self) -> None:
+        check_field(self, "value")
+        check_same_type(self, self.input.type, self.result.type)
+        if self.value is not None:
+            lo, hi = self.bounds
+            if not lo or len(self.value.get_values()) % 2:
+                raise VerifyException(
+                    f"'{self.name}' needs lower and upper bounds of one length, got {list(lo)} and {list(hi)}"
+                )
+            if any(a > b for a, b in zip(lo, hi, strict=True)):
+                raise VerifyException(f"'{self.name}' lower bound {list(lo)} is above the upper bound {list(hi)}")
+        if (in_type := self.known_input()) is not None:
+            self.result_for(in_type)
+
+
+@irdl_op_definition
+class SaturateFloatOp(UnaryOp):
+    """SaturateFloat: clamp a float chain to [0, 1] (NaN passes through). `fkl.saturate_float %x : T`"""
+
+    name = "fkl.saturate_float"
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        check_float(self, in_type)
+        return in_type
+
+
+# ---------------------------------------------------------------------------------------------
+# Logic
+# ---------------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class IsEvenOp(UnaryOp):
+    """IsEven: integer -> bool per channel, x mod 2 == 0. `fkl.is_even %x : T -> T2`"""
+
+    name = "fkl.is_even"
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        check_integer(self, in_type)
+        return reshaped(in_type, element="bool")
+
+
+@irdl_op_definition
+class VectorAndOp(UnaryOp):
+    """VectorAnd: boolN -> bool, the AND of all channels. `fkl.vector_and %x : T -> T2`"""
+
+    name = "fkl.vector_and"
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        if in_type.dtype != "bool":
+            raise VerifyException(f"'{self.name}' needs a bool chain, got {in_type.dtype}")
+        return reshaped(in_type, channels=1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Vector ops
+# ---------------------------------------------------------------------------------------------
+
+REDUCTIONS = ("add", "mul", "max", "min")
+
+
+@irdl_op_definition
+class VectorReduceOp(WordOp):
+    """VectorReduce: left fold over the channels, each step in the chain type -> 1 channel.
+
+    `fkl.vector_reduce %x, add : T -> T2` (add, mul, max, min; max/min as fkl.max/fkl.min)
+    """
+
+    name = "fkl.vector_reduce"
+    CHOICES: ClassVar[tuple[str, ...]] = REDUCTIONS
+    WHAT: ClassVar[str] = "reduction"
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        check_not_bool(self, in_type, "reduces")
+        return reshaped(in_type, channels=1)
+
+
+@irdl_op_definition
+class DiscardOp(TypeRuleOp):
+    """Discard(keep_n): keep the first keep_n channels. `fkl.discard %x, 2 : T -> T2`"""
+
+    name = "fkl.discard"
+    input = operand_def(ImageType)
+    keep_attr = prop_def(IntegerAttr[I64], prop_name="keep")
+    result = result_def(ImageType)
+
+    def __init__(self, input: SSAValue, keep: int, result_type: Attribute | None = None):
+        super().__init__(
+            operands=[input],
+            properties={"keep": IntegerAttr(keep, 64)},
+            result_types=[result_type or ImageType.unknown()],
+        )
+
+    @property
+    def keep(self) -> IntAttr:
+        """The number of channels kept (as `.data`)."""
+        return self.keep_attr.value
+
+    @classmethod
+    def parse(cls, parser: Parser) -> DiscardOp:
+        operand = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        keep = parse_int64(parser, cls.name)
+        in_type, out_type = parse_types(parser)
+        return DiscardOp(parser.resolve_operand(operand, in_type), keep, out_type)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_string(f", {self.keep.data}")
+        print_types(printer, self.input.type, self.result.type)
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        keep, channels = self.keep.data, in_type.channels.data
+        if not 1 <= keep <= channels:
+            raise VerifyException(f"'{self.name}' keeps {keep} channels of a chain of {channels} (1 to {channels})")
+        return reshaped(in_type, channels=keep)
+
+    def verify_(self) -> None:
+        if not 1 <= self.keep.data <= 4:
+            raise VerifyException(f"'{self.name}' keeps 1 to 4 channels, got {self.keep.data}")
+        self.check_result_rule()
+
+
+@irdl_op_definition
+class AddLastOp(TypeRuleOp):
+    """AddLast(v): append one channel holding v (in the chain type). `fkl.add_last %x, 1.0 : T -> T2`"""
+
+    name = "fkl.add_last"
+    VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("value",)
+    input = operand_def(ImageType)
+    value = opt_prop_def(DenseArrayBase[Float64Type])
+    slot = opt_prop_def(StringAttr)
+    result = result_def(ImageType)
+
+    def __init__(
+        self,
+        input: SSAValue,
+        value: float | None,
+        result_type: Attribute | None = None,
+        slot: str | None = None,
+    ):
+        values = None if value is None else float_array([value])
+        super().__init__(
+            operands=[input],
+            properties=field_properties("value", values, slot),
+            result_types=[result_type or ImageType.unknown()],
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> AddLastOp:
+        operand = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        slot = parse_slot(parser)
+        value = None if slot else parse_one_number(parser)
+        in_type, out_type = parse_types(parser)
+        return AddLastOp(parser.resolve_operand(operand, in_type), value, out_type, slot.data if slot else None)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_string(", ")
+        if self.slot is not None:
+            print_slot(printer, self.slot)
+        else:
+            print_number_list(printer, field_values(self) or ())
+        print_types(printer, self.input.type, self.result.type)
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        channels = in_type.channels.data
+        if channels >= 4:
+            raise VerifyException(f"'{self.name}' cannot append a channel to a chain of {channels} (at most 4)")
+        if (values := field_values(self)) is not None:
+            check_values_representable(self.name, values, in_type.dtype)
+        return reshaped(in_type, channels=channels + 1)
+
+    def verify_(self) -> None:
+        check_field(self, "value")
+        values = field_values(self)
+        if values is not None and len(values) != 1:
+            raise VerifyException(f"'{self.name}' appends one value, got {len(values)}")
+        self.check_result_rule()
+
+
+def _check_order(op: IRDLOperation, order: Sequence[float], channels: int | None) -> None:
+    if not 1 <= len(order) <= 4:
+        raise VerifyException(f"'{op.name}' gives {len(order)} indices; a pixel has 1 to 4 channels")
+    if channels is None:
+        return
+    bad = [int(i) for i in order if not (i == int(i) and 0 <= i < channels)]
+    if bad:
+        raise VerifyException(f"'{op.name}' indices {bad} are out of range for a chain of {channels} channels")
+
+
+@irdl_op_definition
+class VectorReorderOp(TypeRuleOp):
+    """VectorReorder(i0, i1, ...): output channel k is input channel i_k (compile-time; repeats allowed).
+
+    `fkl.vector_reorder %x, [2, 1, 0] : T -> T2`
+    """
+
+    name = "fkl.vector_reorder"
+    input = operand_def(ImageType)
+    order = prop_def(DenseArrayBase[IntegerType])
+    result = result_def(ImageType)
+
+    def __init__(self, input: SSAValue, order: Sequence[int], result_type: Attribute | None = None):
+        super().__init__(
+            operands=[input],
+            properties={"order": int_array(order)},
+            result_types=[result_type or ImageType.unknown()],
+        )
+
+    @property
+    def indices(self) -> list[int]:
+        return [int(v) for v in self.order.get_values()]
+
+    @classmethod
+    def parse(cls, parser: Parser) -> VectorReorderOp:
+        operand = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        order = parse_int_list(parser, cls.name)
+        in_type, out_type = parse_types(parser)
+        return VectorReorderOp(parser.resolve_operand(operand, in_type), order, out_type)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_string(", [" + ", ".join(map(str, self.indices)) + "]")
+        print_types(printer, self.input.type, self.result.type)
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        _check_order(self, self.indices, in_type.channels.data)
+        return reshaped(in_type, channels=len(self.indices))
+
+    def verify_(self) -> None:
+        _check_order(self, self.indices, None)
+        self.check_result_rule()
+
+
+@irdl_op_definition
+class VectorReorderRTOp(TypeRuleOp):
+    """VectorReorderRT(i0, i1, ...): like fkl.vector_reorder, but the indices are a runtime value
+    (a parameter slot after hoisting): changing them reuses the binary. The count is structural.
+
+    `fkl.vector_reorder_rt %x, [2, 1, 0] : T -> T2`; hoisted `fkl.vector_reorder_rt %x, param "r1" : T -> T2`
+    """
+
+    name = "fkl.vector_reorder_rt"
+    VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("value",)
+    input = operand_def(ImageType)
+    value = opt_prop_def(DenseArrayBase[IntegerType])
+    slot = opt_prop_def(StringAttr)
+    result = result_def(ImageType)
+
+    def __init__(
+        self,
+        input: SSAValue,
+        order: Sequence[int] | None,
+        result_type: Attribute | None = None,
+        slot: str | None = None,
+    ):
+        values = None if order is None else int_array(order)
+        super().__init__(
+            operands=[input],
+            properties=field_properties("value", values, slot),
+            result_types=[result_type or ImageType.unknown()],
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> VectorReorderRTOp:
+        operand = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        slot = parse_slot(parser)
+        order = None if slot else parse_int_list(parser, cls.name)
+        in_type, out_type = parse_types(parser)
+        return VectorReorderRTOp(parser.resolve_operand(operand, in_type), order, out_type, slot.data if slot else None)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_string(", ")
+        if self.slot is not None:
+            print_slot(printer, self.slot)
+        else:
+            printer.print_string("[" + ", ".join(str(int(v)) for v in field_values(self) or ()) + "]")
+        print_types(printer, self.input.type, self.result.type)
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        order = field_values(self)
+        if order is None:  # hoisted: the count is the result's, inferred before hoisting
+            out_type = known(self.result.type)
+            if out_type is None:
+                raise VerifyException(f"'{self.name}' with a parameter slot needs a known result type")
+            return reshaped(in_type, channels=out_type.channels.data)
+        _check_order(self, order, in_type.channels.data)
+        return reshaped(in_type, channels=len(order))
+
+    def verify_(self) -> None:
+        check_field(self, "value")
+        if (order := field_values(self)) is not None:
+            _check_order(self, order, None)
+        if order is not None or known(self.result.type) is not None:  # a hoisted order's count is the result's
+            self.check_result_rule()
+
+
+# ---------------------------------------------------------------------------------------------
+# Algebraic
+# ---------------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class MxVFloat3Op(TypeRuleOp):
+    """MxVFloat3(M): the row-major 3x3 matrix M times the float3 pixel as a column.
+
+    `fkl.mxv_float3 %x, [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]] : !fkl.image<?x?x3xf32>`
+    """
+
+    name = "fkl.mxv_float3"
+    VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("value",)
+    input = operand_def(ImageType)
+    value = opt_prop_def(DenseArrayBase[Float64Type])
+    slot = opt_prop_def(StringAttr)
+    result = result_def(ImageType)
+
+    def __init__(
+        self,
+        input: SSAValue,
+        matrix: Sequence[float] | None,
+        result_type: Attribute | None = None,
+        slot: str | None = None,
+    ):
+        values = None if matrix is None else float_array(matrix)
+        super().__init__(
+            operands=[input],
+            properties=field_properties("value", values, slot),
+            result_types=[result_type or ImageType.unknown()],
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> MxVFloat3Op:
+        operand = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        slot = parse_slot(parser)
+        matrix = None
+        if slot is None:
+            rows = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: parse_number_list(parser))
+            matrix = [v for row in rows for v in row]
+        in_type, out_type = parse_types(parser)
+        return MxVFloat3Op(parser.resolve_operand(operand, in_type), matrix, out_type, slot.data if slot else None)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_string(", ")
+        if self.slot is not None:
+            print_slot(printer, self.slot)
+        else:
+            printer.print_string(format_matrix(field_values(self) or (), 3))
+        print_types(printer, self.input.type, self.result.type)
+
+    def verify_(self) -> None:
+        check_field(self, "value")
+        check_same_type(self, self.input.type, self.result.type)
+        values = field_values(self)
+        if values is not None and len(values) != 9:
+            raise VerifyException(f"'{self.name}' needs a 3x3 matrix (9 numbers), got {len(values)}")
+        if (in_type := self.known_input()) is not None:
+            self.result_for(in_type)
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        if in_type.dtype != "float32" or in_type.channels.data != 3:
+            raise VerifyException(
+                f"'{self.name}' needs a chain of exactly float32 x 3, got {in_type.dtype} x {in_type.channels.data}"
+            )
+        return in_type
+
+
+# ---------------------------------------------------------------------------------------------
+# Control
+# ---------------------------------------------------------------------------------------------
+
+LOOP_BODIES = ("add", "sub", "mul", "div", "max", "min")
+
+
+@irdl_op_definition
+class StaticLoopOp(TypeRuleOp):
+    """StaticLoop(op, n): the binary op applied n times (n compile-time), its value in one slot.
+
+    `fkl.static_loop %x, mul 2.0, 3 : T` (x * 2 * 2 * 2, each step in the chain type);
+    hoisted `fkl.static_loop %x, mul param "static_loop1", 3 : T`.
+    """
+
+    name = "fkl.static_loop"
+    VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("value",)
+    input = operand_def(ImageType)
+    body = prop_def(StringAttr)
+    count_attr = prop_def(IntegerAttr[I64], prop_name="count")
+    value = opt_prop_def(DenseArrayBase[Float64Type])
+    slot = opt_prop_def(StringAttr)
+    result = result_def(ImageType)
+
+    def __init__(
+        self,
+        input: SSAValue,
+        body: str,
+        values: Sequence[float] | None,
+        count: int,
+        result_type: Attribute | None = None,
+        slot: str | None = None,
+    ):
+        properties = field_properties("value", None if values is None else float_array(values), slot)
+        properties |= {"body": StringAttr(body), "count": IntegerAttr(count, 64)}
+        super().__init__(operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()])
+
+    @property
+    def count(self) -> IntAttr:
+        """How many times the body op is applied (as `.data`)."""
+        return self.count_attr.value
+
+    @classmethod
+    def parse(cls, parser: Parser) -> StaticLoopOp:
+        operand = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        body = parser.parse_identifier()
+        slot = parse_slot(parser)
+        values = None if slot else parse_number_list(parser)
+        parser.parse_punctuation(",")
+        count = parse_int64(parser, cls.name)
+        in_type, out_type = parse_types(parser)
+        return StaticLoopOp(
+            parser.resolve_operand(operand, in_type),
+            body,
+            values,
+            count,
+            out_type,
+            slot.data if slot else None,
+        )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_string(f", {self.body.data} ")
+        if self.slot is not None:
+            print_slot(printer, self.slot)
+        else:
+            print_number_list(printer, field_values(self) or ())
+        printer.print_string(f", {self.count.data}")
+        print_types(printer, self.input.type, self.result.type)
+
+    def verify_(self) -> None:
+        check_field(self, "value")
+        check_same_type(self, self.input.type, self.result.type)
+        if self.body.data not in LOOP_BODIES:
+            raise VerifyException(
+                f"'{self.name}' body must be one of {', '.join(LOOP_BODIES)} (a binary op), got {self.body.data}"
+            )
+        if self.count.data < 1:
+            raise VerifyException(f"'{self.name}' applies its op n >= 1 times, got {self.count.data}")
+        # the kernel unrolls the loop over an int template parameter
+        int32(check_index, f"'{self.name}'", "n", self.count.data)
+        values = field_values(self)
+        if values is not None and not values:
+            raise VerifyException(f"'{self.name}' needs at least one value")
+        if (in_type := self.known_input()) is not None:
+            self.result_for(in_type)
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        return arithmetic_result(self, self.body.data, in_type)
+
+
+# ---------------------------------------------------------------------------------------------
+# Colour
+# ---------------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class ColorConversionOp(WordOp):
+    """ColorConversion(code): cv2.cvtColor's meaning; the element type is kept.
+
+    `fkl.color_conversion %x, RGB2GRAY : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x1xui8>`
+    Gray: (9798 R + 19235 G + 3735 B + 16384) >> 15 on integers, 0.299 R + 0.587 G + 0.114 B on
+    floats. Added alpha: 255 (ui8), 65535 (ui16), 1.0 (floats), the largest value (other integers).
+    """
+
+    name = "fkl.color_conversion"
+    CHOICES: ClassVar[tuple[str, ...]] = tuple(COLOR_CODES)
+    WHAT: ClassVar[str] = "code"
+
+    @property
+    def code(self) -> ColorCode:
+        return COLOR_CODES[self.word.data]
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        code, channels = self.code, in_type.channels.data
+        if channels != code.in_channels:
+            raise VerifyException(
+                f"'{self.name}' {self.word.data} needs {code.in_channels} channels, the chain has {channels}"
+            )
+        if code.red_index is not None:
+            check_not_bool(self, in_type, "computes gray")
+        return reshaped(in_type, channels=code.out_channels)
+
+
+# Compute ops that work on each channel alone (channel c of the output depends on channel c of the
+# input only): a chain of these runs on flat element runs.
+CHANNELWISE_OPS: tuple[type[IRDLOperation], ...] = (
+    BinaryValueOp,
+    CastLikeOp,
+    SaturateOp,
+    SaturateFloatOp,
+    IsEvenOp,
+    StaticLoopOp,
+    MathUnaryOp,
+)
+# Compute ops that mix or change channels: a chain with one of these computes per pixel.
+PIXEL_OPS: tuple[type[IRDLOperation], ...] = (
+    VectorAndOp,
+    VectorReduceOp,
+    DiscardOp,
+    AddLastOp,
+    VectorReorderOp,
+    VectorReorderRTOp,
+    MxVFloat3Op,
+    ColorConversionOp,
+)
+COMPUTE_OPS: tuple[type[IRDLOperation], ...] = CHANNELWISE_OPS + PIXEL_OPS

@@ -1,0 +1,762 @@
+"""fkl.read, fkl.yield and the geometry ops, which must follow the read directly (or each other) and
+fold into its `sample` region. The read lives here because its verifier admits only GEOMETRY_OPS in
+that region, and fkl.read_set must follow a read."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, Float64Type, IntegerType, StringAttr, UnitAttr, i64
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    lazy_traits_def,
+    operand_def,
+    opt_prop_def,
+    opt_region_def,
+    prop_def,
+    result_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import HasParent, IsTerminator
+from xdsl.utils.exceptions import VerifyException
+
+from fklir.dialects.fkl.abstract_ops import TypeRuleOp, WordOp
+from fklir.dialects.fkl.checks import check_not_bool, check_same_type, check_values_fit_chain, int32
+from fklir.dialects.fkl.fields import (
+    check_field,
+    check_size_field,
+    check_value_or_slot,
+    field_properties,
+    field_values,
+    float_array,
+    int_array,
+)
+from fklir.dialects.fkl.syntax import (
+    format_matrix,
+    parse_int_list,
+    parse_number_list,
+    parse_slot,
+    parse_types,
+    print_number_list,
+    print_slot,
+    print_types,
+)
+from fklir.dialects.fkl.types import DYNAMIC, ImageType, known, reshaped
+from fklir.limits import check_span
+
+# ---------------------------------------------------------------------------------------------
+# The read, and the terminator of its sample region
+# ---------------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class ReadOp(IRDLOperation):
+    """TensorRead: reads packed (H, W[, C]) pixels, or B planes of them, from the buffer `source`.
+
+    `fkl.read "src" : !fkl.image<?x?x3xui8>`
+
+    A list of sources is a pointer table, one image per plane (horizontal batching of images):
+    `fkl.read ["src0", "src1"] : !fkl.image<?x?x3xf32, planes 2>`
+
+    After backwards vertical fusion the read carries the geometry it samples through, so each
+    thread loads exactly the source pixels it needs; the block argument is the source image:
+
+    ```mlir
+    %px = fkl.read "src" : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xf32, planes 3> sample {
+    ^bb0(%s : !fkl.image<?x?x3xui8>):
+      %c = fkl.crop %s, param "crop1" : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xui8, planes 3>
+      %r = fkl.resize %c, param "resize2", linear
+          : !fkl.image<?x?x3xui8, planes 3> -> !fkl.image<?x?x3xf32, planes 3>
+      fkl.yield %r : !fkl.image<?x?x3xf32, planes 3>
+    }
+    ```
+    """
+
+    name = "fkl.read"
+    source = prop_def(StringAttr | ArrayAttr[StringAttr])
+    result = result_def(ImageType)
+    sample = opt_region_def("single_block")
+
+    def __init__(self, source: str | Sequence[str], result_type: Attribute, sample: Region | None = None):
+        source_attr: StringAttr | ArrayAttr[StringAttr] = (
+            StringAttr(source) if isinstance(source, str) else ArrayAttr([StringAttr(n) for n in source])
+        )
+        super().__init__(
+            properties={"source": source_attr},
+            result_types=[result_type],
+            regions=[sample if sample is not None else []],
+        )
+
+    @property
+    def sources(self) -> list[str]:
+        """The buffer names: one, or one per plane for a pointer table."""
+        if isinstance(self.source, StringAttr):
+            return [self.source.data]
+        return [n.data for n in self.source.data]
+
+    @property
+    def source_type(self) -> Attribute:
+        """The type of the image in memory (before the sampled geometry, if any)."""
+        if self.sample is not None and self.sample.blocks and self.sample.block.args:
+            return self.sample.block.args[0].type
+        return self.result.type
+
+    @property
+    def geometry(self) -> list[Operation]:
+        """The geometry ops folded into this read, in order (empty when none)."""
+        if self.sample is None or not self.sample.blocks:
+            return []
+        return [op for op in self.sample.block.ops if not isinstance(op, YieldOp)]
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ReadOp:
+        if parser.parse_optional_punctuation("["):
+            names = [parser.parse_str_literal()]
+            while parser.parse_optional_punctuation(","):
+                names.append(parser.parse_str_literal())
+            parser.parse_punctuation("]")
+            source: str | list[str] = names
+        else:
+            source = parser.parse_str_literal()
+        source_type, result_type = parse_types(parser)
+        sample = parser.parse_region() if parser.parse_optional_keyword("sample") else None
+        if sample is None and source_type != result_type:
+            parser.raise_error("'fkl.read' without a sample region reads its result type: write `: T` only")
+        return ReadOp(source, result_type, sample)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        if isinstance(self.source, StringAttr):
+            printer.print_string_literal(self.source.data)
+        else:
+            printer.print_string("[")
+            printer.print_list(self.sources, printer.print_string_literal)
+            printer.print_string("]")
+        print_types(printer, self.source_type, self.result.type)
+        if self.sample is not None and self.sample.blocks:
+            printer.print_string(" sample ")
+            printer.print_region(self.sample, print_entry_block_args=True)
+
+    def verify_(self) -> None:
+        if not all(self.sources):
+            raise VerifyException("'fkl.read' needs non-empty source names")
+        if not isinstance(self.result.type, ImageType) or not self.result.type.is_known:
+            raise VerifyException("'fkl.read' result type must give the element type and channel count")
+        if isinstance(self.source, ArrayAttr) and self.result.type.planes.data not in (
+            DYNAMIC,
+            len(self.sources),
+        ):
+            raise VerifyException(
+                f"'fkl.read' reads {len(self.sources)} sources into {self.result.type.planes.data} planes"
+            )
+        if self.sample is None or not self.sample.blocks:
+            return
+        block = self.sample.block
+        if len(block.args) != 1 or not isinstance(block.args[0].type, ImageType):
+            raise VerifyException("'fkl.read' sample region takes one !fkl.image argument (the source)")
+        last = block.last_op
+        if not isinstance(last, YieldOp):
+            raise VerifyException("'fkl.read' sample region must end with fkl.yield")
+        if last.input.type != self.result.type:
+            raise VerifyException(f"'fkl.read' yields {last.input.type} but its result type is {self.result.type}")
+        for op in self.geometry:
+            if not isinstance(op, GEOMETRY_OPS):
+                raise VerifyException(f"'fkl.read' sample region holds only geometry ops, not '{op.name}'")
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Ends a read's sample region: `fkl.yield %v : T` (the sampled pixel)."""
+
+    name = "fkl.yield"
+    input = operand_def(ImageType)
+    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(ReadOp)))
+
+    def __init__(self, input: SSAValue):
+        super().__init__(operands=[input])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> YieldOp:
+        operand = parser.parse_unresolved_operand()
+        parser.parse_punctuation(":")
+        return YieldOp(parser.resolve_operand(operand, parser.parse_type()))
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_string(" : ")
+        printer.print_attribute(self.input.type)
+
+
+# ---------------------------------------------------------------------------------------------
+# Geometry (must follow the read directly, or each other)
+# ---------------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class CropOp(TypeRuleOp):
+    """Crop: one rect (every plane) or a list of rects (one output plane per rect).
+
+    `fkl.crop %x, rects [[x, y, w, h], ...] : T -> T2`; after hoisting `fkl.crop %x, param "crop1" : T -> T2`.
+    """
+
+    name = "fkl.crop"
+    VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("value",)
+    input = operand_def(ImageType)
+    value = opt_prop_def(DenseArrayBase[IntegerType])
+    slot = opt_prop_def(StringAttr)
+    result = result_def(ImageType)
+
+    def __init__(
+        self,
+        input: SSAValue,
+        rects: Sequence[Sequence[int]] | None,
+        result_type: Attribute | None = None,
+        slot: str | None = None,
+    ):
+        properties: dict[str, Attribute] = {}
+        if rects is not None:
+            flat = [int(v) for r in rects for v in r]
+            properties["value"] = DenseArrayBase.from_list(i64, flat)
+        if slot is not None:
+            properties["slot"] = StringAttr(slot)
+        super().__init__(operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()])
+
+    @property
+    def rects(self) -> list[tuple[int, int, int, int]]:
+        if self.value is None:
+            return []
+        flat = [int(v) for v in self.value.get_values()]
+        return [(flat[i], flat[i + 1], flat[i + 2], flat[i + 3]) for i in range(0, len(flat), 4)]
+
+    @classmethod
+    def parse(cls, parser: Parser) -> CropOp:
+        operand = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        slot = parse_slot(parser)
+        rects = None
+        if slot is None:
+            parser.parse_keyword("rects")
+            rects = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: parse_int_list(parser, cls.name))
+        in_type, out_type = parse_types(parser)
+        return CropOp(parser.resolve_operand(operand, in_type), rects, out_type, slot.data if slot else None)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_string(", ")
+        if self.slot is not None:
+            printer.print_string("param ")
+            printer.print_string_literal(self.slot.data)
+        else:
+            printer.print_string("rects [" + ", ".join(f"[{x}, {y}, {w}, {h}]" for x, y, w, h in self.rects) + "]")
+        print_types(printer, self.input.type, self.result.type)
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        """One rect keeps the plane count; several make one plane per rect, of a one-plane input or
+        one rect per plane."""
+        planes = in_type.planes.data
+        if self.value is None:  # hoisted: the plane count was inferred before
+            out_type = known(self.result.type)
+            return in_type if out_type is None else in_type.with_planes(out_type.planes.data)
+        n = len(self.rects)
+        if n == 1:
+            return in_type
+        if planes in (1, n):
+            return in_type.with_planes(n)
+        raise VerifyException(f"'fkl.crop' has {n} rects for an input of {planes} planes (give 1, or one per plane)")
+
+    def verify_(self) -> None:
+        check_value_or_slot(self, self.value, self.slot)
+        if self.value is None:
+            return
+        flat = list(self.value.get_values())
+        if not flat or len(flat) % 4:
+            raise VerifyException(f"'fkl.crop' rects must be groups of [x, y, w, h], got {len(flat)} numbers")
+        bordered = _follows_border(self)
+        for x, y, w, h in self.rects:
+            if w <= 0 or h <= 0:
+                raise VerifyException(f"'fkl.crop' rect [{x}, {y}, {w}, {h}] must have a positive width and height")
+            rect = f"'fkl.crop' rect [{x}, {y}, {w}, {h}]"
+            int32(check_span, rect, "", ("x", x), ("w", w))
+            int32(check_span, rect, "", ("y", y), ("h", h))
+            if (x < 0 or y < 0) and not bordered:
+                raise VerifyException(
+                    f"'fkl.crop' rect [{x}, {y}, {w}, {h}] starts outside the image; "
+                    "only a crop right after fkl.border may leave it"
+                )
+        # the plane rule is left to fkl-infer-types, which names both the written and the inferred type
+
+
+def _follows_border(op: IRDLOperation) -> bool:
+    """Whether `op`'s input comes straight from an fkl.border (which defines every coordinate)."""
+    return isinstance(op.operands[0].owner, BorderOp)
+
+
+INTERPOLATIONS = ("linear", "nearest")
+ASPECT_RATIOS = ("ignore", "preserve", "preserve_left", "preserve_even")
+
+
+@irdl_op_definition
+class ResizeOp(TypeRuleOp):
+    """Resize to (w, h): linear (OpenCV INTER_LINEAR, output f32) or nearest (keeps the type).
+
+    `fkl.resize %x, size [224, 224], linear : T -> T2`. With an aspect-ratio mode other than
+    `ignore` the source keeps its proportions inside the output and the rest is `background`
+    (in the result's element type, one value or one per channel):
+    `fkl.resize %x, size [224, 224], linear, preserve, background [0.0, 0.0, 0.0] : T -> T2`.
+    """
+
+    name = "fkl.resize"
+    VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("value", "background")
+    input = operand_def(ImageType)
+    value = opt_prop_def(DenseArrayBase[IntegerType])
+    slot = opt_prop_def(StringAttr)
+    interp = prop_def(StringAttr)
+    aspect_ratio = opt_prop_def(StringAttr)
+    background = opt_prop_def(DenseArrayBase[Float64Type])
+    background_slot = opt_prop_def(StringAttr)
+    result = result_def(ImageType)
+
+    def __init__(
+        self,
+        input: SSAValue,
+        size: Sequence[int] | None,
+        interp: str = "linear",
+        result_type: Attribute | None = None,
+        slot: str | None = None,
+        aspect_ratio: str = "ignore",
+        background: Sequence[float] | None = None,
+        background_slot: str | None = None,
+    ):
+        properties: dict[str, Attribute] = {"interp": StringAttr(interp)}
+        properties |= field_properties("value", None if size is None else int_array(size), slot)
+        if aspect_ratio != "ignore":
+            properties["aspect_ratio"] = StringAttr(aspect_ratio)
+        bg = None if background is None else float_array(background)
+        properties |= field_properties("background", bg, background_slot)
+        super().__init__(operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()])
+
+    @property
+    def size(self) -> tuple[int, int]:
+        if self.value is None:
+            return (0, 0)
+        w, h = (int(v) for v in self.value.get_values())
+        return w, h
+
+    @property
+    def mode(self) -> str:
+        """The aspect-ratio mode ("ignore" when not written)."""
+        return "ignore" if self.aspect_ratio is None else self.aspect_ratio.data
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ResizeOp:
+        operand = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        slot = parse_slot(parser)
+        size = None
+        if slot is None:
+            parser.parse_keyword("size")
+            size = parse_int_list(parser, cls.name)
+        parser.parse_punctuation(",")
+        interp = parser.parse_identifier()
+        aspect_ratio, background, background_slot = "ignore", None, None
+        if parser.parse_optional_punctuation(","):
+            aspect_ratio = parser.parse_identifier()
+            parser.parse_punctuation(",")
+            parser.parse_keyword("background")
+            if (bg_slot := parse_slot(parser)) is not None:
+                background_slot = bg_slot.data
+            else:
+                background = parse_number_list(parser)
+        in_type, out_type = parse_types(parser)
+        return ResizeOp(
+            parser.resolve_operand(operand, in_type),
+            size,
+            interp,
+            out_type,
+            slot.data if slot else None,
+            aspect_ratio,
+            background,
+            background_slot,
+        )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_string(", ")
+        if self.slot is not None:
+            print_slot(printer, self.slot)
+        else:
+            w, h = self.size
+            printer.print_string(f"size [{w}, {h}]")
+        printer.print_string(f", {self.interp.data}")
+        if self.aspect_ratio is not None:
+            printer.print_string(f", {self.aspect_ratio.data}, background ")
+            if self.background_slot is not None:
+                print_slot(printer, self.background_slot)
+            else:
+                print_number_list(printer, field_values(self, "background") or ())
+        print_types(printer, self.input.type, self.result.type)
+
+    def verify_(self) -> None:
+        check_field(self, "value")
+        if self.interp.data not in INTERPOLATIONS:
+            raise VerifyException(f"'fkl.resize' interpolation must be linear or nearest, got {self.interp.data}")
+        if self.mode not in ASPECT_RATIOS:
+            raise VerifyException(
+                f"'fkl.resize' aspect ratio must be one of {', '.join(ASPECT_RATIOS)}, got {self.mode}"
+            )
+        check_size_field(self, "value")
+        if self.mode == "ignore":
+            if self.background is not None or self.background_slot is not None:
+                raise VerifyException("'fkl.resize' takes a background only with a preserve aspect-ratio mode")
+        else:
+            check_field(self, "background")
+        in_type = self.known_input()
+        if in_type is None:
+            return
+        expected = self.result_for(in_type)
+        out_type = known(self.result.type)
+        if out_type is not None and out_type.dtype != expected.dtype:
+            raise VerifyException(
+                f"'fkl.resize' {self.interp.data} must produce {expected.dtype}, got {out_type.dtype}"
+            )
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        """Linear interpolates to float32 (not on bool); nearest keeps the type; a background is in
+        the result's element type."""
+        out = in_type
+        if self.interp.data == "linear":
+            check_not_bool(self, in_type, "interpolates linearly")
+            out = reshaped(in_type, element="float32")
+        if (background := field_values(self, "background")) is not None:
+            check_values_fit_chain(self.name, background, out.channels.data, out.dtype)
+        return out
+
+
+BORDER_MODES = ("constant", "replicate", "reflect", "reflect101", "wrap")
+
+
+@irdl_op_definition
+class BorderOp(TypeRuleOp):
+    """BorderReader(mode, value): defines the image at EVERY coordinate, however far outside.
+
+    constant (the value, one or one per channel, in the chain type), replicate "aaa|abc|ccc",
+    reflect "cba|abc|cba", reflect101 "cb|abc|ba", wrap "abc|abc|abc" — numpy.pad's constant, edge,
+    symmetric, reflect and wrap, and cv2.copyMakeBorder. It folds into the read; a following crop
+    or warp may then sample outside the image.
+
+    `fkl.border %x, reflect101 : T`, `fkl.border %x, constant [0.0, 0.0, 255.0] : T`
+    """
+
+    name = "fkl.border"
+    VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("value",)
+    input = operand_def(ImageType)
+    mode = prop_def(StringAttr)
+    value = opt_prop_def(DenseArrayBase[Float64Type])
+    slot = opt_prop_def(StringAttr)
+    result = result_def(ImageType)
+
+    def __init__(
+        self,
+        input: SSAValue,
+        mode: str,
+        value: Sequence[float] | None = None,
+        result_type: Attribute | None = None,
+        slot: str | None = None,
+    ):
+        properties = field_properties("value", None if value is None else float_array(value), slot)
+        properties["mode"] = StringAttr(mode)
+        super().__init__(operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> BorderOp:
+        operand = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        mode = parser.parse_identifier()
+        slot, value = None, None
+        if mode == "constant":
+            slot = parse_slot(parser)
+            value = None if slot else parse_number_list(parser)
+        in_type, out_type = parse_types(parser)
+        return BorderOp(parser.resolve_operand(operand, in_type), mode, value, out_type, slot.data if slot else None)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_string(f", {self.mode.data}")
+        if self.slot is not None:
+            printer.print_string(" ")
+            print_slot(printer, self.slot)
+        elif (values := field_values(self)) is not None:
+            printer.print_string(" ")
+            print_number_list(printer, values)
+        print_types(printer, self.input.type, self.result.type)
+
+    def verify_(self) -> None:
+        if self.mode.data not in BORDER_MODES:
+            raise VerifyException(f"'{self.name}' mode must be one of {', '.join(BORDER_MODES)}, got {self.mode.data}")
+        if self.mode.data == "constant":
+            check_field(self, "value")
+        elif self.value is not None or self.slot is not None:
+            raise VerifyException(f"'{self.name}' takes a value only in constant mode, not {self.mode.data}")
+        check_same_type(self, self.input.type, self.result.type)
+        if (in_type := self.known_input()) is not None:
+            self.result_for(in_type)
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        if (values := field_values(self)) is not None:
+            check_values_fit_chain(self.name, values, in_type.channels.data, in_type.dtype)
+        return in_type
+
+
+WARP_KINDS = {"affine": 6, "perspective": 9}
+
+
+@irdl_op_definition
+class WarpOp(TypeRuleOp):
+    """Warping(M, w, h): bilinear cv2.warpAffine (M 2x3) / cv2.warpPerspective (M 3x3), output f32.
+
+    M maps SOURCE to DESTINATION as in OpenCV; with `inverse` it is the destination -> source map
+    (hoisting always stores that one, inverted in double). A tap outside the source reads the
+    border (a directly preceding fkl.border, else constant 0).
+
+    `fkl.warp %x, affine [[1.0, 0.0, 2.5], [0.0, 1.0, -1.0]], size [64, 48] : T -> T2`
+    `fkl.warp %x, perspective param "warp1", inverse, size param "warp1_size" : T -> T2`
+    """
+
+    name = "fkl.warp"
+    VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("value", "size")
+    input = operand_def(ImageType)
+    kind = prop_def(StringAttr)
+    inverse = opt_prop_def(UnitAttr)
+    value = opt_prop_def(DenseArrayBase[Float64Type])
+    slot = opt_prop_def(StringAttr)
+    size = opt_prop_def(DenseArrayBase[IntegerType])
+    size_slot = opt_prop_def(StringAttr)
+    result = result_def(ImageType)
+
+    def __init__(
+        self,
+        input: SSAValue,
+        kind: str,
+        matrix: Sequence[float] | None,
+        size: Sequence[int] | None,
+        inverse: bool = False,
+        result_type: Attribute | None = None,
+        slot: str | None = None,
+        size_slot: str | None = None,
+    ):
+        properties = field_properties("value", None if matrix is None else float_array(matrix), slot)
+        properties |= field_properties("size", None if size is None else int_array(size), size_slot)
+        properties["kind"] = StringAttr(kind)
+        if inverse:
+            properties["inverse"] = UnitAttr()
+        super().__init__(operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> WarpOp:
+        operand = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        kind = parser.parse_identifier()
+        slot = parse_slot(parser)
+        matrix = None
+        if slot is None:
+            rows = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: parse_number_list(parser))
+            matrix = [v for row in rows for v in row]
+        parser.parse_punctuation(",")
+        inverse = parser.parse_optional_keyword("inverse") is not None
+        if inverse:
+            parser.parse_punctuation(",")
+        parser.parse_keyword("size")
+        size_slot = parse_slot(parser)
+        size = None if size_slot else parse_int_list(parser, cls.name)
+        in_type, out_type = parse_types(parser)
+        return WarpOp(
+            parser.resolve_operand(operand, in_type),
+            kind,
+            matrix,
+            size,
+            inverse,
+            out_type,
+            slot.data if slot else None,
+            size_slot.data if size_slot else None,
+        )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_string(f", {self.kind.data} ")
+        if self.slot is not None:
+            print_slot(printer, self.slot)
+        else:
+            printer.print_string(format_matrix(field_values(self) or (), 3))
+        if self.inverse is not None:
+            printer.print_string(", inverse")
+        printer.print_string(", size ")
+        if self.size_slot is not None:
+            print_slot(printer, self.size_slot)
+        else:
+            printer.print_string("[" + ", ".join(str(int(v)) for v in field_values(self, "size") or ()) + "]")
+        print_types(printer, self.input.type, self.result.type)
+
+    def verify_(self) -> None:
+        check_field(self, "value")
+        check_field(self, "size")
+        if self.kind.data not in WARP_KINDS:
+            raise VerifyException(f"'{self.name}' kind must be affine or perspective, got {self.kind.data}")
+        matrix = field_values(self)
+        expected = WARP_KINDS[self.kind.data]
+        if matrix is not None and len(matrix) != expected:
+            shape = "2x3" if self.kind.data == "affine" else "3x3"
+            raise VerifyException(f"'{self.name}' {self.kind.data} needs a {shape} matrix, got {len(matrix)} numbers")
+        if matrix is not None and not all(math.isfinite(v) for v in matrix):
+            raise VerifyException(f"'{self.name}' matrix must be finite, got {list(matrix)}")
+        check_size_field(self, "size")
+        self.check_result_rule()
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        check_not_bool(self, in_type, "interpolates linearly")
+        return reshaped(in_type, element="float32")
+
+
+def invert_warp_matrix(values: tuple[float, ...]) -> list[float]:
+    """The destination -> source map of a source -> destination 2x3 / 3x3 matrix, in double
+    (cv2's convention: the adjugate over the determinant). ValueError when it is singular."""
+    if len(values) == 6:
+        m00, m01, m02, m10, m11, m12 = values
+        det = m00 * m11 - m01 * m10
+        if det == 0.0 or not math.isfinite(det):
+            raise ValueError(f"matrix {list(values)} is singular")
+        d = 1.0 / det
+        a00, a01, a10, a11 = m11 * d, -m01 * d, -m10 * d, m00 * d
+        return [a00, a01, -a00 * m02 - a01 * m12, a10, a11, -a10 * m02 - a11 * m12]
+    m = [values[0:3], values[3:6], values[6:9]]
+    cof = [
+        m[1][1] * m[2][2] - m[1][2] * m[2][1],
+        m[0][2] * m[2][1] - m[0][1] * m[2][2],
+        m[0][1] * m[1][2] - m[0][2] * m[1][1],
+        m[1][2] * m[2][0] - m[1][0] * m[2][2],
+        m[0][0] * m[2][2] - m[0][2] * m[2][0],
+        m[0][2] * m[1][0] - m[0][0] * m[1][2],
+        m[1][0] * m[2][1] - m[1][1] * m[2][0],
+        m[0][1] * m[2][0] - m[0][0] * m[2][1],
+        m[0][0] * m[1][1] - m[0][1] * m[1][0],
+    ]
+    det = m[0][0] * cof[0] + m[0][1] * cof[3] + m[0][2] * cof[6]
+    if det == 0.0 or not math.isfinite(det):
+        raise ValueError(f"matrix {list(values)} is singular")
+    d = 1.0 / det
+    return [c * d for c in cof]
+
+
+DEINTERLACE_MODES = ("blend", "linear")
+
+
+@irdl_op_definition
+class DeinterlaceOp(WordOp):
+    """Deinterlace: blend (row y > 0 -> mean of rows y and y-1) or linear (odd rows -> mean of the
+    rows above and below; the last odd row copies the row above); output f32.
+
+    `fkl.deinterlace %x, blend : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xf32>`
+    """
+
+    name = "fkl.deinterlace"
+    CHOICES: ClassVar[tuple[str, ...]] = DEINTERLACE_MODES
+    WHAT: ClassVar[str] = "mode"
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        check_not_bool(self, in_type, "averages rows")
+        return reshaped(in_type, element="float32")
+
+
+@irdl_op_definition
+class ReadSetOp(TypeRuleOp):
+    """ReadSet(value, w, h): replaces the read by a w x h image of one constant pixel; the source
+    memory is never touched. It directly follows the read, whose type gives element type and channels.
+
+    `fkl.read_set %r, [1.0, 2.0, 3.0], size [64, 48] : !fkl.image<?x?x3xf32>`
+    """
+
+    name = "fkl.read_set"
+    VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("value", "size")
+    input = operand_def(ImageType)
+    value = opt_prop_def(DenseArrayBase[Float64Type])
+    slot = opt_prop_def(StringAttr)
+    size = opt_prop_def(DenseArrayBase[IntegerType])
+    size_slot = opt_prop_def(StringAttr)
+    result = result_def(ImageType)
+
+    def __init__(
+        self,
+        input: SSAValue,
+        value: Sequence[float] | None,
+        size: Sequence[int] | None,
+        result_type: Attribute | None = None,
+        slot: str | None = None,
+        size_slot: str | None = None,
+    ):
+        properties = field_properties("value", None if value is None else float_array(value), slot)
+        properties |= field_properties("size", None if size is None else int_array(size), size_slot)
+        super().__init__(operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ReadSetOp:
+        operand = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        slot = parse_slot(parser)
+        value = None if slot else parse_number_list(parser)
+        parser.parse_punctuation(",")
+        parser.parse_keyword("size")
+        size_slot = parse_slot(parser)
+        size = None if size_slot else parse_int_list(parser, cls.name)
+        in_type, out_type = parse_types(parser)
+        return ReadSetOp(
+            parser.resolve_operand(operand, in_type),
+            value,
+            size,
+            out_type,
+            slot.data if slot else None,
+            size_slot.data if size_slot else None,
+        )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_string(", ")
+        if self.slot is not None:
+            print_slot(printer, self.slot)
+        else:
+            print_number_list(printer, field_values(self) or ())
+        printer.print_string(", size ")
+        if self.size_slot is not None:
+            print_slot(printer, self.size_slot)
+        else:
+            printer.print_string("[" + ", ".join(str(int(v)) for v in field_values(self, "size") or ()) + "]")
+        print_types(printer, self.input.type, self.result.type)
+
+    def verify_(self) -> None:
+        check_field(self, "value")
+        check_field(self, "size")
+        check_size_field(self, "size")
+        check_same_type(self, self.input.type, self.result.type)
+        producer = self.input.owner
+        if not isinstance(producer, ReadOp | Block):
+            raise VerifyException(f"'{self.name}' must directly follow fkl.read (it replaces what is read)")
+        if (in_type := self.known_input()) is not None:
+            self.result_for(in_type)
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        if (values := field_values(self)) is not None:
+            check_values_fit_chain(self.name, values, in_type.channels.data, in_type.dtype)
+        return in_type
+
+
+# Ops that change which source pixels an output pixel depends on: they fold into the read.
+GEOMETRY_OPS: tuple[type[IRDLOperation], ...] = (ReadSetOp, BorderOp, CropOp, ResizeOp, WarpOp, DeinterlaceOp)
