@@ -57,7 +57,8 @@ def host_us(call: Callable[[], object], sync: Callable[[], None], n: int, reps: 
 def bare_launch(torch: Any, x: Any, stream: Any) -> Callable[[], object]:
     from cuda.bindings import driver
 
-    from fklir.backend import compilers, cuda_driver
+    from fklir.backend import compilers
+    from fklir.runtime import cuda_driver
 
     with tempfile.TemporaryDirectory() as tmp:
         cubin = compilers.compile_cubin(TINY_KERNEL, Path(tmp), cuda_driver.device_arch(0), Path(tmp))

@@ -22,7 +22,8 @@ except ImportError:  # the variants compile without it (checked on the build mac
     torch = None  # type: ignore[assignment]
 
 import fklir as fkl
-from fklir.backend import compilers, cuda_driver
+from fklir.backend import compilers
+from fklir.runtime import cuda_driver
 
 INCLUDE = Path(fkl.__file__).resolve().parent / "backend" / "include"
 SIZES = {"u8": 1, "i8": 1, "u16": 2, "i16": 2, "f16": 2, "bf16": 2, "f32": 4, "i32": 4, "u32": 4, "f64": 8}

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 from fklir.errors import CacheError, CompileError, FklirError, NoDriverError, ReadOnlyOutputError
 
 if TYPE_CHECKING:
-    from fklir.frontend.compose import DivergentPipeline, Pipeline, compose, compose_divergent
     from fklir.frontend.ops import (
         Abs,
         Add,
@@ -55,6 +54,7 @@ if TYPE_CHECKING:
         VectorReorderRT,
         Warping,
     )
+    from fklir.jit.pipeline import DivergentPipeline, Pipeline, compose, compose_divergent
     from fklir.runtime.device_buffer import DeviceBuffer
 
     __version__: str
@@ -62,10 +62,10 @@ if TYPE_CHECKING:
 # The public names resolve on first use, so that `fklir-opt` (which imports this package) does not
 # pay for numpy and the runtime: name -> module that defines it.
 _LAZY = {
-    "Pipeline": "fklir.frontend.compose",
-    "DivergentPipeline": "fklir.frontend.compose",
-    "compose": "fklir.frontend.compose",
-    "compose_divergent": "fklir.frontend.compose",
+    "Pipeline": "fklir.jit.pipeline",
+    "DivergentPipeline": "fklir.jit.pipeline",
+    "compose": "fklir.jit.pipeline",
+    "compose_divergent": "fklir.jit.pipeline",
     "DeviceBuffer": "fklir.runtime.device_buffer",
 }
 
@@ -162,7 +162,7 @@ def clear_cache() -> None:
 
 def gpu_available() -> bool:
     """True when a CUDA driver and at least one GPU are present."""
-    from fklir.backend.cuda_driver import gpu_available as available
+    from fklir.runtime.cuda_driver import gpu_available as available
 
     return available()
 

@@ -228,7 +228,7 @@ def _describe(disk: cache.DiskCache, kernel: fkl.KernelOp, emitted: EmittedKerne
 def target_arch(target: str, device: int) -> str:
     if target != "gpu":
         return "host"
-    from fklir.backend import cuda_driver
+    from fklir.runtime import cuda_driver
 
     return cuda_driver.device_arch(device)
 
@@ -246,7 +246,7 @@ def _load_entry(key: str, target: str, device: int) -> object | None:
         cubin = disk.load(key, ".cubin")
         if cubin is None:
             return None
-        from fklir.backend import cuda_driver
+        from fklir.runtime import cuda_driver
 
         return cuda_driver.load_kernel(cubin, GPU_ENTRY, device, GPU_NARROW_ENTRY)
     except _UNLOADABLE:
@@ -331,7 +331,7 @@ def _build_or_load(
     if arch == "host":
         library = disk.build_or_open(key, cache.KERNEL_SUFFIXES["cpu"], compile_and_describe, _open_library)
         return getattr(library, CPU_ENTRY)
-    from fklir.backend import cuda_driver
+    from fklir.runtime import cuda_driver
 
     cubin = disk.build_or_load(key, cache.KERNEL_SUFFIXES["gpu"], compile_and_describe)
     return cuda_driver.load_kernel(cubin, GPU_ENTRY, device, GPU_NARROW_ENTRY)

@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fklir import dtypes
-from fklir.runtime import dlpack
+from fklir.runtime import cuda_driver, dlpack
 from fklir.runtime.dlpack import DLDeviceType
+from fklir.runtime.streams import stream_handle
 
 if TYPE_CHECKING:
     from typing_extensions import CapsuleType
@@ -142,8 +143,6 @@ def _advertised_stream(stream: object, what: str) -> int | None:
     default stream that handle 0 means in the driver API."""
     if stream is None:
         return None
-    from fklir.runtime.interop import stream_handle
-
     try:
         handle = stream_handle(stream)
     except (TypeError, ValueError) as error:
@@ -161,8 +160,6 @@ def _consumer_stream(stream: object) -> int | None:
         return 1
     if type(stream) is int and stream == -1:
         return None
-    from fklir.runtime.interop import stream_handle
-
     handle = stream_handle(stream)
     return 1 if handle == 0 else handle
 
@@ -176,8 +173,6 @@ class _Allocation:
         self.ptr = 0  # set first, so that __del__ of a half-built object is harmless
         self.nbytes = nbytes
         self.device = device
-        from fklir.backend import cuda_driver
-
         with cuda_driver.using_device(device):
             allocation = cuda_driver.check(
                 cuda_driver._driver().cuMemAlloc(nbytes),
@@ -189,8 +184,6 @@ class _Allocation:
         pointer, self.ptr = self.ptr, 0
         if pointer == 0:
             return
-        from fklir.backend import cuda_driver
-
         with cuda_driver.using_device(self.device):
             cuda_driver.check(cuda_driver._driver().cuMemFree(pointer), "DeviceBuffer: cuMemFree")
 
@@ -347,8 +340,6 @@ class DeviceBuffer:
         if self.nbytes == 0:
             return
         self._require_memory("copy_from_host")
-        from fklir.backend import cuda_driver
-
         driver = cuda_driver._driver()
         with cuda_driver.using_device(self.device):
             # Order after all queued work (a kernel may still read the old contents), and finish the DMA
@@ -365,8 +356,6 @@ class DeviceBuffer:
         if self.nbytes == 0:
             return result
         self._require_memory("copy_to_host")
-        from fklir.backend import cuda_driver
-
         driver = cuda_driver._driver()
         with cuda_driver.using_device(self.device):
             # Wait for every stream on the device, so results of asynchronous calls are visible.
@@ -386,8 +375,6 @@ class DeviceBuffer:
         if self.nbytes == 0:
             return duplicate
         self._require_memory("copy")
-        from fklir.backend import cuda_driver
-
         driver = cuda_driver._driver()
         with cuda_driver.using_device(self.device):
             cuda_driver.check(driver.cuCtxSynchronize(), "DeviceBuffer.copy: cuCtxSynchronize")
@@ -484,8 +471,6 @@ class DeviceBuffer:
         """Make the consumer's stream wait, on the GPU, for the work queued on this view's producer stream."""
         if consumer is None or self.stream is None or consumer == self.stream:
             return
-        from fklir.backend import cuda_driver
-
         cuda_driver.stream_wait(consumer, self.stream, self.device)
 
     # ----- lifetime ----------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from fklir.limits import I32_MAX, I64_MAX, U32_MAX, check_index, check_product
+from fklir.runtime import cuda_driver
 from fklir.runtime.params import pack_reciprocals, pack_slots, params_struct_type
 
 PIXEL_BLOCK = (32, 8, 1)
@@ -207,8 +208,6 @@ class GpuLaunch(LaunchPlan):
     """
 
     def __init__(self, kernel: Any, layout: Any, values: Mapping[str, Sequence[float]]):
-        from fklir.backend import cuda_driver
-
         super().__init__(layout, values)
         self.kernel = kernel
         self._values = values
@@ -236,8 +235,6 @@ class GpuLaunch(LaunchPlan):
         """The launch with everything but (stream, kernelParams, extra) bound: cuLaunchKernelEx with
         programmatic dependent launch where the device has it (back-to-back calls then overlap a kernel's
         set-up with the previous kernel's tail, which short kernels feel most; RESULTS.md), else cuLaunchKernel."""
-        from fklir.backend import cuda_driver
-
         g, b = self.grid, self.block
         if self._programmatic:
             return cuda_driver.programmatic_launcher(self._function, g, b)
@@ -304,8 +301,6 @@ class GpuLaunch(LaunchPlan):
         """Launch with our context current, then give the caller's back (another device's is PyTorch's and
         CuPy's current device). A thread that had none keeps ours: nothing of the caller's changes, and
         its next launch needs no retry."""
-        from fklir.backend import cuda_driver
-
         if int(self._get_current()[1]) == 0:
             cuda_driver.ensure_context(self.device)
             return self._launch(stream, self.arg_address, 0)
@@ -315,8 +310,6 @@ class GpuLaunch(LaunchPlan):
     def _recover(self, code: int, stream: int) -> None:
         """A refused launch: if it was refused because our context is not current, launch once more in
         ours (the refused launch queued nothing); any other error is raised."""
-        from fklir.backend import cuda_driver
-
         if code in _CONTEXT_ERRORS and int(self._get_current()[1]) != self._context:
             (result,) = self._launch_in_ours(stream)
             code = int(result)
@@ -326,8 +319,6 @@ class GpuLaunch(LaunchPlan):
 
     def synchronize(self, stream: int) -> None:
         """Wait for the stream; a default stream handle is waited on in the kernel's context."""
-        from fklir.backend import cuda_driver
-
         if stream <= LAST_DEFAULT_STREAM and int(self._get_current()[1]) != self._context:
             with cuda_driver.using_device(self.device):
                 cuda_driver.synchronize(stream)

@@ -13,7 +13,7 @@ import traceback
 import numpy as np
 
 import fklir as fkl
-from fklir.frontend.compose import input_signature
+from fklir.jit.signature import input_signature
 from fklir.limits import I32_MAX
 from tests.fuzz.child import serve
 from tests.fuzz.compose_cases import Case

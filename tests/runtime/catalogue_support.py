@@ -138,7 +138,7 @@ def run_cpu(chain: Sequence[fops.Op], src: Source) -> tuple[Any, Any]:
 
 def run_gpu(chain: Sequence[fops.Op], src: Source) -> Any:
     """The kernel output of a chain on the GPU target, in the reference's layout."""
-    from fklir.backend import cuda_driver
+    from fklir.runtime import cuda_driver
     from fklir.runtime.device_buffer import DeviceBuffer
 
     expected = reference(chain, src)

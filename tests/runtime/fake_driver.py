@@ -277,7 +277,7 @@ class FakeDriver(types.SimpleNamespace):
 
 
 def _reset_cuda_driver_state() -> None:
-    from fklir.backend import cuda_driver
+    from fklir.runtime import cuda_driver
 
     for cached in (
         cuda_driver._driver,
@@ -311,7 +311,7 @@ def install(driver: FakeDriver, pay_real_import: bool = False) -> None:
     _reset_cuda_driver_state()
     if not pay_real_import:
         return
-    from fklir.backend import cuda_driver
+    from fklir.runtime import cuda_driver
 
     @functools.cache
     def first_use_imports_the_real_module() -> Any:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fklir.backend import cuda_driver
+from fklir.runtime import cuda_driver
 
 
 def allocation_id(ptr: int) -> int | None:

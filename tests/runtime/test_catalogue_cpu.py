@@ -18,8 +18,8 @@ import pytest
 
 import fklir as fkl
 from fklir.backend.build import STATS, structural_ir
-from fklir.frontend.compose import input_signature
 from fklir.frontend.lowering import kernels_of, lower_chain, run_passes
+from fklir.jit.signature import input_signature
 from tests.runtime.catalogue_support import no_source, packed_source, planar_source, run_cpu
 
 cv2 = pytest.importorskip("cv2")

@@ -28,7 +28,7 @@ RNG = np.random.default_rng(1234)
 
 def _reference(pipe: fkl.Pipeline, x: np.ndarray, dtype: str) -> np.ndarray:
     """The reference interpreter on the frontend's IR (before any pass)."""
-    from fklir.frontend.compose import input_signature
+    from fklir.jit.signature import input_signature
 
     sig = input_signature(x.shape, dtype)[0]
     module = lower_chain(pipe.ops, sig.dtype, sig.channels, sig.planes)

@@ -16,8 +16,7 @@ import numpy as np
 import pytest
 
 import fklir as fkl
-from fklir.backend import cuda_driver
-from fklir.runtime import dlpack
+from fklir.runtime import cuda_driver, dlpack
 from fklir.runtime.device_buffer import ELEMENT_TYPES, DeviceBuffer
 from fklir.runtime.interop import describe_gpu_array
 from tests.runtime.gpu_memory import allocation_id

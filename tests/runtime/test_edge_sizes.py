@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import fklir as fkl
-from fklir.backend import cuda_driver
+from fklir.runtime import cuda_driver
 from fklir.runtime.launch import LAUNCHES
 from tests.runtime import test_host_path
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import fklir as fkl
-from fklir.backend import cuda_driver
+from fklir.runtime import cuda_driver
 from tests.runtime.chains import normalise_chain, normalise_reference
 
 pytestmark = [

@@ -20,11 +20,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from fklir.backend import cuda_driver
 from fklir.backend.cache import DiskCache
 from fklir.backend.compilers import compile_cubin, nvcc_available
+from fklir.runtime import cuda_driver
 from fklir.runtime.device_buffer import ELEMENT_TYPES, DeviceBuffer
-from fklir.runtime.interop import describe_gpu_array, empty_like_framework, stream_handle
+from fklir.runtime.interop import describe_gpu_array, empty_like_framework
+from fklir.runtime.streams import stream_handle
 from tests.runtime.gpu_memory import allocation_id
 
 pytestmark = [

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 import fklir as fkl
-from fklir.backend import build, cuda_driver
-from fklir.frontend import compose as compose_module
-from fklir.runtime import interop
+from fklir.backend import build
+from fklir.jit import binding, pipeline
+from fklir.runtime import cuda_driver, interop
 from fklir.runtime import launch as launch_module
 from fklir.runtime.device_buffer import DeviceBuffer
 from fklir.runtime.launch import LAUNCHES, GpuLaunch
@@ -248,13 +248,14 @@ def test_default_stream_handles_mean_our_contexts_default_stream(fake: Any) -> N
 def counted_descriptions(monkeypatch: pytest.MonkeyPatch) -> list[object]:
     """Every array that the pipeline describes in full (the slow path)."""
     described: list[object] = []
-    real = compose_module.describe_gpu_array
+    real = pipeline.describe_gpu_array
 
     def counting(x: object, what: str, stream: int | None = None) -> Any:
         described.append(x)
         return real(x, what, stream)
 
-    monkeypatch.setattr(compose_module, "describe_gpu_array", counting)
+    for module in (pipeline, binding):  # inputs are described in one, outputs in the other
+        monkeypatch.setattr(module, "describe_gpu_array", counting)
     return described
 
 

@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pytest
 
-from fklir.backend import cuda_driver
-from fklir.runtime import dlpack
+from fklir.runtime import cuda_driver, dlpack
 from fklir.runtime.device_buffer import ELEMENT_TYPES, DeviceBuffer, element_type_name, host_view_for
 from fklir.runtime.interop import (
     GpuArray,
@@ -20,8 +19,8 @@ from fklir.runtime.interop import (
     describe_host_array,
     empty_like_framework,
     is_c_contiguous,
-    stream_handle,
 )
+from fklir.runtime.streams import stream_handle
 
 if TYPE_CHECKING:
     from typing_extensions import CapsuleType

@@ -28,9 +28,9 @@ import numpy as np
 
 import fklir as fkl
 from fklir.backend.emit_cpp import EmittedKernel, emit_kernel
-from fklir.frontend.compose import Pipeline
 from fklir.frontend.lowering import kernels_of
 from fklir.frontend.ops import Op, Read, StaticLoop, Write
+from fklir.jit.pipeline import Pipeline
 from tests import op_catalogue
 from tests.runtime import chains as runtime_chains
 from tests.unit.test_emit_compiles import CHAINS as COMPILE_CHAINS

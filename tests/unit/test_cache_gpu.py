@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fklir.backend import cuda_driver
 from fklir.backend.cache import DiskCache
+from fklir.runtime import cuda_driver
 
 pytestmark = [
     pytest.mark.gpu,

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import fklir as fkl
-from fklir.backend import cuda_driver
 from fklir.errors import CacheError, FklirError, NoDriverError, ReadOnlyOutputError
+from fklir.runtime import cuda_driver
 from fklir.runtime.device_buffer import DeviceBuffer
 from tests.runtime.fake_driver import FakeDriver, installed
 

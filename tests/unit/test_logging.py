@@ -213,7 +213,7 @@ def test_fklir_log_in_the_environment_logs_to_stderr(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(not fkl.gpu_available(), reason="needs a CUDA GPU")
 def test_a_gpu_compile_names_the_arch_and_the_compiler(fresh_cache: Path, caplog: pytest.LogCaptureFixture) -> None:
-    from fklir.backend import cuda_driver
+    from fklir.runtime import cuda_driver
     from fklir.runtime.device_buffer import DeviceBuffer
 
     caplog.set_level(logging.INFO, logger="fklir")

@@ -344,7 +344,7 @@ def test_an_edited_header_is_not_read_from_a_stale_pch(own_pch_root: Path, tmp_p
 
 
 def _gpu_available() -> bool:
-    from fklir.backend import cuda_driver
+    from fklir.runtime import cuda_driver
 
     return cuda_driver.gpu_available()
 
@@ -397,7 +397,7 @@ def half_inputs(n: int, rng: np.random.Generator) -> tuple[np.ndarray[Any, Any],
 @pytest.mark.gpu
 @pytest.mark.skipif(not _gpu_available(), reason="needs a CUDA device")
 def test_half_precision_kernel_runs_exactly_like_numpy() -> None:
-    from fklir.backend import cuda_driver
+    from fklir.runtime import cuda_driver
     from fklir.runtime.device_buffer import DeviceBuffer
 
     n, scale = 4099, 1.5

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -20,11 +20,22 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from fklir.backend import cuda_driver
 from fklir.diagnostics import OpError, first_invalid_op, located_message
 from fklir.frontend import ops as fops
 from fklir.frontend.values import dtype_name, integers
+from fklir.jit.binding import (
+    Binding,
+    Prepared,
+    WarmEntry,
+    check_new_out,
+    check_out,
+    launch_nothing,
+    launch_prepared,
+    launch_stream,
+)
+from fklir.jit.signature import Signature, input_signature
 from fklir.limits import check_index
+from fklir.runtime import cuda_driver
 from fklir.runtime.interop import (
     WarmKey,
     describe_gpu_array,
@@ -32,46 +43,12 @@ from fklir.runtime.interop import (
     output_maker,
     producer_stream,
     require_writable,
-    stream_handle,
     warm_key,
 )
 from fklir.runtime.launch import CpuLaunch, Extent, GpuLaunch, LaunchPlan, check_param_block
+from fklir.runtime.streams import stream_handle
 
 TARGETS = ("gpu", "cpu")
-
-
-@dataclass(frozen=True)
-class Signature:
-    """What the compiled kernel depends on (sizes are not part of it)."""
-
-    dtype: str
-    channels: int
-    planes: int
-    batched: bool  # the input has a leading plane dimension
-    images: int = 0  # > 0: a list of this many same-size images (one plane each)
-
-
-def input_signature(shape: tuple[int, ...], dtype: str, planar: bool = False) -> tuple[Signature, int, int]:
-    """(signature, width, height) of an input shape: (H, W), (H, W, C) with C in 2..4, (B, H, W[, C]);
-    for a planar read (TensorPack), (C, H, W) or (B, C, H, W)."""
-    if planar:
-        if len(shape) == 3 and 1 <= shape[0] <= 4:
-            return Signature(dtype, shape[0], 1, False), shape[2], shape[1]
-        if len(shape) == 4 and 1 <= shape[1] <= 4:
-            return Signature(dtype, shape[1], shape[0], True), shape[3], shape[2]
-        raise ValueError(f"TensorPack: cannot read a planar input of shape {shape}; expected (C, H, W) or (B, C, H, W)")
-    if len(shape) == 2:
-        return Signature(dtype, 1, 1, False), shape[1], shape[0]
-    if len(shape) == 3 and 2 <= shape[2] <= 4:
-        return Signature(dtype, shape[2], 1, False), shape[1], shape[0]
-    if len(shape) == 3:
-        return Signature(dtype, 1, shape[0], True), shape[2], shape[1]
-    if len(shape) == 4 and 1 <= shape[3] <= 4:
-        return Signature(dtype, shape[3], shape[0], True), shape[2], shape[1]
-    raise ValueError(
-        f"TensorRead: cannot read an input of shape {shape}; expected (H, W), (H, W, C) with C in 2..4, "
-        "(B, H, W) or (B, H, W, C)"
-    )
 
 
 def _check_structure(ops: Sequence[fops.Op], where: str = "compose") -> None:
@@ -130,11 +107,11 @@ class Pipeline:
         self.generator = ops[0] if isinstance(ops[0], fops.ReadSet) else None
         self.crop_batched = any(isinstance(op, fops.Crop) and op.batched for op in ops)
         self._plans: dict[tuple[Signature, int], LaunchPlan] = {}
-        self._prepared: dict[tuple[object, ...], _Prepared] = {}
+        self._prepared: dict[tuple[object, ...], Prepared] = {}
         # unbound GPU calls on inputs seen before, by interop.warm_key: the warm path is one dict hit
-        self._warm: dict[WarmKey, _WarmEntry] = {}
+        self._warm: dict[WarmKey, WarmEntry] = {}
         self._last_signature: Signature | None = None
-        self._bound: _Binding | None = None
+        self._bound: Binding | None = None
         # set while the parameter block holds exactly the bound buffers: k(stream=s) is then this call
         self._bound_launch: Callable[[int], None] | None = None
         self._bound_result: object = None
@@ -154,7 +131,7 @@ class Pipeline:
             )
         if isinstance(read_binding, list | tuple) or isinstance(write_binding, list | tuple):
             raise TypeError("compose: bind one array, not a list; pass a list of images per call: pipe([x0, x1, ...])")
-        binding = _Binding()
+        binding = Binding()
         if read_binding is not None:
             binding.src = describe_gpu_array(read_binding, "TensorRead binding")
             prepared = self._prepare_gpu(read_binding, [binding.src])
@@ -165,7 +142,7 @@ class Pipeline:
             binding.dst = describe_gpu_array(write_binding, "TensorWrite binding")
             if binding.prepared is not None:
                 try:
-                    _check_out(binding.dst, binding.prepared)
+                    check_out(binding.dst, binding.prepared)
                 except ValueError as e:
                     raise ValueError(f"compose: the bound output does not fit the chain: {e}") from None
         self._bound = binding
@@ -337,10 +314,10 @@ class Pipeline:
         assert b is not None
         if x is None and out is None and b.src is not None and b.dst is not None and b.prepared is not None:
             plan = b.prepared.plan
-            handle, owned = (stream_handle(stream), False) if stream is not None else _launch_stream(b.src, None)
+            handle, owned = (stream_handle(stream), False) if stream is not None else launch_stream(b.src, None)
             if b.prepared.launches:
                 plan.run(b.src.ptr, b.dst.ptr, b.prepared.extent, handle)
-            self._bound_launch = plan.launch if b.prepared.launches else _launch_nothing
+            self._bound_launch = plan.launch if b.prepared.launches else launch_nothing
             self._bound_result = b.dst.obj
             if owned:
                 plan.synchronize(handle)
@@ -425,10 +402,8 @@ class Pipeline:
         self._last_signature = sig
         return sig, width, height
 
-    def _prepare_gpu(self, x: object, sources: list[Any]) -> _Prepared:
+    def _prepare_gpu(self, x: object, sources: list[Any]) -> Prepared:
         """Cold part of a GPU call for one input signature and size: plan, extent, output shape."""
-        from fklir.backend import cuda_driver
-
         src = sources[0]
         if any(s.device != src.device for s in sources):
             raise ValueError(f"TensorRead: list inputs are on devices {[s.device for s in sources]}; use one device")
@@ -436,7 +411,7 @@ class Pipeline:
         with cuda_driver.using_device(src.device):
             plan = self._plan(sig, src.device)
         e = self._checked_extent(sig, width, height, plan)
-        prepared = _Prepared(plan, e, self._out_shape(sig, e), plan.layout.out_dtype, src.device)  # pyright: ignore[reportArgumentType]
+        prepared = Prepared(plan, e, self._out_shape(sig, e), plan.layout.out_dtype, src.device)  # pyright: ignore[reportArgumentType]
         if not isinstance(x, list | tuple):
             self._prepared[(src.shape, src.dtype_name, src.device)] = prepared
         return prepared
@@ -458,28 +433,28 @@ class Pipeline:
         if out is None:
             result, dst_ptr = make_output(src.obj)
         else:
-            result, dst_ptr = out, _check_new_out(out, prep)
+            result, dst_ptr = out, check_new_out(out, prep)
         if self._bound is None and not isinstance(x, list | tuple) and (seen := warm_key(x)) is not None:
-            self._warm[seen[0]] = _WarmEntry(prep, src.framework, make_output)
-        handle, owned = _launch_stream(src, stream)
-        return _launch(prep, src.ptr, dst_ptr, handle, owned, result, table)
+            self._warm[seen[0]] = WarmEntry(prep, src.framework, make_output)
+        handle, owned = launch_stream(src, stream)
+        return launch_prepared(prep, src.ptr, dst_ptr, handle, owned, result, table)
 
-    def _call_warm(self, entry: _WarmEntry, x: object, src_ptr: int, out: object, stream: object) -> Any:
+    def _call_warm(self, entry: WarmEntry, x: object, src_ptr: int, out: object, stream: object) -> Any:
         """An unbound call on an input whose warm key was seen: the key stands for the checks made then."""
         prep = entry.prep
         if out is None:
             result, dst_ptr = entry.make_output(x)
         else:
             seen = warm_key(out)
-            dst_ptr = seen[1] if seen is not None and seen[0] in prep.out_keys else _check_new_out(out, prep)
+            dst_ptr = seen[1] if seen is not None and seen[0] in prep.out_keys else check_new_out(out, prep)
             result = out
         if stream is not None:
-            return _launch(prep, src_ptr, dst_ptr, stream_handle(stream), False, result)
+            return launch_prepared(prep, src_ptr, dst_ptr, stream_handle(stream), False, result)
         advertised = x.stream if entry.framework == "fklir" else None  # pyright: ignore[reportAttributeAccessIssue]
         handle = producer_stream(entry.framework, prep.device, advertised)
         if handle is None:
             handle = cuda_driver.internal_stream(prep.device)
-        return _launch(prep, src_ptr, dst_ptr, handle, True, result)
+        return launch_prepared(prep, src_ptr, dst_ptr, handle, True, result)
 
     def _call_gpu_general(self, x: object, out: object, stream: object) -> Any:
         """GPU calls of ReadSet (no input) and SplitWrite (one output per channel): the plain path."""
@@ -496,7 +471,7 @@ class Pipeline:
             with cuda_driver.using_device(device):
                 plan = self._plan(sig, device)
         e = self._checked_extent(sig, width, height, plan)
-        prep = _Prepared(plan, e, self._out_shape(sig, e), plan.layout.out_dtype, device)
+        prep = Prepared(plan, e, self._out_shape(sig, e), plan.layout.out_dtype, device)
         count = e.channels_out if self.write_kind == "split_write" else 1
         if out is None:
             made = [empty_like_framework(framework, prep.out_shape, prep.out_dtype, device, like) for _ in range(count)]
@@ -505,9 +480,9 @@ class Pipeline:
             results = list(out) if count > 1 and isinstance(out, list | tuple) else [out]
             if len(results) != count:
                 raise ValueError(f"out: SplitWrite writes {count} outputs, one per channel; got {len(results)}")
-            pointers = [_check_out(describe_gpu_array(r, "out"), prep) for r in results]
+            pointers = [check_out(describe_gpu_array(r, "out"), prep) for r in results]
         if src is not None:
-            handle, owned = _launch_stream(src, stream)
+            handle, owned = launch_stream(src, stream)
         else:
             handle, owned = (
                 (stream_handle(stream), False) if stream is not None else (cuda_driver.internal_stream(device), True)
@@ -518,73 +493,6 @@ class Pipeline:
         if owned:
             plan.synchronize(handle)
         return tuple(results) if count > 1 else results[0]
-
-
-@dataclass
-class _Binding:
-    """A bound pipeline's buffers (described once, at compose) and its prepared call."""
-
-    src: Any = None  # GpuArray
-    dst: Any = None  # GpuArray
-    prepared: Any = None  # _Prepared
-
-
-@dataclass(frozen=True)
-class _Prepared:
-    """Everything a warm GPU call on one input signature and size needs."""
-
-    plan: Any  # GpuLaunch
-    extent: Extent
-    out_shape: tuple[int, ...]
-    out_dtype: str
-    device: int
-    # warm keys of outputs that passed _check_out for this call: equal keys pass it alike
-    out_keys: set[WarmKey] = field(default_factory=lambda: set[WarmKey](), compare=False)
-    launches: bool = field(init=False, compare=False)  # False: the output is empty, nothing to launch
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "launches", bool(self.out_shape) and min(self.out_shape) > 0)
-
-
-@dataclass(frozen=True, slots=True)
-class _WarmEntry:
-    """How an unbound call runs on inputs of one warm key (type, element type, shape, device)."""
-
-    prep: _Prepared
-    framework: str  # the input's, as describe_gpu_array names it
-    make_output: Callable[[Any], tuple[object, int]]  # a new output in the input's framework, and its pointer
-
-
-def _check_out(dst: Any, prep: _Prepared) -> int:
-    require_writable(dst, "out")
-    if dst.shape != prep.out_shape or dst.dtype_name != prep.out_dtype or dst.device != prep.device:
-        raise ValueError(
-            f"out: expected a {prep.out_dtype} array of shape {prep.out_shape} on device {prep.device}, "
-            f"got {dst.dtype_name} {dst.shape} on device {dst.device}"
-        )
-    return int(dst.ptr)
-
-
-def _check_new_out(out: object, prep: _Prepared) -> int:
-    """_check_out on the full description of `out`; its warm key is remembered so that the next output
-    like it is accepted on its key alone."""
-    ptr = _check_out(describe_gpu_array(out, "out"), prep)
-    if (seen := warm_key(out)) is not None:
-        prep.out_keys.add(seen[0])
-    return ptr
-
-
-def _launch(
-    prep: _Prepared, src_ptr: int, dst_ptr: int, handle: int, owned: bool, result: Any, sources: Sequence[int] = ()
-) -> Any:
-    """Run the prepared kernel on stream `handle` (nothing for an empty output), with a list input's
-    `sources`; wait for the stream when it is not the caller's (`owned`). Returns `result`."""
-    plan = prep.plan
-    if prep.launches:
-        plan.run(src_ptr, dst_ptr, prep.extent, handle, sources)
-    if owned:
-        plan.synchronize(handle)
-    return result
 
 
 class DivergentPipeline(Pipeline):
@@ -663,23 +571,6 @@ def _as_list(x: object) -> list[object]:
             raise ValueError("TensorRead: the input list is empty")
         return list(x)
     return [x]
-
-
-def _launch_nothing(stream: int) -> None:
-    """The bound launch of an empty output."""
-
-
-def _launch_stream(src: Any, stream: object) -> tuple[int, bool]:
-    """(stream handle, whether we must synchronize before returning).
-
-    A caller's stream is used as is. Without one we launch where the input's producer queued its
-    work (torch/CuPy current stream, or the stream the array advertises) so that we never race it,
-    else on fklir's internal stream; then we synchronize.
-    """
-    if stream is not None:
-        return stream_handle(stream), False
-    handle = producer_stream(src.framework, src.device, src.stream)
-    return (cuda_driver.internal_stream(src.device) if handle is None else handle), True
 
 
 def _preload(target: str) -> None:

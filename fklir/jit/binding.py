@@ -1,0 +1,101 @@
+"""The prepared state of a pipeline's GPU calls and the launch that runs it.
+
+A call is prepared once per input signature and size (plan, extent, output shape); a bound pipeline keeps
+its buffers' descriptions beside it, and an unbound one a warm entry per input key, so that a call on an
+input seen before checks nothing that was checked then.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from fklir.runtime import cuda_driver
+from fklir.runtime.interop import WarmKey, describe_gpu_array, producer_stream, require_writable, warm_key
+from fklir.runtime.launch import Extent
+from fklir.runtime.streams import stream_handle
+
+
+@dataclass
+class Binding:
+    """A bound pipeline's buffers (described once, at compose) and its prepared call."""
+
+    src: Any = None  # GpuArray
+    dst: Any = None  # GpuArray
+    prepared: Any = None  # Prepared
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Everything a warm GPU call on one input signature and size needs."""
+
+    plan: Any  # GpuLaunch
+    extent: Extent
+    out_shape: tuple[int, ...]
+    out_dtype: str
+    device: int
+    # warm keys of outputs that passed check_out for this call: equal keys pass it alike
+    out_keys: set[WarmKey] = field(default_factory=lambda: set[WarmKey](), compare=False)
+    launches: bool = field(init=False, compare=False)  # False: the output is empty, nothing to launch
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "launches", bool(self.out_shape) and min(self.out_shape) > 0)
+
+
+@dataclass(frozen=True, slots=True)
+class WarmEntry:
+    """How an unbound call runs on inputs of one warm key (type, element type, shape, device)."""
+
+    prep: Prepared
+    framework: str  # the input's, as describe_gpu_array names it
+    make_output: Callable[[Any], tuple[object, int]]  # a new output in the input's framework, and its pointer
+
+
+def check_out(dst: Any, prep: Prepared) -> int:
+    require_writable(dst, "out")
+    if dst.shape != prep.out_shape or dst.dtype_name != prep.out_dtype or dst.device != prep.device:
+        raise ValueError(
+            f"out: expected a {prep.out_dtype} array of shape {prep.out_shape} on device {prep.device}, "
+            f"got {dst.dtype_name} {dst.shape} on device {dst.device}"
+        )
+    return int(dst.ptr)
+
+
+def check_new_out(out: object, prep: Prepared) -> int:
+    """check_out on the full description of `out`; its warm key is remembered so that the next output
+    like it is accepted on its key alone."""
+    ptr = check_out(describe_gpu_array(out, "out"), prep)
+    if (seen := warm_key(out)) is not None:
+        prep.out_keys.add(seen[0])
+    return ptr
+
+
+def launch_prepared(
+    prep: Prepared, src_ptr: int, dst_ptr: int, handle: int, owned: bool, result: Any, sources: Sequence[int] = ()
+) -> Any:
+    """Run the prepared kernel on stream `handle` (nothing for an empty output), with a list input's
+    `sources`; wait for the stream when it is not the caller's (`owned`). Returns `result`."""
+    plan = prep.plan
+    if prep.launches:
+        plan.run(src_ptr, dst_ptr, prep.extent, handle, sources)
+    if owned:
+        plan.synchronize(handle)
+    return result
+
+
+def launch_nothing(stream: int) -> None:
+    """The bound launch of an empty output."""
+
+
+def launch_stream(src: Any, stream: object) -> tuple[int, bool]:
+    """(stream handle, whether we must synchronize before returning).
+
+    A caller's stream is used as is. Without one we launch where the input's producer queued its
+    work (torch/CuPy current stream, or the stream the array advertises) so that we never race it,
+    else on fklir's internal stream; then we synchronize.
+    """
+    if stream is not None:
+        return stream_handle(stream), False
+    handle = producer_stream(src.framework, src.device, src.stream)
+    return (cuda_driver.internal_stream(src.device) if handle is None else handle), True

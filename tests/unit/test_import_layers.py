@@ -1,0 +1,150 @@
+"""The layout's promises, checked on the source: fklir's modules import one another without a cycle, and
+each layer imports only from the layers below it (docs/ARCHITECTURE.md, "Layers").
+
+Every import counts, at the top of a module or inside a function (a lazy import is still a dependency),
+so the graph is read from each module's AST rather than from what importing it happens to load.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "fklir"
+
+# layer -> the fklir packages it must not import from
+FORBIDDEN: dict[str, tuple[str, ...]] = {
+    "fklir.dialects": (
+        "fklir.passes",
+        "fklir.frontend",
+        "fklir.jit",
+        "fklir.backend",
+        "fklir.runtime",
+        "fklir.interpreters",
+    ),
+    "fklir.passes": ("fklir.frontend", "fklir.jit", "fklir.backend", "fklir.runtime"),
+    # descriptors -> IR: compiling and launching are the JIT driver's
+    "fklir.frontend": ("fklir.jit", "fklir.backend", "fklir.runtime"),
+    # the warm path touches no IR
+    "fklir.runtime": ("fklir.dialects", "fklir.passes", "fklir.frontend", "fklir.jit", "fklir.interpreters"),
+    # the reference the backend is checked against
+    "fklir.interpreters": ("fklir.backend",),
+}
+
+# (importer, imported) edges that break a rule above on purpose, each with its reason
+EXEMPT: dict[tuple[str, str], str] = {}
+
+
+@dataclass(frozen=True)
+class Edge:
+    importer: str
+    imported: str
+    line: int
+
+    def __str__(self) -> str:
+        path = PACKAGE.parent / (self.importer.replace(".", "/") + ".py")
+        if not path.exists():
+            path = path.with_suffix("") / "__init__.py"
+        return f"{self.importer} -> {self.imported} ({path.relative_to(PACKAGE.parent)}:{self.line})"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _resolve(importer: str, is_package: bool, node: ast.ImportFrom) -> str:
+    """The absolute module a `from ... import` names (relative imports resolved against the importer)."""
+    if node.level == 0:
+        return node.module or ""
+    base = importer.split(".")
+    base = base if is_package else base[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join([*base, node.module] if node.module else base)
+
+
+def _edges(modules: dict[str, Path]) -> list[Edge]:
+    edges: list[Edge] = []
+    for name, path in modules.items():
+        is_package = path.name == "__init__.py"
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                source = _resolve(name, is_package, node)
+                # `from fklir.runtime import cuda_driver` imports the submodule, not just the package
+                targets = [
+                    f"{source}.{alias.name}" if f"{source}.{alias.name}" in modules else source for alias in node.names
+                ]
+            else:
+                continue
+            edges += [Edge(name, target, node.lineno) for target in dict.fromkeys(targets) if target in modules]
+    return [edge for edge in edges if edge.importer != edge.imported]
+
+
+def _in(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def _cycle(edges: list[Edge]) -> list[Edge] | None:
+    """One import cycle, as its edges, or None."""
+    graph: dict[str, list[Edge]] = {}
+    for edge in edges:
+        graph.setdefault(edge.importer, []).append(edge)
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[Edge] = []
+
+    def visit(module: str) -> list[Edge] | None:
+        state[module] = 1
+        for edge in graph.get(module, []):
+            if state.get(edge.imported) == 1:
+                start = next((i for i, e in enumerate(path) if e.importer == edge.imported), len(path))
+                return [*path[start:], edge]
+            if edge.imported not in state:
+                path.append(edge)
+                if (found := visit(edge.imported)) is not None:
+                    return found
+                path.pop()
+        state[module] = 2
+        return None
+
+    for module in sorted(graph):
+        if module not in state and (found := visit(module)) is not None:
+            return found
+    return None
+
+
+def test_the_graph_reads_every_kind_of_import() -> None:
+    """A guard on the reader itself: a lazy import inside a function and `from package import module` are edges."""
+    edges = {(edge.importer, edge.imported) for edge in _edges(_modules())}
+    assert ("fklir.jit.pipeline", "fklir.backend.build") in edges  # inside Pipeline._plan
+    assert ("fklir.jit.binding", "fklir.runtime.cuda_driver") in edges  # from fklir.runtime import cuda_driver
+    assert ("fklir.runtime.device_buffer", "fklir.runtime.streams") in edges
+
+
+def test_no_import_cycles() -> None:
+    cycle = _cycle(_edges(_modules()))
+    assert cycle is None, "import cycle:\n  " + "\n  ".join(str(edge) for edge in cycle or ())
+
+
+def test_layers_import_only_downwards() -> None:
+    broken = [
+        str(edge)
+        for edge in _edges(_modules())
+        for layer, forbidden in FORBIDDEN.items()
+        if _in(edge.importer, layer)
+        and any(_in(edge.imported, package) for package in forbidden)
+        and (edge.importer, edge.imported) not in EXEMPT
+    ]
+    assert not broken, "imports against the layer rule:\n  " + "\n  ".join(broken)
+
+
+def test_exemptions_are_still_needed() -> None:
+    edges = {(edge.importer, edge.imported) for edge in _edges(_modules())}
+    stale = [f"{importer} -> {imported}" for importer, imported in EXEMPT if (importer, imported) not in edges]
+    assert not stale, f"exempt imports that no longer exist: {stale}"
