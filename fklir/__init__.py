@@ -12,50 +12,50 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from fklir.errors import CacheError, CompileError, FklirError, NoDriverError, ReadOnlyOutputError
+from fklir.errors import CacheError as CacheError
+from fklir.errors import CompileError as CompileError
+from fklir.errors import FklirError as FklirError
+from fklir.errors import NoDriverError as NoDriverError
+from fklir.errors import ReadOnlyOutputError as ReadOnlyOutputError
 
 if TYPE_CHECKING:
-    from fklir.frontend.ops import (
-        Abs,
-        Add,
-        AddLast,
-        BorderReader,
-        Cast,
-        ColorConversion,
-        Crop,
-        Deinterlace,
-        Discard,
-        Div,
-        Exp,
-        IsEven,
-        Log,
-        Max,
-        Min,
-        Mul,
-        MxVFloat3,
-        Pow,
-        ReadSet,
-        Resize,
-        Saturate,
-        SaturateCast,
-        SaturateFloat,
-        SplitWrite,
-        Sqrt,
-        StaticLoop,
-        Sub,
-        TensorPack,
-        TensorRead,
-        TensorSplit,
-        TensorTSplit,
-        TensorWrite,
-        VectorAnd,
-        VectorReduce,
-        VectorReorder,
-        VectorReorderRT,
-        Warping,
-    )
-    from fklir.jit.pipeline import DivergentPipeline, Pipeline, compose, compose_divergent
-    from fklir.runtime.device_buffer import DeviceBuffer
+    from fklir.frontend.ops import Add as Add
+    from fklir.frontend.ops import AddLast as AddLast
+    from fklir.frontend.ops import BorderReader as BorderReader
+    from fklir.frontend.ops import Cast as Cast
+    from fklir.frontend.ops import ColorConversion as ColorConversion
+    from fklir.frontend.ops import Crop as Crop
+    from fklir.frontend.ops import Deinterlace as Deinterlace
+    from fklir.frontend.ops import Discard as Discard
+    from fklir.frontend.ops import Div as Div
+    from fklir.frontend.ops import IsEven as IsEven
+    from fklir.frontend.ops import Max as Max
+    from fklir.frontend.ops import Min as Min
+    from fklir.frontend.ops import Mul as Mul
+    from fklir.frontend.ops import MxVFloat3 as MxVFloat3
+    from fklir.frontend.ops import ReadSet as ReadSet
+    from fklir.frontend.ops import Resize as Resize
+    from fklir.frontend.ops import Saturate as Saturate
+    from fklir.frontend.ops import SaturateCast as SaturateCast
+    from fklir.frontend.ops import SaturateFloat as SaturateFloat
+    from fklir.frontend.ops import SplitWrite as SplitWrite
+    from fklir.frontend.ops import StaticLoop as StaticLoop
+    from fklir.frontend.ops import Sub as Sub
+    from fklir.frontend.ops import TensorPack as TensorPack
+    from fklir.frontend.ops import TensorRead as TensorRead
+    from fklir.frontend.ops import TensorSplit as TensorSplit
+    from fklir.frontend.ops import TensorTSplit as TensorTSplit
+    from fklir.frontend.ops import TensorWrite as TensorWrite
+    from fklir.frontend.ops import VectorAnd as VectorAnd
+    from fklir.frontend.ops import VectorReduce as VectorReduce
+    from fklir.frontend.ops import VectorReorder as VectorReorder
+    from fklir.frontend.ops import VectorReorderRT as VectorReorderRT
+    from fklir.frontend.ops import Warping as Warping
+    from fklir.jit.pipeline import DivergentPipeline as DivergentPipeline
+    from fklir.jit.pipeline import Pipeline as Pipeline
+    from fklir.jit.pipeline import compose as compose
+    from fklir.jit.pipeline import compose_divergent as compose_divergent
+    from fklir.runtime.device_buffer import DeviceBuffer as DeviceBuffer
 
     __version__: str
 
@@ -69,8 +69,8 @@ _LAZY = {
     "DeviceBuffer": "fklir.runtime.device_buffer",
 }
 
-__all__ = [
-    "Abs",
+# The names every release defines; __all__ adds the math ops derived from their declarations.
+_PUBLIC = [
     "Add",
     "AddLast",
     "BorderReader",
@@ -84,17 +84,14 @@ __all__ = [
     "Discard",
     "Div",
     "DivergentPipeline",
-    "Exp",
     "FklirError",
     "IsEven",
-    "Log",
     "Max",
     "Min",
     "Mul",
     "MxVFloat3",
     "NoDriverError",
     "Pipeline",
-    "Pow",
     "ReadOnlyOutputError",
     "ReadSet",
     "Resize",
@@ -102,7 +99,6 @@ __all__ = [
     "SaturateCast",
     "SaturateFloat",
     "SplitWrite",
-    "Sqrt",
     "StaticLoop",
     "Sub",
     "TensorPack",
@@ -173,11 +169,28 @@ def __getattr__(name: str) -> Any:
     if name == "__version__":  # resolved on first use: importlib.metadata is slow to import
         globals()[name] = _version()
         return globals()[name]
+    if name == "__all__":
+        globals()[name] = [*_PUBLIC, *_math_descriptors()]
+        return globals()[name]
     module = _LAZY.get(name)
-    if module is None and name in __all__:
+    # Only capitalised names can be descriptors: `from fklir import dtypes` asks here first, during
+    # the very imports that _math_descriptors would start.
+    if module is None and (name in _PUBLIC or (name[:1].isupper() and name in _math_descriptors())):
         module = "fklir.frontend.ops"
     if module is None:
         raise AttributeError(f"module 'fklir' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__getattr__("__all__")})
+
+
+def _math_descriptors() -> dict[str, Any]:
+    """The element-wise math ops' descriptors (Abs, Sqrt, ...): derived from the dialect's @math_op
+    declarations, so their names are known only once the frontend is imported."""
+    from fklir.frontend.ops import MATH_DESCRIPTORS
+
+    return MATH_DESCRIPTORS

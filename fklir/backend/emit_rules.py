@@ -7,7 +7,9 @@ The emitters ask a registry, never the op which class it is (cf. xDSL's `@impl(a
   channel-wise op loops its element rule over the channels;
 - TITLE: the comment above an op's pixel block (the op's name when it has no rule).
 A lookup walks the op's class hierarchy, so a family's rule (fkl.BinaryValueOp, fkl.CastLikeOp) serves
-each member without one of its own. The geometry stages are rules of the same kind (emit_geometry.STAGE).
+each member without one of its own; failing that, a rule of a trait the op declares (PIXEL's rule of
+fkl.ChannelWise loops any channel-wise op's element rule). The geometry stages are rules of the same
+kind (emit_geometry.STAGE).
 
 Op class `fkl.FooOp` is C++ struct `fkl::Foo` of the op headers (include/fkl/*.h), so a family's rule
 names each member's struct through `struct()` rather than a table.
@@ -19,6 +21,8 @@ from collections.abc import Callable
 from typing import Concatenate, Generic, ParamSpec, TypeVar
 
 from xdsl.ir import Operation
+from xdsl.irdl import IRDLOperation
+from xdsl.traits import OpTrait
 
 from fklir.backend.cpp_types import CPP_TYPE, image_of, slot_of
 from fklir.dialects import fkl
@@ -35,6 +39,7 @@ class OpRules(Generic[P, R]):
     def __init__(self, what: str):
         self.what = what
         self._rules: dict[type[Operation], Callable[..., R]] = {}
+        self._trait_rules: dict[type[OpTrait], Callable[..., R]] = {}
 
     def register(
         self, *classes: type[OpT]
@@ -50,9 +55,23 @@ class OpRules(Generic[P, R]):
 
         return add
 
+    def register_trait(self, trait: type[OpTrait]) -> Callable[[Callable[..., R]], Callable[..., R]]:
+        """Decorator: the rule of every op that declares `trait` and has no class rule."""
+
+        def add(rule: Callable[..., R]) -> Callable[..., R]:
+            if trait in self._trait_rules:
+                raise ValueError(f"{trait.__name__} already has a {self.what} rule")
+            self._trait_rules[trait] = rule
+            return rule
+
+        return add
+
     def find(self, op_class: type[Operation]) -> Callable[..., R] | None:
-        """The rule for `op_class`, or None."""
-        return next((self._rules[cls] for cls in op_class.__mro__ if cls in self._rules), None)
+        """The rule for `op_class` (its own or its nearest base's, else its trait's), or None."""
+        rule = next((self._rules[cls] for cls in op_class.__mro__ if cls in self._rules), None)
+        if rule is not None or not issubclass(op_class, IRDLOperation):
+            return rule
+        return next((r for trait, r in self._trait_rules.items() if op_class.has_trait(trait)), None)
 
     def emit(self, op: Operation, *args: P.args, **kwargs: P.kwargs) -> R:
         """Apply op's rule; a ValueError names the op when it has none."""
@@ -165,7 +184,7 @@ def _static_loop(op: fkl.StaticLoopOp, src: str, c: str) -> tuple[str, str]:
 # ---------------------------------------------------------------------------------------------
 
 
-@PIXEL.register(*fkl.CHANNELWISE_OPS)
+@PIXEL.register_trait(fkl.ChannelWise)
 def _per_channel(op: Operation, src: str, dst: str) -> list[str]:
     expr, _ = ELEMENT.emit(op, f"{src}[c]", "c")
     return [f"for (int c = 0; c < {_channels_in(op)}; ++c) {dst}[c] = {expr};"]

@@ -242,42 +242,6 @@ class _BinaryValue(Op):
         return self._place(b, self.IR_OP(x, self.values))
 
 
-class Add(_BinaryValue):
-    """x + v."""
-
-    IR_OP = fkl.AddOp
-
-
-class Sub(_BinaryValue):
-    """x - v."""
-
-    IR_OP = fkl.SubOp
-
-
-class Mul(_BinaryValue):
-    """x * v."""
-
-    IR_OP = fkl.MulOp
-
-
-class Div(_BinaryValue):
-    """x / v (integer chains: truncation toward zero; v = 0 is an error)."""
-
-    IR_OP = fkl.DivOp
-
-
-class Max(_BinaryValue):
-    """x >= v ? x : v."""
-
-    IR_OP = fkl.MaxOp
-
-
-class Min(_BinaryValue):
-    """x <= v ? x : v."""
-
-    IR_OP = fkl.MinOp
-
-
 # --------------------------------------------------------------------------------------------
 # Casts
 # --------------------------------------------------------------------------------------------
@@ -341,15 +305,8 @@ class Saturate(Op):
         return self._place(b, fkl.SaturateOp(x, (self.lo, self.hi)))
 
 
-@dataclass(frozen=True, eq=False)
-class SaturateFloat(_NoValue):
-    """Clamp a float chain to [0, 1] (NaN passes through)."""
-
-    IR_OP: ClassVar[type[fkl.UnaryOp]] = fkl.SaturateFloatOp
-
-
 # --------------------------------------------------------------------------------------------
-# Element-wise math: descriptors derived from their dialect declarations
+# Descriptors derived from their dialect declarations (values or none: nothing to write twice)
 # --------------------------------------------------------------------------------------------
 
 DescriptorT = TypeVar("DescriptorT", bound=Op)
@@ -363,41 +320,34 @@ def _derived(base: type[DescriptorT], ir_op: type[Operation]) -> type[Descriptor
     return cast(type[DescriptorT], type(name, (base,), namespace))
 
 
-def unary(ir_op: type[fkl.MathUnaryOp]) -> type[_NoValue]:
-    """The descriptor of a value-less element-wise op: `Abs = unary(fkl.AbsOp)`, used as `Abs()`."""
+def unary(ir_op: type[fkl.UnaryOp]) -> type[_NoValue]:
+    """The descriptor of an op without values: `IsEven = unary(fkl.IsEvenOp)`, used as `IsEven()`."""
     return _derived(_NoValue, ir_op)
 
 
 def binary_value(ir_op: type[fkl.BinaryValueOp]) -> type[_BinaryValue]:
-    """The descriptor of an element-wise op with one value per channel: `Pow = binary_value(fkl.PowOp)`,
-    used as `Pow(v)`."""
+    """The descriptor of an element-wise op with one value per channel: `Add = binary_value(fkl.AddOp)`,
+    used as `Add(v)`."""
     return _derived(_BinaryValue, ir_op)
 
 
-Abs = unary(fkl.AbsOp)
-Sqrt = unary(fkl.SqrtOp)
-Exp = unary(fkl.ExpOp)
-Log = unary(fkl.LogOp)
-Pow = binary_value(fkl.PowOp)
+Add = binary_value(fkl.AddOp)
+Sub = binary_value(fkl.SubOp)
+Mul = binary_value(fkl.MulOp)
+Div = binary_value(fkl.DivOp)
+Max = binary_value(fkl.MaxOp)
+Min = binary_value(fkl.MinOp)
+SaturateFloat = unary(fkl.SaturateFloatOp)
+IsEven = unary(fkl.IsEvenOp)
+VectorAnd = unary(fkl.VectorAndOp)
 
-
-# --------------------------------------------------------------------------------------------
-# Logic
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, eq=False)
-class IsEven(_NoValue):
-    """Integer → bool per channel: x mod 2 == 0."""
-
-    IR_OP: ClassVar[type[fkl.UnaryOp]] = fkl.IsEvenOp
-
-
-@dataclass(frozen=True, eq=False)
-class VectorAnd(_NoValue):
-    """boolN → bool: the AND of all channels."""
-
-    IR_OP: ClassVar[type[fkl.UnaryOp]] = fkl.VectorAndOp
+# Every @math_op's descriptor by name (AbsOp -> Abs), so that a new math op is its declaration alone.
+# fklir's lazy __getattr__ exports them; unlike the core ops above, static checkers do not see them.
+MATH_DESCRIPTORS: dict[str, type[Op]] = {
+    op.__name__.removesuffix("Op"): binary_value(op) if issubclass(op, fkl.MathValueOp) else unary(op)
+    for op in fkl.MATH_OPS
+}
+globals().update(MATH_DESCRIPTORS)
 
 
 # --------------------------------------------------------------------------------------------

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from xdsl.ir import Dialect
 from xdsl.irdl import IRDLOperation
+from xdsl.traits import OpTrait
 
 from fklir.dialects.color_codes import COLOR_CODES as COLOR_CODES
 from fklir.dialects.color_codes import ColorCode as ColorCode
@@ -60,10 +61,7 @@ from fklir.dialects.fkl.fields import slot_property as slot_property
 from fklir.dialects.fkl.fields import value_fields as value_fields
 from fklir.dialects.fkl.kernel import KernelOp as KernelOp
 from fklir.dialects.fkl.kernel import param_slot as param_slot
-from fklir.dialects.fkl.ops_compute import CHANNELWISE_OPS as CHANNELWISE_OPS
-from fklir.dialects.fkl.ops_compute import COMPUTE_OPS as COMPUTE_OPS
 from fklir.dialects.fkl.ops_compute import LOOP_BODIES as LOOP_BODIES
-from fklir.dialects.fkl.ops_compute import PIXEL_OPS as PIXEL_OPS
 from fklir.dialects.fkl.ops_compute import REDUCTIONS as REDUCTIONS
 from fklir.dialects.fkl.ops_compute import AddLastOp as AddLastOp
 from fklir.dialects.fkl.ops_compute import AddOp as AddOp
@@ -88,7 +86,6 @@ from fklir.dialects.fkl.ops_compute import VectorReorderRTOp as VectorReorderRTO
 from fklir.dialects.fkl.ops_geometry import ASPECT_RATIOS as ASPECT_RATIOS
 from fklir.dialects.fkl.ops_geometry import BORDER_MODES as BORDER_MODES
 from fklir.dialects.fkl.ops_geometry import DEINTERLACE_MODES as DEINTERLACE_MODES
-from fklir.dialects.fkl.ops_geometry import GEOMETRY_OPS as GEOMETRY_OPS
 from fklir.dialects.fkl.ops_geometry import INTERPOLATIONS as INTERPOLATIONS
 from fklir.dialects.fkl.ops_geometry import WARP_KINDS as WARP_KINDS
 from fklir.dialects.fkl.ops_geometry import BorderOp as BorderOp
@@ -100,16 +97,18 @@ from fklir.dialects.fkl.ops_geometry import ResizeOp as ResizeOp
 from fklir.dialects.fkl.ops_geometry import WarpOp as WarpOp
 from fklir.dialects.fkl.ops_geometry import YieldOp as YieldOp
 from fklir.dialects.fkl.ops_geometry import invert_warp_matrix as invert_warp_matrix
-from fklir.dialects.fkl.ops_math import AbsOp as AbsOp
-from fklir.dialects.fkl.ops_math import ExpOp as ExpOp
-from fklir.dialects.fkl.ops_math import LogOp as LogOp
-from fklir.dialects.fkl.ops_math import PowOp as PowOp
-from fklir.dialects.fkl.ops_math import SqrtOp as SqrtOp
+
+# Every @math_op class, by name: a new element-wise math op is its class in ops_math and nothing here.
+from fklir.dialects.fkl.ops_math import *  # noqa: F403
 from fklir.dialects.fkl.ops_write import WRITE_OPS as WRITE_OPS
 from fklir.dialects.fkl.ops_write import SplitOp as SplitOp
 from fklir.dialects.fkl.ops_write import SplitWriteOp as SplitWriteOp
 from fklir.dialects.fkl.ops_write import TSplitOp as TSplitOp
 from fklir.dialects.fkl.ops_write import WriteOp as WriteOp
+from fklir.dialects.fkl.traits import ChannelWise as ChannelWise
+from fklir.dialects.fkl.traits import Geometry as Geometry
+from fklir.dialects.fkl.traits import Memory as Memory
+from fklir.dialects.fkl.traits import PixelWise as PixelWise
 from fklir.dialects.fkl.types import DYNAMIC as DYNAMIC
 from fklir.dialects.fkl.types import ELEMENT_TYPES as ELEMENT_TYPES
 from fklir.dialects.fkl.types import MAX_SLOT_COUNT as MAX_SLOT_COUNT
@@ -121,10 +120,6 @@ from fklir.dialects.fkl.types import dtype_name as dtype_name
 from fklir.dialects.fkl.types import element_type as element_type
 from fklir.dialects.fkl.types import is_float_name as is_float_name
 from fklir.dialects.fkl.types import reshaped as reshaped
-
-# Every op that can sit in a read ... write chain.
-CHAIN_OPS: tuple[type[IRDLOperation], ...] = (ReadOp, *GEOMETRY_OPS, *COMPUTE_OPS, *WRITE_OPS)
-
 
 FKL = Dialect(
     "fkl",
@@ -166,3 +161,17 @@ FKL = Dialect(
     ],
     [ImageType, ParamsType],
 )
+
+
+def ops_with(trait: type[OpTrait]) -> tuple[type[IRDLOperation], ...]:
+    """The dialect's ops that declare `trait`, in declaration order."""
+    return tuple(op for op in FKL.operations if issubclass(op, IRDLOperation) and op.has_trait(trait))
+
+
+# The categories, read from each op's declared trait (isinstance-ready tuples for passes and registries).
+CHANNELWISE_OPS = ops_with(ChannelWise)  # a chain of these runs on flat element runs
+PIXEL_OPS = ops_with(PixelWise)  # a chain with one of these computes per pixel
+COMPUTE_OPS = CHANNELWISE_OPS + PIXEL_OPS
+GEOMETRY_OPS = ops_with(Geometry)  # these fold into the read
+# Every op that can sit in a read ... write chain.
+CHAIN_OPS: tuple[type[IRDLOperation], ...] = (ReadOp, *GEOMETRY_OPS, *COMPUTE_OPS, *WRITE_OPS)

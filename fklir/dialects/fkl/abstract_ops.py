@@ -8,9 +8,10 @@ from typing import ClassVar, TypeVar
 
 from xdsl.dialects.builtin import DenseArrayBase, Float64Type, StringAttr, f64
 from xdsl.ir import Attribute, SSAValue, TypeAttribute
-from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
+from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def, traits_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
+from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from fklir.dialects.fkl.checks import (
@@ -22,6 +23,7 @@ from fklir.dialects.fkl.checks import (
 )
 from fklir.dialects.fkl.fields import check_value_or_slot, field_values
 from fklir.dialects.fkl.syntax import format_number, parse_number_list, parse_slot, parse_types, print_types
+from fklir.dialects.fkl.traits import ChannelWise
 from fklir.dialects.fkl.types import NAME_OF_TYPE, ImageType, element_type, is_float_name, known
 
 # ---------------------------------------------------------------------------------------------
@@ -70,6 +72,8 @@ def arithmetic_result(op: IRDLOperation, body: str, in_type: ImageType) -> Image
 
 class BinaryValueOp(TypeRuleOp):
     """`fkl.<op> %x, 2.0 : T` or `fkl.<op> %x, [1.0, 2.0, 3.0] : T`; hoisted `fkl.<op> %x, param "s" : T`."""
+
+    traits = traits_def(ChannelWise(), Pure())
 
     FORMULA: ClassVar[str]
     VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("value",)
@@ -141,6 +145,8 @@ class BinaryValueOp(TypeRuleOp):
 
 class CastLikeOp(TypeRuleOp):
     """`fkl.<op> %x to f32 : T -> T2`."""
+
+    traits = traits_def(ChannelWise(), Pure())
 
     input = operand_def(ImageType)
     to = prop_def(TypeAttribute)
@@ -269,6 +275,8 @@ class MathUnaryOp(UnaryOp):
     semantics (applied in float64, then rounded to the chain type; on integers in int64, then
     wrapped), which the reference interpreter applies and the C++ struct `fkl::<Name>` must agree with.
     """
+
+    traits = traits_def(ChannelWise(), Pure())
 
     FORMULA: ClassVar[str]
     NUMPY: ClassVar[str]

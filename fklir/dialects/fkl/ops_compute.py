@@ -1,5 +1,5 @@
 """The compute ops between the read's geometry and the write (the element-wise math ops are in
-ops_math.py), and their categories: CHANNELWISE_OPS, PIXEL_OPS, COMPUTE_OPS."""
+ops_math.py); each declares its category, ChannelWise or PixelWise, in its traits."""
 
 from __future__ import annotations
 
@@ -8,16 +8,16 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import I64, DenseArrayBase, Float64Type, IntAttr, IntegerAttr, IntegerType, StringAttr
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
+from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def, traits_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
+from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from fklir.dialects.color_codes import COLOR_CODES, ColorCode
 from fklir.dialects.fkl.abstract_ops import (
     BinaryValueOp,
     CastLikeOp,
-    MathUnaryOp,
     TypeRuleOp,
     UnaryOp,
     WordOp,
@@ -45,6 +45,7 @@ from fklir.dialects.fkl.syntax import (
     print_slot,
     print_types,
 )
+from fklir.dialects.fkl.traits import ChannelWise, PixelWise
 from fklir.dialects.fkl.types import ImageType, known, reshaped
 from fklir.limits import check_index
 
@@ -135,6 +136,7 @@ class SaturateOp(TypeRuleOp):
     """
 
     name = "fkl.saturate"
+    traits = traits_def(ChannelWise(), Pure())
     VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("value",)
     input = operand_def(ImageType)
     value = opt_prop_def(DenseArrayBase[Float64Type])
@@ -232,6 +234,7 @@ class SaturateFloatOp(UnaryOp):
     """SaturateFloat: clamp a float chain to [0, 1] (NaN passes through). `fkl.saturate_float %x : T`"""
 
     name = "fkl.saturate_float"
+    traits = traits_def(ChannelWise(), Pure())
 
     def result_for(self, in_type: ImageType) -> ImageType:
         check_float(self, in_type)
@@ -248,6 +251,7 @@ class IsEvenOp(UnaryOp):
     """IsEven: integer -> bool per channel, x mod 2 == 0. `fkl.is_even %x : T -> T2`"""
 
     name = "fkl.is_even"
+    traits = traits_def(ChannelWise(), Pure())
 
     def result_for(self, in_type: ImageType) -> ImageType:
         check_integer(self, in_type)
@@ -259,6 +263,7 @@ class VectorAndOp(UnaryOp):
     """VectorAnd: boolN -> bool, the AND of all channels. `fkl.vector_and %x : T -> T2`"""
 
     name = "fkl.vector_and"
+    traits = traits_def(PixelWise(), Pure())
 
     def result_for(self, in_type: ImageType) -> ImageType:
         if in_type.dtype != "bool":
@@ -281,6 +286,7 @@ class VectorReduceOp(WordOp):
     """
 
     name = "fkl.vector_reduce"
+    traits = traits_def(PixelWise(), Pure())
     CHOICES: ClassVar[tuple[str, ...]] = REDUCTIONS
     WHAT: ClassVar[str] = "reduction"
 
@@ -294,6 +300,7 @@ class DiscardOp(TypeRuleOp):
     """Discard(keep_n): keep the first keep_n channels. `fkl.discard %x, 2 : T -> T2`"""
 
     name = "fkl.discard"
+    traits = traits_def(PixelWise(), Pure())
     input = operand_def(ImageType)
     keep_attr = prop_def(IntegerAttr[I64], prop_name="keep")
     result = result_def(ImageType)
@@ -341,6 +348,7 @@ class AddLastOp(TypeRuleOp):
     """AddLast(v): append one channel holding v (in the chain type). `fkl.add_last %x, 1.0 : T -> T2`"""
 
     name = "fkl.add_last"
+    traits = traits_def(PixelWise(), Pure())
     VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("value",)
     input = operand_def(ImageType)
     value = opt_prop_def(DenseArrayBase[Float64Type])
@@ -414,6 +422,7 @@ class VectorReorderOp(TypeRuleOp):
     """
 
     name = "fkl.vector_reorder"
+    traits = traits_def(PixelWise(), Pure())
     input = operand_def(ImageType)
     order = prop_def(DenseArrayBase[IntegerType])
     result = result_def(ImageType)
@@ -461,6 +470,7 @@ class VectorReorderRTOp(TypeRuleOp):
     """
 
     name = "fkl.vector_reorder_rt"
+    traits = traits_def(PixelWise(), Pure())
     VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("value",)
     input = operand_def(ImageType)
     value = opt_prop_def(DenseArrayBase[IntegerType])
@@ -531,6 +541,7 @@ class MxVFloat3Op(TypeRuleOp):
     """
 
     name = "fkl.mxv_float3"
+    traits = traits_def(PixelWise(), Pure())
     VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("value",)
     input = operand_def(ImageType)
     value = opt_prop_def(DenseArrayBase[Float64Type])
@@ -606,6 +617,7 @@ class StaticLoopOp(TypeRuleOp):
     """
 
     name = "fkl.static_loop"
+    traits = traits_def(ChannelWise(), Pure())
     VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("value",)
     input = operand_def(ImageType)
     body = prop_def(StringAttr)
@@ -698,6 +710,7 @@ class ColorConversionOp(WordOp):
     """
 
     name = "fkl.color_conversion"
+    traits = traits_def(PixelWise(), Pure())
     CHOICES: ClassVar[tuple[str, ...]] = tuple(COLOR_CODES)
     WHAT: ClassVar[str] = "code"
 
@@ -714,28 +727,3 @@ class ColorConversionOp(WordOp):
         if code.red_index is not None:
             check_not_bool(self, in_type, "computes gray")
         return reshaped(in_type, channels=code.out_channels)
-
-
-# Compute ops that work on each channel alone (channel c of the output depends on channel c of the
-# input only): a chain of these runs on flat element runs.
-CHANNELWISE_OPS: tuple[type[IRDLOperation], ...] = (
-    BinaryValueOp,
-    CastLikeOp,
-    SaturateOp,
-    SaturateFloatOp,
-    IsEvenOp,
-    StaticLoopOp,
-    MathUnaryOp,
-)
-# Compute ops that mix or change channels: a chain with one of these computes per pixel.
-PIXEL_OPS: tuple[type[IRDLOperation], ...] = (
-    VectorAndOp,
-    VectorReduceOp,
-    DiscardOp,
-    AddLastOp,
-    VectorReorderOp,
-    VectorReorderRTOp,
-    MxVFloat3Op,
-    ColorConversionOp,
-)
-COMPUTE_OPS: tuple[type[IRDLOperation], ...] = CHANNELWISE_OPS + PIXEL_OPS

@@ -1,6 +1,6 @@
 """fkl.read, fkl.yield and the geometry ops, which must follow the read directly (or each other) and
-fold into its `sample` region. The read lives here because its verifier admits only GEOMETRY_OPS in
-that region, and fkl.read_set must follow a read."""
+fold into its `sample` region. The read lives here because fkl.read_set must follow a read; its
+verifier admits in that region only ops with the Geometry trait."""
 
 from __future__ import annotations
 
@@ -19,10 +19,11 @@ from xdsl.irdl import (
     opt_region_def,
     prop_def,
     result_def,
+    traits_def,
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import HasParent, IsTerminator
+from xdsl.traits import HasParent, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from fklir.dialects.fkl.abstract_ops import TypeRuleOp, WordOp
@@ -46,6 +47,7 @@ from fklir.dialects.fkl.syntax import (
     print_slot,
     print_types,
 )
+from fklir.dialects.fkl.traits import Geometry, Memory
 from fklir.dialects.fkl.types import DYNAMIC, ImageType, known, reshaped
 from fklir.limits import check_span
 
@@ -78,6 +80,7 @@ class ReadOp(IRDLOperation):
     """
 
     name = "fkl.read"
+    traits = traits_def(Memory())
     source = prop_def(StringAttr | ArrayAttr[StringAttr])
     result = result_def(ImageType)
     sample = opt_region_def("single_block")
@@ -165,7 +168,7 @@ class ReadOp(IRDLOperation):
         if last.input.type != self.result.type:
             raise VerifyException(f"'fkl.read' yields {last.input.type} but its result type is {self.result.type}")
         for op in self.geometry:
-            if not isinstance(op, GEOMETRY_OPS):
+            if not op.has_trait(Geometry):
                 raise VerifyException(f"'fkl.read' sample region holds only geometry ops, not '{op.name}'")
 
 
@@ -206,6 +209,7 @@ class CropOp(TypeRuleOp):
     """
 
     name = "fkl.crop"
+    traits = traits_def(Geometry(), Pure())
     VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("value",)
     input = operand_def(ImageType)
     value = opt_prop_def(DenseArrayBase[IntegerType])
@@ -313,6 +317,7 @@ class ResizeOp(TypeRuleOp):
     """
 
     name = "fkl.resize"
+    traits = traits_def(Geometry(), Pure())
     VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("value", "background")
     input = operand_def(ImageType)
     value = opt_prop_def(DenseArrayBase[IntegerType])
@@ -456,6 +461,7 @@ class BorderOp(TypeRuleOp):
     """
 
     name = "fkl.border"
+    traits = traits_def(Geometry(), Pure())
     VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("value",)
     input = operand_def(ImageType)
     mode = prop_def(StringAttr)
@@ -532,6 +538,7 @@ class WarpOp(TypeRuleOp):
     """
 
     name = "fkl.warp"
+    traits = traits_def(Geometry(), Pure())
     VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("value", "size")
     input = operand_def(ImageType)
     kind = prop_def(StringAttr)
@@ -668,6 +675,7 @@ class DeinterlaceOp(WordOp):
     """
 
     name = "fkl.deinterlace"
+    traits = traits_def(Geometry(), Pure())
     CHOICES: ClassVar[tuple[str, ...]] = DEINTERLACE_MODES
     WHAT: ClassVar[str] = "mode"
 
@@ -685,6 +693,7 @@ class ReadSetOp(TypeRuleOp):
     """
 
     name = "fkl.read_set"
+    traits = traits_def(Geometry(), Pure())
     VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("value", "size")
     input = operand_def(ImageType)
     value = opt_prop_def(DenseArrayBase[Float64Type])
@@ -756,7 +765,3 @@ class ReadSetOp(TypeRuleOp):
         if (values := field_values(self)) is not None:
             check_values_fit_chain(self.name, values, in_type.channels.data, in_type.dtype)
         return in_type
-
-
-# Ops that change which source pixels an output pixel depends on: they fold into the read.
-GEOMETRY_OPS: tuple[type[IRDLOperation], ...] = (ReadSetOp, BorderOp, CropOp, ResizeOp, WarpOp, DeinterlaceOp)

@@ -6,13 +6,14 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import DenseArrayBase, IntegerType, StringAttr, i64
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_prop_def, prop_def
+from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_prop_def, prop_def, traits_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from fklir.dialects.fkl.checks import int32
 from fklir.dialects.fkl.syntax import parse_int_list
+from fklir.dialects.fkl.traits import Memory
 from fklir.dialects.fkl.types import ImageType
 from fklir.limits import check_index
 
@@ -23,6 +24,8 @@ class _WriteLikeOp(IRDLOperation):
     `planes [i, j]` writes the value's planes to planes i, j of `dest` (several chains sharing
     one output: the frontend's per-ROI and per-image chains, and divergent batches).
     """
+
+    traits = traits_def(Memory())
 
     input = operand_def(ImageType)
     dest = prop_def(StringAttr)

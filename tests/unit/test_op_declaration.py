@@ -1,0 +1,79 @@
+"""The op as one declaration: every `@math_op` class reaches every layer with no edit outside its
+declaration, its C++ struct, its docs row and its catalogue entry (docs/ARCHITECTURE.md, "How to add
+an op"); and each op's category comes from the trait it declares."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import fklir as fkl
+from fklir.backend.emit_rules import ELEMENT, PIXEL
+from fklir.dialects import fkl as dialect
+from fklir.frontend import ops as fops
+from fklir.interpreters.fkl import IMPLS
+from tests.op_catalogue import CATALOGUE
+
+ROOT = Path(__file__).resolve().parents[2]
+MATH_H = (ROOT / "fklir/backend/include/fkl/math.h").read_text()
+OPS_MD = (ROOT / "docs/ops.md").read_text()
+
+
+@pytest.mark.parametrize("op", dialect.MATH_OPS, ids=lambda op: op.name)
+def test_a_math_declaration_reaches_every_layer(op: type[dialect.MathUnaryOp | dialect.MathValueOp]) -> None:
+    name = op.__name__.removesuffix("Op")
+    assert op in dialect.FKL.operations and getattr(dialect, op.__name__) is op
+    assert op.has_trait(dialect.ChannelWise) and issubclass(op, dialect.CHANNELWISE_OPS)
+    descriptor = getattr(fkl, name)
+    assert name in fkl.__all__ and name in dir(fkl)
+    assert descriptor is fops.MATH_DESCRIPTORS[name] and descriptor.IR_OP is op
+    assert descriptor.__doc__ == op.__doc__
+    assert IMPLS.get(op) is not None, "the reference interpreter runs it"
+    assert ELEMENT.find(op) is not None and PIXEL.find(op) is not None, "the emitter writes it"
+    assert re.search(rf"^struct {name} \{{", MATH_H, re.M), f"fkl/math.h has no struct {name}"
+    assert f"| `{name}(" in OPS_MD, f"docs/ops.md has no row for {name}"
+    assert name in {entry.name for entry in CATALOGUE}, "tests/op_catalogue.py has no entry"
+
+
+def test_a_value_op_takes_values_and_a_unary_op_none() -> None:
+    for op in dialect.MATH_OPS:
+        descriptor = fops.MATH_DESCRIPTORS[op.__name__.removesuffix("Op")]
+        if issubclass(op, dialect.MathValueOp):
+            assert descriptor(2.5).values == (2.5,)  # type: ignore[call-arg]
+        else:
+            assert descriptor() is not None
+            with pytest.raises(TypeError):
+                descriptor(2.5)  # type: ignore[call-arg]
+
+
+def test_categories_are_read_from_traits() -> None:
+    traits = (dialect.ChannelWise, dialect.PixelWise, dialect.Geometry)
+    for op in dialect.FKL.operations:
+        declared = [t for t in traits if op.has_trait(t)]
+        assert len(declared) <= 1, f"{op.name} declares {declared}"
+        assert (op in dialect.CHANNELWISE_OPS) == op.has_trait(dialect.ChannelWise)
+        assert (op in dialect.PIXEL_OPS) == op.has_trait(dialect.PixelWise)
+        assert (op in dialect.GEOMETRY_OPS) == op.has_trait(dialect.Geometry)
+        in_chain = op in dialect.CHAIN_OPS
+        assert in_chain == (bool(declared) or op.has_trait(dialect.Memory)), op.name
+    assert dialect.AddOp in dialect.CHANNELWISE_OPS and dialect.ColorConversionOp in dialect.PIXEL_OPS
+    assert dialect.CropOp in dialect.GEOMETRY_OPS and dialect.ReadOp not in dialect.GEOMETRY_OPS
+
+
+def test_a_non_geometry_op_in_a_read_region_is_refused_by_its_trait() -> None:
+    from xdsl.utils.exceptions import VerifyException
+
+    with pytest.raises(VerifyException, match=r"sample region holds only geometry ops, not 'fkl\.mul'"):
+        _read_with_a_mul_in_its_region().verify()
+
+
+def _read_with_a_mul_in_its_region() -> dialect.ReadOp:
+    from xdsl.ir import Block, Region
+
+    image = dialect.ImageType("float32", 3)
+    block = Block(arg_types=[image])
+    mul = dialect.MulOp(block.args[0], (2.0,), image)
+    block.add_ops([mul, dialect.YieldOp(mul.result)])
+    return dialect.ReadOp("src", image, sample=Region(block))
