@@ -282,6 +282,7 @@ def test_struct_by_value_launch_matches_numpy(probe_kernel: cuda_driver.LoadedKe
     np.testing.assert_array_equal(output.numpy(), result)
 
 
+@pytest.mark.driver_error
 @needs_nvcc
 def test_launch_errors_are_cuda_errors(probe_kernel: cuda_driver.LoadedKernel) -> None:
     output = filled_output()
@@ -291,6 +292,7 @@ def test_launch_errors_are_cuda_errors(probe_kernel: cuda_driver.LoadedKernel) -
         cuda_driver.launch(probe_kernel, GRID, (4096, 1, 1), launch.address, cuda_driver.internal_stream(0))
 
 
+@pytest.mark.driver_error
 @needs_nvcc
 def test_unknown_kernel_name_is_reported(tmp_path: Path) -> None:
     include_dir = tmp_path / "include"
@@ -580,6 +582,7 @@ def run_gpu_chain_in_fresh_process(root: Path, output: Path) -> dict[str, int]:
     return report
 
 
+@pytest.mark.driver_error
 @pytest.mark.parametrize("damage", ["truncated", "garbage"])
 def test_a_broken_cubin_is_detected_and_rebuilt_end_to_end(tmp_path: Path, damage: str) -> None:
     root = tmp_path / "cache"

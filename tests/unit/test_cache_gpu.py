@@ -36,6 +36,7 @@ def plant(path: Path, payload: bytes) -> None:
     Path(f"{path}.sha256").write_text(f"{hashlib.sha256(payload).hexdigest()} {len(payload)}\n")
 
 
+@pytest.mark.driver_error
 @pytest.mark.parametrize("payload", [b"", b"\x7fELF not a cubin" * 100], ids=["empty", "garbage"])
 def test_an_unloadable_cubin_on_the_plan_path_is_dropped_and_rebuilt(tmp_path: Path, payload: bytes) -> None:
     from tests.runtime.test_gpu_plumbing import run_gpu_chain_in_fresh_process
