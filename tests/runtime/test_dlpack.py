@@ -124,6 +124,7 @@ def test_torch_takes_a_device_buffer_without_a_copy(torch: Any, dtype_name: str,
     del scratch, tensor
 
 
+@pytest.mark.driver_error  # asks the driver about freed memory
 def test_exported_memory_lives_until_both_buffer_and_tensor_are_gone(torch: Any) -> None:
     buffer = DeviceBuffer((GIB // 4,), "float32")
     ptr = buffer.ptr
@@ -143,6 +144,7 @@ def test_exported_memory_lives_until_both_buffer_and_tensor_are_gone(torch: Any)
     assert allocation_id(ptr) != live, "the memory was not released after both were gone"
 
 
+@pytest.mark.driver_error  # asks the driver about freed memory
 def test_tensor_first_then_buffer(torch: Any) -> None:
     buffer = DeviceBuffer((GIB // 2,), "uint16")
     ptr, live = buffer.ptr, allocation_id(buffer.ptr)
@@ -156,6 +158,7 @@ def test_tensor_first_then_buffer(torch: Any) -> None:
     assert allocation_id(ptr) != live
 
 
+@pytest.mark.driver_error  # asks the driver about freed memory
 def test_free_while_exported_defers_to_the_consumer(torch: Any) -> None:
     buffer = DeviceBuffer((GIB // 4,), "float32")
     ptr, live = buffer.ptr, allocation_id(buffer.ptr)
@@ -171,6 +174,7 @@ def test_free_while_exported_defers_to_the_consumer(torch: Any) -> None:
     buffer.free()  # still idempotent
 
 
+@pytest.mark.driver_error  # asks the driver about freed memory
 def test_an_unconsumed_capsule_gives_the_memory_back() -> None:
     buffer = DeviceBuffer((GIB,), "uint8")
     ptr, live = buffer.ptr, allocation_id(buffer.ptr)
@@ -253,6 +257,7 @@ def test_cupy_takes_a_device_buffer_without_a_copy(cupy: Any, dtype_name: str) -
     del array
 
 
+@pytest.mark.driver_error  # asks the driver about freed memory
 def test_cupy_array_keeps_the_memory_until_it_goes(cupy: Any) -> None:
     buffer = DeviceBuffer((GIB // 8,), "float64")
     ptr, live = buffer.ptr, allocation_id(buffer.ptr)
