@@ -9,8 +9,6 @@ from typing import ClassVar, TypeVar
 from xdsl.dialects.builtin import DenseArrayBase, Float64Type, StringAttr, f64
 from xdsl.ir import Attribute, SSAValue, TypeAttribute
 from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def, traits_def
-from xdsl.parser import Parser
-from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
@@ -22,7 +20,7 @@ from fklir.dialects.fkl.checks import (
     check_values_fit_chain,
 )
 from fklir.dialects.fkl.fields import check_value_or_slot, field_values
-from fklir.dialects.fkl.syntax import format_number, parse_number_list, parse_slot, parse_types, print_types
+from fklir.dialects.fkl.syntax import TYPES, ElementType, TypeSuffix, ValuesOrSlot, Word
 from fklir.dialects.fkl.traits import ChannelWise
 from fklir.dialects.fkl.types import NAME_OF_TYPE, ImageType, element_type, is_float_name, known
 
@@ -83,6 +81,9 @@ class BinaryValueOp(TypeRuleOp):
     slot = opt_prop_def(StringAttr)
     result = result_def(ImageType)
 
+    custom_directives = (ValuesOrSlot, TypeSuffix)
+    assembly_format = f"$input `,` custom<ValuesOrSlot>($value, $slot) {TYPES}"
+
     def __init__(
         self,
         input: SSAValue,
@@ -103,28 +104,6 @@ class BinaryValueOp(TypeRuleOp):
         if self.value is None:
             return ()
         return tuple(float(v) for v in self.value.get_values())
-
-    @classmethod
-    def parse(cls, parser: Parser):
-        operand = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        slot = parse_slot(parser)
-        values = None if slot else parse_number_list(parser)
-        in_type, out_type = parse_types(parser)
-        return cls(parser.resolve_operand(operand, in_type), values, out_type, slot.data if slot else None)
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.input)
-        printer.print_string(", ")
-        if self.slot is not None:
-            printer.print_string("param ")
-            printer.print_string_literal(self.slot.data)
-        elif len(self.values) == 1:
-            printer.print_string(format_number(self.values[0]))
-        else:
-            printer.print_string("[" + ", ".join(format_number(v) for v in self.values) + "]")
-        print_types(printer, self.input.type, self.result.type)
 
     def result_for(self, in_type: ImageType) -> ImageType:
         return arithmetic_result(self, self.name.removeprefix("fkl."), in_type)
@@ -152,26 +131,14 @@ class CastLikeOp(TypeRuleOp):
     to = prop_def(TypeAttribute)
     result = result_def(ImageType)
 
+    custom_directives = (ElementType, TypeSuffix)
+    assembly_format = f"$input `to` custom<ElementType>($to) {TYPES}"
+
     def __init__(self, input: SSAValue, to: Attribute | str, result_type: Attribute | None = None):
         to_type = element_type(to) if isinstance(to, str) else to
         super().__init__(
             operands=[input], properties={"to": to_type}, result_types=[result_type or ImageType.unknown()]
         )
-
-    @classmethod
-    def parse(cls, parser: Parser):
-        operand = parser.parse_unresolved_operand()
-        parser.parse_keyword("to")
-        to = parser.parse_type()
-        in_type, out_type = parse_types(parser)
-        return cls(parser.resolve_operand(operand, in_type), to, out_type)
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.input)
-        printer.print_string(" to ")
-        printer.print_attribute(self.to)
-        print_types(printer, self.input.type, self.result.type)
 
     def result_for(self, in_type: ImageType) -> ImageType:
         return in_type.with_element(self.to)
@@ -200,19 +167,11 @@ class UnaryOp(TypeRuleOp):
     input = operand_def(ImageType)
     result = result_def(ImageType)
 
+    custom_directives = (TypeSuffix,)
+    assembly_format = f"$input {TYPES}"
+
     def __init__(self, input: SSAValue, result_type: Attribute | None = None):
         super().__init__(operands=[input], result_types=[result_type or ImageType.unknown()])
-
-    @classmethod
-    def parse(cls, parser: Parser):
-        operand = parser.parse_unresolved_operand()
-        in_type, out_type = parse_types(parser)
-        return cls(parser.resolve_operand(operand, in_type), out_type)
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.input)
-        print_types(printer, self.input.type, self.result.type)
 
     def verify_(self) -> None:
         self.check_result_rule()
@@ -228,26 +187,15 @@ class WordOp(TypeRuleOp):
     word = prop_def(StringAttr)
     result = result_def(ImageType)
 
+    custom_directives = (Word, TypeSuffix)
+    assembly_format = f"$input `,` custom<Word>($word) {TYPES}"
+
     def __init__(self, input: SSAValue, word: str, result_type: Attribute | None = None):
         super().__init__(
             operands=[input],
             properties={"word": StringAttr(word)},
             result_types=[result_type or ImageType.unknown()],
         )
-
-    @classmethod
-    def parse(cls, parser: Parser):
-        operand = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        word = parser.parse_identifier()
-        in_type, out_type = parse_types(parser)
-        return cls(parser.resolve_operand(operand, in_type), word, out_type)
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.input)
-        printer.print_string(f", {self.word.data}")
-        print_types(printer, self.input.type, self.result.type)
 
     def verify_(self) -> None:
         if self.word.data not in self.CHOICES:

@@ -212,6 +212,8 @@ class KernelOp(IRDLOperation):
             properties["values"] = values
         super().__init__(properties=properties, regions=[body])
 
+    # Hand-written: the body prints without its entry block and `params` must name an !fkl.params type
+    # in this op's own error; a format would need a directive for each part.
     @classmethod
     def parse(cls, parser: Parser) -> KernelOp:
         sym_name = parser.parse_symbol_name()

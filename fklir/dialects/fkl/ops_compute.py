@@ -9,6 +9,7 @@ from typing import ClassVar
 from xdsl.dialects.builtin import I64, DenseArrayBase, Float64Type, IntAttr, IntegerAttr, IntegerType, StringAttr
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def, traits_def
+from xdsl.irdl.declarative_assembly_format import ParsingState
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import Pure
@@ -34,11 +35,17 @@ from fklir.dialects.fkl.checks import (
 )
 from fklir.dialects.fkl.fields import check_field, field_properties, field_values, float_array, int_array
 from fklir.dialects.fkl.syntax import (
+    TYPES,
+    Int64,
+    IntList,
+    IntListOrSlot,
+    NumberOrSlot,
+    TypeSuffix,
+    ValuesOrSlot,
+    float_values,
     format_matrix,
     parse_int64,
-    parse_int_list,
     parse_number_list,
-    parse_one_number,
     parse_slot,
     parse_types,
     print_number_list,
@@ -126,6 +133,41 @@ class SaturateCastOp(CastLikeOp):
 # ---------------------------------------------------------------------------------------------
 
 
+def _bounds_array(lo: Sequence[float], hi: Sequence[float]) -> DenseArrayBase:
+    """fkl.saturate's `value`: lo then hi, one side of one value broadcast to the other's length."""
+    lo, hi = list(lo), list(hi)
+    if len(lo) != len(hi) and 1 in (len(lo), len(hi)):
+        n = max(len(lo), len(hi))
+        lo, hi = (lo * n if len(lo) == 1 else lo), (hi * n if len(hi) == 1 else hi)
+    if len(lo) != len(hi):
+        raise VerifyException(f"'fkl.saturate' needs lower and upper bounds of one length, got {lo} and {hi}")
+    return float_array([*lo, *hi])
+
+
+class BoundsOrSlot(ValuesOrSlot):
+    """`lo, hi` (each a number or a number list), held as lo then hi."""
+
+    def parse_values(self, parser: Parser, state: ParsingState) -> DenseArrayBase:
+        pos = parser.pos
+        lo = parse_number_list(parser)
+        parser.parse_punctuation(",")
+        hi = parse_number_list(parser)
+        if len(lo) != len(hi) and 1 not in (len(lo), len(hi)):
+            parser.raise_error(
+                f"'fkl.saturate' needs lower and upper bounds of one length (or one value), got {lo} and {hi}",
+                pos,
+                parser.pos,
+            )
+        return _bounds_array(lo, hi)
+
+    def print_values(self, printer: Printer, values: Attribute | None) -> None:
+        bounds = float_values(values)
+        half = len(bounds) // 2
+        print_number_list(printer, bounds[:half])
+        printer.print_string(", ")
+        print_number_list(printer, bounds[half:])
+
+
 @irdl_op_definition
 class SaturateOp(TypeRuleOp):
     """Saturate(lo, hi): clamp each channel to [lo, hi] in the chain type (NaN passes through).
@@ -143,6 +185,9 @@ class SaturateOp(TypeRuleOp):
     slot = opt_prop_def(StringAttr)
     result = result_def(ImageType)
 
+    custom_directives = (BoundsOrSlot, TypeSuffix)
+    assembly_format = f"$input `,` custom<BoundsOrSlot>($value, $slot) {TYPES}"
+
     def __init__(
         self,
         input: SSAValue,
@@ -150,15 +195,7 @@ class SaturateOp(TypeRuleOp):
         result_type: Attribute | None = None,
         slot: str | None = None,
     ):
-        values = None
-        if bounds is not None:
-            lo, hi = list(bounds[0]), list(bounds[1])
-            if len(lo) != len(hi) and 1 in (len(lo), len(hi)):  # one side broadcasts to the other
-                n = max(len(lo), len(hi))
-                lo, hi = (lo * n if len(lo) == 1 else lo), (hi * n if len(hi) == 1 else hi)
-            if len(lo) != len(hi):
-                raise VerifyException(f"'fkl.saturate' needs lower and upper bounds of one length, got {lo} and {hi}")
-            values = float_array([*lo, *hi])
+        values = None if bounds is None else _bounds_array(*bounds)
         super().__init__(
             operands=[input],
             properties=field_properties("value", values, slot),
@@ -171,40 +208,6 @@ class SaturateOp(TypeRuleOp):
         values = field_values(self) or ()
         half = len(values) // 2
         return tuple(values[:half]), tuple(values[half:])
-
-    @classmethod
-    def parse(cls, parser: Parser) -> SaturateOp:
-        operand = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        slot = parse_slot(parser)
-        bounds = None
-        if slot is None:
-            pos = parser.pos
-            lo = parse_number_list(parser)
-            parser.parse_punctuation(",")
-            hi = parse_number_list(parser)
-            if len(lo) != len(hi) and 1 not in (len(lo), len(hi)):
-                parser.raise_error(
-                    f"'fkl.saturate' needs lower and upper bounds of one length (or one value), got {lo} and {hi}",
-                    pos,
-                    parser.pos,
-                )
-            bounds = (lo, hi)
-        in_type, out_type = parse_types(parser)
-        return SaturateOp(parser.resolve_operand(operand, in_type), bounds, out_type, slot.data if slot else None)
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.input)
-        printer.print_string(", ")
-        if self.slot is not None:
-            print_slot(printer, self.slot)
-        else:
-            lo, hi = self.bounds
-            print_number_list(printer, lo)
-            printer.print_string(", ")
-            print_number_list(printer, hi)
-        print_types(printer, self.input.type, self.result.type)
 
     def result_for(self, in_type: ImageType) -> ImageType:
         check_not_bool(self, in_type, "clamps")
@@ -305,6 +308,9 @@ class DiscardOp(TypeRuleOp):
     keep_attr = prop_def(IntegerAttr[I64], prop_name="keep")
     result = result_def(ImageType)
 
+    custom_directives = (Int64, TypeSuffix)
+    assembly_format = f"$input `,` custom<Int64>($keep) {TYPES}"
+
     def __init__(self, input: SSAValue, keep: int, result_type: Attribute | None = None):
         super().__init__(
             operands=[input],
@@ -316,20 +322,6 @@ class DiscardOp(TypeRuleOp):
     def keep(self) -> IntAttr:
         """The number of channels kept (as `.data`)."""
         return self.keep_attr.value
-
-    @classmethod
-    def parse(cls, parser: Parser) -> DiscardOp:
-        operand = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        keep = parse_int64(parser, cls.name)
-        in_type, out_type = parse_types(parser)
-        return DiscardOp(parser.resolve_operand(operand, in_type), keep, out_type)
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.input)
-        printer.print_string(f", {self.keep.data}")
-        print_types(printer, self.input.type, self.result.type)
 
     def result_for(self, in_type: ImageType) -> ImageType:
         keep, channels = self.keep.data, in_type.channels.data
@@ -355,6 +347,9 @@ class AddLastOp(TypeRuleOp):
     slot = opt_prop_def(StringAttr)
     result = result_def(ImageType)
 
+    custom_directives = (NumberOrSlot, TypeSuffix)
+    assembly_format = f"$input `,` custom<NumberOrSlot>($value, $slot) {TYPES}"
+
     def __init__(
         self,
         input: SSAValue,
@@ -368,25 +363,6 @@ class AddLastOp(TypeRuleOp):
             properties=field_properties("value", values, slot),
             result_types=[result_type or ImageType.unknown()],
         )
-
-    @classmethod
-    def parse(cls, parser: Parser) -> AddLastOp:
-        operand = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        slot = parse_slot(parser)
-        value = None if slot else parse_one_number(parser)
-        in_type, out_type = parse_types(parser)
-        return AddLastOp(parser.resolve_operand(operand, in_type), value, out_type, slot.data if slot else None)
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.input)
-        printer.print_string(", ")
-        if self.slot is not None:
-            print_slot(printer, self.slot)
-        else:
-            print_number_list(printer, field_values(self) or ())
-        print_types(printer, self.input.type, self.result.type)
 
     def result_for(self, in_type: ImageType) -> ImageType:
         channels = in_type.channels.data
@@ -427,6 +403,9 @@ class VectorReorderOp(TypeRuleOp):
     order = prop_def(DenseArrayBase[IntegerType])
     result = result_def(ImageType)
 
+    custom_directives = (IntList, TypeSuffix)
+    assembly_format = f"$input `,` custom<IntList>($order) {TYPES}"
+
     def __init__(self, input: SSAValue, order: Sequence[int], result_type: Attribute | None = None):
         super().__init__(
             operands=[input],
@@ -437,20 +416,6 @@ class VectorReorderOp(TypeRuleOp):
     @property
     def indices(self) -> list[int]:
         return [int(v) for v in self.order.get_values()]
-
-    @classmethod
-    def parse(cls, parser: Parser) -> VectorReorderOp:
-        operand = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        order = parse_int_list(parser, cls.name)
-        in_type, out_type = parse_types(parser)
-        return VectorReorderOp(parser.resolve_operand(operand, in_type), order, out_type)
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.input)
-        printer.print_string(", [" + ", ".join(map(str, self.indices)) + "]")
-        print_types(printer, self.input.type, self.result.type)
 
     def result_for(self, in_type: ImageType) -> ImageType:
         _check_order(self, self.indices, in_type.channels.data)
@@ -477,6 +442,9 @@ class VectorReorderRTOp(TypeRuleOp):
     slot = opt_prop_def(StringAttr)
     result = result_def(ImageType)
 
+    custom_directives = (IntListOrSlot, TypeSuffix)
+    assembly_format = f"$input `,` custom<IntListOrSlot>($value, $slot) {TYPES}"
+
     def __init__(
         self,
         input: SSAValue,
@@ -490,25 +458,6 @@ class VectorReorderRTOp(TypeRuleOp):
             properties=field_properties("value", values, slot),
             result_types=[result_type or ImageType.unknown()],
         )
-
-    @classmethod
-    def parse(cls, parser: Parser) -> VectorReorderRTOp:
-        operand = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        slot = parse_slot(parser)
-        order = None if slot else parse_int_list(parser, cls.name)
-        in_type, out_type = parse_types(parser)
-        return VectorReorderRTOp(parser.resolve_operand(operand, in_type), order, out_type, slot.data if slot else None)
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.input)
-        printer.print_string(", ")
-        if self.slot is not None:
-            print_slot(printer, self.slot)
-        else:
-            printer.print_string("[" + ", ".join(str(int(v)) for v in field_values(self) or ()) + "]")
-        print_types(printer, self.input.type, self.result.type)
 
     def result_for(self, in_type: ImageType) -> ImageType:
         order = field_values(self)
@@ -533,6 +482,17 @@ class VectorReorderRTOp(TypeRuleOp):
 # ---------------------------------------------------------------------------------------------
 
 
+class MatrixOrSlot(ValuesOrSlot):
+    """A 3x3 matrix as rows, `[[1.0, 0.0, 0.0], ...]`, held row-major."""
+
+    def parse_values(self, parser: Parser, state: ParsingState) -> DenseArrayBase:
+        rows = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: parse_number_list(parser))
+        return float_array([v for row in rows for v in row])
+
+    def print_values(self, printer: Printer, values: Attribute | None) -> None:
+        printer.print_string(format_matrix(float_values(values), 3))
+
+
 @irdl_op_definition
 class MxVFloat3Op(TypeRuleOp):
     """MxVFloat3(M): the row-major 3x3 matrix M times the float3 pixel as a column.
@@ -548,6 +508,9 @@ class MxVFloat3Op(TypeRuleOp):
     slot = opt_prop_def(StringAttr)
     result = result_def(ImageType)
 
+    custom_directives = (MatrixOrSlot, TypeSuffix)
+    assembly_format = f"$input `,` custom<MatrixOrSlot>($value, $slot) {TYPES}"
+
     def __init__(
         self,
         input: SSAValue,
@@ -561,28 +524,6 @@ class MxVFloat3Op(TypeRuleOp):
             properties=field_properties("value", values, slot),
             result_types=[result_type or ImageType.unknown()],
         )
-
-    @classmethod
-    def parse(cls, parser: Parser) -> MxVFloat3Op:
-        operand = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        slot = parse_slot(parser)
-        matrix = None
-        if slot is None:
-            rows = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: parse_number_list(parser))
-            matrix = [v for row in rows for v in row]
-        in_type, out_type = parse_types(parser)
-        return MxVFloat3Op(parser.resolve_operand(operand, in_type), matrix, out_type, slot.data if slot else None)
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.input)
-        printer.print_string(", ")
-        if self.slot is not None:
-            print_slot(printer, self.slot)
-        else:
-            printer.print_string(format_matrix(field_values(self) or (), 3))
-        print_types(printer, self.input.type, self.result.type)
 
     def verify_(self) -> None:
         check_field(self, "value")
@@ -644,6 +585,8 @@ class StaticLoopOp(TypeRuleOp):
         """How many times the body op is applied (as `.data`)."""
         return self.count_attr.value
 
+    # Hand-written: a format would parse `body` before the values and so store the properties in
+    # another order than the constructor, which the generic form prints.
     @classmethod
     def parse(cls, parser: Parser) -> StaticLoopOp:
         operand = parser.parse_unresolved_operand()

@@ -21,6 +21,7 @@ from xdsl.irdl import (
     result_def,
     traits_def,
 )
+from xdsl.irdl.declarative_assembly_format import ParsingState
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsTerminator, Pure
@@ -38,7 +39,14 @@ from fklir.dialects.fkl.fields import (
     int_array,
 )
 from fklir.dialects.fkl.syntax import (
+    TYPES,
+    InputType,
+    IntListOrSlot,
+    TypeSuffix,
+    ValuesOrSlot,
+    format_int_list,
     format_matrix,
+    int_values,
     parse_int_list,
     parse_number_list,
     parse_slot,
@@ -116,6 +124,7 @@ class ReadOp(IRDLOperation):
             return []
         return [op for op in self.sample.block.ops if not isinstance(op, YieldOp)]
 
+    # Hand-written: `: T -> T2` types the sample region's argument, not an operand, which a format cannot set.
     @classmethod
     def parse(cls, parser: Parser) -> ReadOp:
         if parser.parse_optional_punctuation("["):
@@ -178,27 +187,32 @@ class YieldOp(IRDLOperation):
 
     name = "fkl.yield"
     input = operand_def(ImageType)
+    custom_directives = (InputType,)
+    assembly_format = "$input custom<InputType>(type($input)) attr-dict"
     traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(ReadOp)))
 
     def __init__(self, input: SSAValue):
         super().__init__(operands=[input])
 
-    @classmethod
-    def parse(cls, parser: Parser) -> YieldOp:
-        operand = parser.parse_unresolved_operand()
-        parser.parse_punctuation(":")
-        return YieldOp(parser.resolve_operand(operand, parser.parse_type()))
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.input)
-        printer.print_string(" : ")
-        printer.print_attribute(self.input.type)
-
 
 # ---------------------------------------------------------------------------------------------
 # Geometry (must follow the read directly, or each other)
 # ---------------------------------------------------------------------------------------------
+
+
+class RectsOrSlot(ValuesOrSlot):
+    """`rects [[x, y, w, h], ...]`, held flat."""
+
+    def parse_values(self, parser: Parser, state: ParsingState) -> DenseArrayBase:
+        parser.parse_keyword("rects")
+        name = state.op_type.name
+        rects = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: parse_int_list(parser, name))
+        return int_array([v for rect in rects for v in rect])
+
+    def print_values(self, printer: Printer, values: Attribute | None) -> None:
+        flat = int_values(values)
+        rects = (format_int_list(flat[i : i + 4]) for i in range(0, len(flat), 4))
+        printer.print_string("rects [" + ", ".join(rects) + "]")
 
 
 @irdl_op_definition
@@ -215,6 +229,9 @@ class CropOp(TypeRuleOp):
     value = opt_prop_def(DenseArrayBase[IntegerType])
     slot = opt_prop_def(StringAttr)
     result = result_def(ImageType)
+
+    custom_directives = (RectsOrSlot, TypeSuffix)
+    assembly_format = f"$input `,` custom<RectsOrSlot>($value, $slot) {TYPES}"
 
     def __init__(
         self,
@@ -237,29 +254,6 @@ class CropOp(TypeRuleOp):
             return []
         flat = [int(v) for v in self.value.get_values()]
         return [(flat[i], flat[i + 1], flat[i + 2], flat[i + 3]) for i in range(0, len(flat), 4)]
-
-    @classmethod
-    def parse(cls, parser: Parser) -> CropOp:
-        operand = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        slot = parse_slot(parser)
-        rects = None
-        if slot is None:
-            parser.parse_keyword("rects")
-            rects = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: parse_int_list(parser, cls.name))
-        in_type, out_type = parse_types(parser)
-        return CropOp(parser.resolve_operand(operand, in_type), rects, out_type, slot.data if slot else None)
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.input)
-        printer.print_string(", ")
-        if self.slot is not None:
-            printer.print_string("param ")
-            printer.print_string_literal(self.slot.data)
-        else:
-            printer.print_string("rects [" + ", ".join(f"[{x}, {y}, {w}, {h}]" for x, y, w, h in self.rects) + "]")
-        print_types(printer, self.input.type, self.result.type)
 
     def result_for(self, in_type: ImageType) -> ImageType:
         """One rect keeps the plane count; several make one plane per rect, of a one-plane input or
@@ -359,6 +353,8 @@ class ResizeOp(TypeRuleOp):
         """The aspect-ratio mode ("ignore" when not written)."""
         return "ignore" if self.aspect_ratio is None else self.aspect_ratio.data
 
+    # Hand-written: a format would parse the size before `interp` and so store the properties in another
+    # order than the constructor, which the generic form prints.
     @classmethod
     def parse(cls, parser: Parser) -> ResizeOp:
         operand = parser.parse_unresolved_operand()
@@ -481,6 +477,7 @@ class BorderOp(TypeRuleOp):
         properties["mode"] = StringAttr(mode)
         super().__init__(operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()])
 
+    # Hand-written: values follow the mode only when it is `constant`, which a format cannot condition on.
     @classmethod
     def parse(cls, parser: Parser) -> BorderOp:
         operand = parser.parse_unresolved_operand()
@@ -567,6 +564,8 @@ class WarpOp(TypeRuleOp):
             properties["inverse"] = UnitAttr()
         super().__init__(operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()])
 
+    # Hand-written: a format would parse `kind` before the matrix and so store the properties in another
+    # order than the constructor, which the generic form prints.
     @classmethod
     def parse(cls, parser: Parser) -> WarpOp:
         operand = parser.parse_unresolved_operand()
@@ -702,6 +701,11 @@ class ReadSetOp(TypeRuleOp):
     size_slot = opt_prop_def(StringAttr)
     result = result_def(ImageType)
 
+    custom_directives = (ValuesOrSlot, IntListOrSlot, TypeSuffix)
+    assembly_format = (
+        f"$input `,` custom<ValuesOrSlot>($value, $slot) `,` `size` custom<IntListOrSlot>($size, $size_slot) {TYPES}"
+    )
+
     def __init__(
         self,
         input: SSAValue,
@@ -714,41 +718,6 @@ class ReadSetOp(TypeRuleOp):
         properties = field_properties("value", None if value is None else float_array(value), slot)
         properties |= field_properties("size", None if size is None else int_array(size), size_slot)
         super().__init__(operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()])
-
-    @classmethod
-    def parse(cls, parser: Parser) -> ReadSetOp:
-        operand = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        slot = parse_slot(parser)
-        value = None if slot else parse_number_list(parser)
-        parser.parse_punctuation(",")
-        parser.parse_keyword("size")
-        size_slot = parse_slot(parser)
-        size = None if size_slot else parse_int_list(parser, cls.name)
-        in_type, out_type = parse_types(parser)
-        return ReadSetOp(
-            parser.resolve_operand(operand, in_type),
-            value,
-            size,
-            out_type,
-            slot.data if slot else None,
-            size_slot.data if size_slot else None,
-        )
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.input)
-        printer.print_string(", ")
-        if self.slot is not None:
-            print_slot(printer, self.slot)
-        else:
-            print_number_list(printer, field_values(self) or ())
-        printer.print_string(", size ")
-        if self.size_slot is not None:
-            print_slot(printer, self.size_slot)
-        else:
-            printer.print_string("[" + ", ".join(str(int(v)) for v in field_values(self, "size") or ()) + "]")
-        print_types(printer, self.input.type, self.result.type)
 
     def verify_(self) -> None:
         check_field(self, "value")

@@ -7,12 +7,10 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import DenseArrayBase, IntegerType, StringAttr, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_prop_def, prop_def, traits_def
-from xdsl.parser import Parser
-from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from fklir.dialects.fkl.checks import int32
-from fklir.dialects.fkl.syntax import parse_int_list
+from fklir.dialects.fkl.syntax import InputType, IntList, StringLiteral
 from fklir.dialects.fkl.traits import Memory
 from fklir.dialects.fkl.types import ImageType
 from fklir.limits import check_index
@@ -31,6 +29,12 @@ class _WriteLikeOp(IRDLOperation):
     dest = prop_def(StringAttr)
     planes = opt_prop_def(DenseArrayBase[IntegerType])
 
+    custom_directives = (StringLiteral, IntList, InputType)
+    assembly_format = (
+        "$input `,` custom<StringLiteral>($dest) (`planes` custom<IntList>($planes)^)? "
+        "custom<InputType>(type($input)) attr-dict"
+    )
+
     def __init__(self, input: SSAValue, dest: str, planes: Sequence[int] | None = None):
         properties: dict[str, Attribute] = {"dest": StringAttr(dest)}
         if planes is not None:
@@ -40,26 +44,6 @@ class _WriteLikeOp(IRDLOperation):
     @property
     def plane_list(self) -> list[int] | None:
         return None if self.planes is None else [int(v) for v in self.planes.get_values()]
-
-    @classmethod
-    def parse(cls, parser: Parser):
-        operand = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        dest = parser.parse_str_literal()
-        planes = parse_int_list(parser, cls.name) if parser.parse_optional_keyword("planes") else None
-        parser.parse_punctuation(":")
-        t = parser.parse_type()
-        return cls(parser.resolve_operand(operand, t), dest, planes)
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.input)
-        printer.print_string(", ")
-        printer.print_string_literal(self.dest.data)
-        if (planes := self.plane_list) is not None:
-            printer.print_string(" planes [" + ", ".join(map(str, planes)) + "]")
-        printer.print_string(" : ")
-        printer.print_attribute(self.input.type)
 
     def verify_(self) -> None:
         if not self.dest.data:

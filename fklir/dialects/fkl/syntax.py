@@ -1,4 +1,5 @@
-"""The custom syntax the ops share: `: T -> T2`, numbers and number lists, int64 literals, `param "slot"`."""
+"""The custom syntax the ops share: `: T -> T2`, numbers and number lists, int64 literals, `param "slot"`,
+and the custom directives that put these pieces in the ops' assembly formats."""
 
 from __future__ import annotations
 
@@ -6,8 +7,18 @@ import math
 import sys
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import StringAttr
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, StringAttr, f64, i64
 from xdsl.ir import Attribute
+from xdsl.irdl import IRDLOperation
+from xdsl.irdl.declarative_assembly_format import (
+    AttributeVariable,
+    CustomDirective,
+    OperandVariable,
+    ParsingState,
+    PrintingState,
+    TypeDirective,
+    irdl_custom_directive,
+)
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
@@ -113,3 +124,209 @@ def print_slot(printer: Printer, slot: StringAttr) -> None:
 def format_matrix(values: Sequence[float], columns: int) -> str:
     rows = [values[i : i + columns] for i in range(0, len(values), columns)]
     return "[" + ", ".join("[" + ", ".join(format_number(v) for v in row) + "]" for row in rows) + "]"
+
+
+def format_int_list(values: Sequence[int]) -> str:
+    return "[" + ", ".join(map(str, values)) + "]"
+
+
+# ---------------------------------------------------------------------------------------------
+# Custom directives: the pieces above as `custom<Name>(...)` in an op's assembly_format
+# ---------------------------------------------------------------------------------------------
+
+
+def _printed(state: PrintingState) -> None:
+    """What the format's own directives record after printing a piece, so the next one spaces itself."""
+    state.should_emit_space = True
+    state.last_was_punctuation = False
+
+
+def int_values(attr: Attribute | None) -> list[int]:
+    """The values of a dense array property (none when it is unset)."""
+    return [int(v) for v in attr.get_values()] if isinstance(attr, DenseArrayBase) else []
+
+
+def float_values(attr: Attribute | None) -> list[float]:
+    return [float(v) for v in attr.get_values()] if isinstance(attr, DenseArrayBase) else []
+
+
+TYPES = "custom<TypeSuffix>(type($input), type($result)) attr-dict"
+"""The end of the assembly format of an op from `$input` to `$result` (`: T` or `: T -> T2`)."""
+
+
+def set_input_type(parser: Parser, state: ParsingState, input: TypeDirective, in_type: Attribute) -> None:
+    """Set the type of the (already parsed) input and resolve it now, as the format would only after
+    checking that the type is an image type: a type that contradicts the value's is then reported
+    as that, at the operand."""
+    input.set(state, (in_type,))
+    operand = input.inner
+    if isinstance(operand, OperandVariable) and (unresolved := state.operands[operand.index]):
+        parser.resolve_operand(unresolved[0], in_type)
+
+
+@irdl_custom_directive
+class InputType(CustomDirective):
+    """`: T` of an op without results (the write ops, fkl.yield)."""
+
+    input: TypeDirective
+
+    def parse(self, parser: Parser, state: ParsingState) -> None:
+        parser.parse_punctuation(":")
+        set_input_type(parser, state, self.input, parser.parse_type())
+
+    def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        printer.print_string(" : ")
+        printer.print_attribute(self.input.get(op)[0])
+        _printed(state)
+
+
+@irdl_custom_directive
+class StringLiteral(CustomDirective):
+    """A string literal held as a StringAttr (`"dst"`); a string, not any attribute, as the parser reads it."""
+
+    string: AttributeVariable
+
+    def parse(self, parser: Parser, state: ParsingState) -> None:
+        self.string.set(state, StringAttr(parser.parse_str_literal()))
+
+    def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        state.print_whitespace(printer)
+        string = self.string.get(op)
+        assert isinstance(string, StringAttr)
+        printer.print_string_literal(string.data)
+
+
+@irdl_custom_directive
+class TypeSuffix(CustomDirective):
+    """`: T` (the result has the input's type) or `: T -> T2`, by parse_types/print_types."""
+
+    input: TypeDirective
+    result: TypeDirective
+
+    def parse(self, parser: Parser, state: ParsingState) -> None:
+        in_type, out_type = parse_types(parser)
+        set_input_type(parser, state, self.input, in_type)
+        self.result.set(state, (out_type,))
+
+    def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        (in_type,) = self.input.get(op)
+        (out_type,) = self.result.get(op)
+        print_types(printer, in_type, out_type)
+        _printed(state)
+
+
+@irdl_custom_directive
+class Word(CustomDirective):
+    """A bare identifier held as a StringAttr (`linear`, `mean`, ...)."""
+
+    word: AttributeVariable
+
+    def parse(self, parser: Parser, state: ParsingState) -> None:
+        self.word.set(state, StringAttr(parser.parse_identifier()))
+
+    def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        state.print_whitespace(printer)
+        word = self.word.get(op)
+        assert isinstance(word, StringAttr)
+        printer.print_string(word.data)
+
+
+@irdl_custom_directive
+class ElementType(CustomDirective):
+    """A type held as a property (`to f32`); a type, not any attribute, as the parser reads it."""
+
+    element: AttributeVariable
+
+    def parse(self, parser: Parser, state: ParsingState) -> None:
+        self.element.set(state, parser.parse_type())
+
+    def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        state.print_whitespace(printer)
+        element = self.element.get(op)
+        assert element is not None
+        printer.print_attribute(element)
+
+
+@irdl_custom_directive
+class Int64(CustomDirective):
+    """An integer literal held as an i64 IntegerAttr, refused beyond int64 (parse_int64)."""
+
+    value: AttributeVariable
+
+    def parse(self, parser: Parser, state: ParsingState) -> None:
+        self.value.set(state, IntegerAttr(parse_int64(parser, state.op_type.name), 64))
+
+    def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        state.print_whitespace(printer)
+        value = self.value.get(op)
+        assert isinstance(value, IntegerAttr)
+        printer.print_string(str(value.value.data))
+
+
+@irdl_custom_directive
+class IntList(CustomDirective):
+    """`[0, 2, 1]`: int64 literals held as an i64 dense array."""
+
+    values: AttributeVariable
+
+    def parse(self, parser: Parser, state: ParsingState) -> None:
+        self.values.set(state, DenseArrayBase.from_list(i64, parse_int_list(parser, state.op_type.name)))
+
+    def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        state.print_whitespace(printer)
+        printer.print_string(format_int_list(int_values(self.values.get(op))))
+
+    def is_present(self, op: IRDLOperation) -> bool:
+        return self.values.get(op) is not None
+
+    def is_anchorable(self) -> bool:
+        return True
+
+
+@irdl_custom_directive
+class ValuesOrSlot(CustomDirective):
+    """An op's inline values, or `param "slot"` once hoisted: the values' shape is the subclass's.
+
+    Subclasses only override parse_values/print_values; they take the parameters declared here
+    (irdl_custom_directive reads a class's own annotations, so they are not decorated again).
+    """
+
+    values: AttributeVariable
+    slot: AttributeVariable
+
+    def parse_values(self, parser: Parser, state: ParsingState) -> DenseArrayBase:
+        """`2.0` or `[1.0, 2.0, 3.0]`."""
+        return DenseArrayBase.from_list(f64, parse_number_list(parser))
+
+    def print_values(self, printer: Printer, values: Attribute | None) -> None:
+        print_number_list(printer, float_values(values))
+
+    def parse(self, parser: Parser, state: ParsingState) -> None:
+        if (slot := parse_slot(parser)) is not None:
+            self.slot.set(state, slot)
+            return
+        self.values.set(state, self.parse_values(parser, state))
+
+    def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        state.print_whitespace(printer)
+        if isinstance(slot := self.slot.get(op), StringAttr):
+            print_slot(printer, slot)
+            return
+        self.print_values(printer, self.values.get(op))
+
+
+class NumberOrSlot(ValuesOrSlot):
+    """One number: `1.0`."""
+
+    def parse_values(self, parser: Parser, state: ParsingState) -> DenseArrayBase:
+        return DenseArrayBase.from_list(f64, [parse_one_number(parser)])
+
+
+class IntListOrSlot(ValuesOrSlot):
+    """`[2, 1, 0]` (int64 literals)."""
+
+    def parse_values(self, parser: Parser, state: ParsingState) -> DenseArrayBase:
+        return DenseArrayBase.from_list(i64, parse_int_list(parser, state.op_type.name))
+
+    def print_values(self, printer: Printer, values: Attribute | None) -> None:
+        printer.print_string(format_int_list(int_values(values)))
