@@ -21,10 +21,8 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     DictionaryAttr,
-    IntegerType,
     ModuleOp,
     StringAttr,
-    UnitAttr,
     f64,
     i64,
 )
@@ -35,59 +33,36 @@ from fklir.diagnostics import OpError
 from fklir.dialects import fkl
 
 
-def _per_channel(values: tuple[float, ...], channels: int) -> list[float]:
-    """A broadcast value expanded to one per channel, so a scalar and a tuple share one structure."""
-    return list(values * channels if len(values) == 1 else values)
-
-
-def _float_slot(kind: str, values: list[float]) -> tuple[str, int, Attribute]:
-    return kind, len(values), DenseArrayBase.from_list(f64, values)
-
-
-def _int_slot(kind: str, values: list[int]) -> tuple[str, int, Attribute]:
-    return kind, len(values), DenseArrayBase.from_list(i64, values)
-
-
-def _slot_for(op: Operation, field: str, values: tuple[float, ...]) -> tuple[str, int, Attribute]:
-    """(kind, count, values attribute) of the slot that replaces one inline value field of `op`:
-    the kind and count `fkl.param_slot` gives, and the values laid out as the kernel reads them."""
+def _slot_for(op: fkl.TypeRuleOp, field: str) -> tuple[str, int, Attribute]:
+    """(kind, count, values attribute) of the slot that replaces one inline value field of `op`: the
+    kind the op's `slot_for` gives, its values as the op lays them out (`slot_values`), as many as it
+    gives (a crop's rects: one per plane, or one that every plane shares)."""
     needed = fkl.param_slot(op, field)
     if needed is None:
         raise OpError(op, f"'{op.name}' must have inferred types before hoisting (run fkl-infer-types)")
     kind, count = needed
-    if isinstance(op, fkl.CropOp):  # one rect per plane, or one that every plane shares
-        flat = [int(v) for r in op.rects for v in r]
-        return kind, len(op.rects), DenseArrayBase.from_list(i64, flat)
-    attr = op.properties[field]
-    if isinstance(attr, DenseArrayBase) and isinstance(attr.elt_type, IntegerType):  # sizes, permutations
-        return _int_slot(kind, [int(v) for v in attr.get_values()])  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
-    if isinstance(op, fkl.SaturateOp):
-        lo, hi = op.bounds
-        return _float_slot(kind, _per_channel(lo, count // 2) + _per_channel(hi, count // 2))
-    if isinstance(op, fkl.WarpOp):  # always the destination -> source map, as the kernel samples
-        inverse = values if op.inverse is not None else fkl.invert_warp_matrix(values)
-        return _float_slot(kind, list(inverse))
-    # one value per element (a broadcast value repeated): arithmetic, StaticLoop, AddLast, MxVFloat3,
-    # the border's, ReadSet's and the resize background's values
-    return _float_slot(kind, _per_channel(values, count))
+    values = op.slot_values(field, count)
+    if kind == "rect":
+        return kind, len(values) // 4, DenseArrayBase.from_list(i64, [int(v) for v in values])
+    if values and isinstance(values[0], int):  # sizes, permutations: integer fields stay integers
+        return kind, len(values), DenseArrayBase.from_list(i64, [int(v) for v in values])
+    return kind, len(values), DenseArrayBase.from_list(f64, [float(v) for v in values])
 
 
 def _short_name(op: Operation) -> str:
     return op.name.removeprefix("fkl.")
 
 
-def _hoist_field(op: Operation, field: str, name: str) -> tuple[str, int, Attribute] | None:
-    values = fkl.field_values(op, field)
-    if values is None:
+def _hoist_field(op: fkl.TypeRuleOp, field: str, name: str) -> tuple[str, int, Attribute] | None:
+    if fkl.field_values(op, field) is None:
         return None
     try:
-        kind, count, attr = _slot_for(op, field, values)
+        kind, count, attr = _slot_for(op, field)
     except ValueError as e:
         raise OpError(op, f"'{op.name}' {e}") from None
     del op.properties[field]
     op.properties[fkl.slot_property(field)] = StringAttr(name)
-    if isinstance(op, fkl.WarpOp) and field == "value":
-        op.properties["inverse"] = UnitAttr()
+    op.hoisted(field)
     return kind, count, attr
 
 
@@ -105,6 +80,8 @@ def hoist_kernel(kernel: fkl.KernelOp) -> None:
     values = dict(kernel.values.data) if kernel.values is not None else {}
     taken = {name for name, _, _ in slots}
     for index, op in enumerate(kernel.body.walk()):
+        if not isinstance(op, fkl.TypeRuleOp):  # only those have value fields
+            continue
         for field in fkl.value_fields(op):
             name = _free_name(f"{_short_name(op)}{index}" + ("" if field == "value" else f"_{field}"), taken)
             slot = _hoist_field(op, field, name)

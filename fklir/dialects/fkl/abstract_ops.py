@@ -6,12 +6,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar, TypeVar
 
-from xdsl.dialects.builtin import DenseArrayBase, Float64Type, StringAttr, f64
+from xdsl.dialects.builtin import DenseArrayBase, Float64Type, IntegerType, StringAttr, f64
 from xdsl.ir import Attribute, SSAValue, TypeAttribute
 from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def, traits_def
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+from fklir import dtypes
 from fklir.dialects.fkl.checks import (
     check_no_integer_division_by_zero,
     check_not_bool,
@@ -49,6 +50,33 @@ class TypeRuleOp(IRDLOperation):
         """With a known input, a known result type must be what `result_for` gives."""
         if (in_type := self.known_input()) is not None:
             check_result(self, self.result_for(in_type), self.results[0].type)
+
+    def slot_for(self, field: str, in_type: ImageType, out_type: ImageType | None) -> tuple[str, int] | None:
+        """(kind, count) of the parameter slot that holds value field `field`, as the kernel reads it;
+        None while a type it depends on is not inferred. fkl-hoist-params makes slots by this rule and
+        fkl.kernel's verifier checks them against it. Unless an op says otherwise: a size is `i32 x 2`,
+        any other value one per channel in the chain's element type."""
+        if field == "size":
+            return "i32", 2
+        return dtypes.BY_NAME[in_type.dtype].slot_kind, in_type.channels.data
+
+    def slot_values(self, field: str, count: int) -> list[float] | list[int]:
+        """The inline values of `field` laid out as its slot of `count` elements holds them: integer
+        fields (sizes, permutations) as they are, a broadcast number repeated once per element."""
+        attr = self.properties[field]
+        assert isinstance(attr, DenseArrayBase)
+        if isinstance(attr.elt_type, IntegerType):
+            return [int(v) for v in attr.get_values()]  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+        return per_element(field_values(self, field) or (), count)
+
+    def hoisted(self, field: str) -> None:
+        """Called once `field` has moved into its slot, for an op whose slot holds its values in another
+        form than the inline ones (fkl.warp's inverted matrix)."""
+
+
+def per_element(values: Sequence[float], count: int) -> list[float]:
+    """A broadcast value expanded to `count` elements, so a scalar and a tuple share one structure."""
+    return list(values) * count if len(values) == 1 else list(values)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -22,9 +22,9 @@ from xdsl.utils.exceptions import VerifyException
 from fklir import dtypes
 from fklir.diagnostics import OpError
 from fklir.dialects.dominance import SSADominance
+from fklir.dialects.fkl.abstract_ops import TypeRuleOp
 from fklir.dialects.fkl.fields import field_slot, value_fields
-from fklir.dialects.fkl.ops_compute import AddLastOp, MxVFloat3Op, SaturateOp, VectorReorderRTOp
-from fklir.dialects.fkl.ops_geometry import WARP_KINDS, CropOp, ResizeOp, WarpOp
+from fklir.dialects.fkl.ops_geometry import CropOp
 from fklir.dialects.fkl.ops_write import WRITE_OPS
 from fklir.dialects.fkl.syntax import SPECIAL_NUMBERS, fit_int64, format_number
 from fklir.dialects.fkl.types import DYNAMIC, PLANE_MAP_SLOT, ParamsType, known
@@ -38,41 +38,13 @@ _KIND_DTYPE: dict[str, dtypes.DType] = {**dtypes.BY_SLOT_KIND, "rect": dtypes.BY
 
 
 def param_slot(op: Operation, field: str) -> tuple[str, int] | None:
-    """(kind, count) of the parameter slot that holds value field `field` of `op`: the rule by which
-    fkl-hoist-params makes slots and fkl.kernel's verifier checks them. None while the types it
-    reads are not inferred.
-
-    Kinds: the chain's element type for per-channel values (arithmetic, StaticLoop, Saturate, AddLast,
-    the border's and ReadSet's value), the result's for a resize background, `rect` for crop rects,
-    `i32` for sizes and runtime permutations, `f32` for matrices. The count is what the op reads: one
-    value per channel (Saturate: the C lower bounds, then the C upper ones), 2 for a size, 6 or 9 for
-    a warp matrix, 9 for MxVFloat3, 1 for AddLast. A crop reads one rect per output plane (DYNAMIC
-    when the plane count is not known), or a single rect that every plane shares.
+    """(kind, count) of the parameter slot that holds value field `field` of `op`, by the op's own rule
+    (`TypeRuleOp.slot_for`): the rule by which fkl-hoist-params makes slots and fkl.kernel's verifier
+    checks them. None while the types it reads are not inferred.
     """
-    in_type = known(op.operands[0].type) if op.operands else None
-    out_type = known(op.results[0].type) if op.results else None
-    if in_type is None:
+    if not isinstance(op, TypeRuleOp) or (in_type := known(op.operands[0].type)) is None:
         return None
-    channels, chain_kind = in_type.channels.data, dtypes.BY_NAME[in_type.dtype].slot_kind
-    if isinstance(op, CropOp):
-        return None if out_type is None else ("rect", out_type.planes.data)
-    if field == "size" or (isinstance(op, ResizeOp) and field == "value"):
-        return "i32", 2
-    if isinstance(op, ResizeOp):  # the background, in the result's element type
-        return None if out_type is None else (dtypes.BY_NAME[out_type.dtype].slot_kind, channels)
-    if isinstance(op, SaturateOp):
-        return chain_kind, 2 * channels
-    if isinstance(op, VectorReorderRTOp):
-        return None if out_type is None else ("i32", out_type.channels.data)
-    if isinstance(op, MxVFloat3Op):
-        return "f32", 9
-    if isinstance(op, WarpOp):
-        matrix = WARP_KINDS.get(op.kind.data)
-        return None if matrix is None else ("f32", matrix)
-    if isinstance(op, AddLastOp):
-        return chain_kind, 1
-    # one value per channel in the chain type: arithmetic, StaticLoop, BorderReader, ReadSet
-    return chain_kind, channels
+    return op.slot_for(field, in_type, known(op.results[0].type))
 
 
 def _check_slot_use(kernel: KernelOp, op: Operation, field: str, slot: tuple[str, str, int]) -> None:

@@ -15,6 +15,7 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+from fklir import dtypes
 from fklir.dialects.color_codes import COLOR_CODES, ColorCode
 from fklir.dialects.fkl.abstract_ops import (
     BinaryValueOp,
@@ -23,6 +24,7 @@ from fklir.dialects.fkl.abstract_ops import (
     UnaryOp,
     WordOp,
     arithmetic_result,
+    per_element,
 )
 from fklir.dialects.fkl.checks import (
     check_float,
@@ -231,6 +233,14 @@ class SaturateOp(TypeRuleOp):
         if (in_type := self.known_input()) is not None:
             self.result_for(in_type)
 
+    def slot_for(self, field: str, in_type: ImageType, out_type: ImageType | None) -> tuple[str, int] | None:
+        """The C lower bounds, then the C upper ones, in the chain's type."""
+        return dtypes.BY_NAME[in_type.dtype].slot_kind, 2 * in_type.channels.data
+
+    def slot_values(self, field: str, count: int) -> list[float] | list[int]:
+        lo, hi = self.bounds
+        return per_element(lo, count // 2) + per_element(hi, count // 2)
+
 
 @irdl_op_definition
 class SaturateFloatOp(UnaryOp):
@@ -379,6 +389,10 @@ class AddLastOp(TypeRuleOp):
             raise VerifyException(f"'{self.name}' appends one value, got {len(values)}")
         self.check_result_rule()
 
+    def slot_for(self, field: str, in_type: ImageType, out_type: ImageType | None) -> tuple[str, int] | None:
+        """The one added channel's value, in the chain's type."""
+        return dtypes.BY_NAME[in_type.dtype].slot_kind, 1
+
 
 def _check_order(op: IRDLOperation, order: Sequence[float], channels: int | None) -> None:
     if not 1 <= len(order) <= 4:
@@ -476,6 +490,10 @@ class VectorReorderRTOp(TypeRuleOp):
         if order is not None or known(self.result.type) is not None:  # a hoisted order's count is the result's
             self.check_result_rule()
 
+    def slot_for(self, field: str, in_type: ImageType, out_type: ImageType | None) -> tuple[str, int] | None:
+        """One source index per output channel."""
+        return None if out_type is None else ("i32", out_type.channels.data)
+
 
 # ---------------------------------------------------------------------------------------------
 # Algebraic
@@ -540,6 +558,10 @@ class MxVFloat3Op(TypeRuleOp):
                 f"'{self.name}' needs a chain of exactly float32 x 3, got {in_type.dtype} x {in_type.channels.data}"
             )
         return in_type
+
+    def slot_for(self, field: str, in_type: ImageType, out_type: ImageType | None) -> tuple[str, int] | None:
+        """The 3x3 matrix, row-major, in float."""
+        return "f32", 9
 
 
 # ---------------------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
+from fklir import dtypes
 from fklir.dialects.fkl.abstract_ops import TypeRuleOp, WordOp
 from fklir.dialects.fkl.checks import check_not_bool, check_same_type, check_values_fit_chain, int32
 from fklir.dialects.fkl.fields import (
@@ -290,6 +291,14 @@ class CropOp(TypeRuleOp):
                 )
         # the plane rule is left to fkl-infer-types, which names both the written and the inferred type
 
+    def slot_for(self, field: str, in_type: ImageType, out_type: ImageType | None) -> tuple[str, int] | None:
+        """One rect per output plane (the verifier also admits one rect that every plane shares)."""
+        return None if out_type is None else ("rect", out_type.planes.data)
+
+    def slot_values(self, field: str, count: int) -> list[float] | list[int]:
+        """The rects as given, four int32 each: one per plane or a single shared one."""
+        return [int(v) for rect in self.rects for v in rect]
+
 
 def _follows_border(op: IRDLOperation) -> bool:
     """Whether `op`'s input comes straight from an fkl.border (which defines every coordinate)."""
@@ -439,6 +448,12 @@ class ResizeOp(TypeRuleOp):
         if (background := field_values(self, "background")) is not None:
             check_values_fit_chain(self.name, background, out.channels.data, out.dtype)
         return out
+
+    def slot_for(self, field: str, in_type: ImageType, out_type: ImageType | None) -> tuple[str, int] | None:
+        """The size (`value`) as `i32 x 2`; the background, one per channel in the result's type."""
+        if field == "value":
+            return "i32", 2
+        return None if out_type is None else (dtypes.BY_NAME[out_type.dtype].slot_kind, in_type.channels.data)
 
 
 BORDER_MODES = ("constant", "replicate", "reflect", "reflect101", "wrap")
@@ -630,6 +645,25 @@ class WarpOp(TypeRuleOp):
     def result_for(self, in_type: ImageType) -> ImageType:
         check_not_bool(self, in_type, "interpolates linearly")
         return reshaped(in_type, element="float32")
+
+    def slot_for(self, field: str, in_type: ImageType, out_type: ImageType | None) -> tuple[str, int] | None:
+        """The matrix (`value`) in float, 6 or 9 of them; the size as `i32 x 2`."""
+        if field != "value":
+            return super().slot_for(field, in_type, out_type)
+        matrix = WARP_KINDS.get(self.kind.data)
+        return None if matrix is None else ("f32", matrix)
+
+    def slot_values(self, field: str, count: int) -> list[float] | list[int]:
+        """The matrix always as the destination -> source map the kernel samples with (inverted here, in
+        double, when the op gives source -> destination); see `hoisted`."""
+        if field != "value":
+            return super().slot_values(field, count)
+        values = field_values(self) or ()
+        return list(values) if self.inverse is not None else invert_warp_matrix(values)
+
+    def hoisted(self, field: str) -> None:
+        if field == "value":
+            self.properties["inverse"] = UnitAttr()
 
 
 def invert_warp_matrix(values: tuple[float, ...]) -> list[float]:
