@@ -278,7 +278,10 @@ class Pipeline:
             return (e.channels_out, e.dst_planes, e.dst_h, e.dst_w)
         if self.write_kind == "split_write":
             return (*planes, e.dst_h, e.dst_w)
-        return planes + (e.dst_h, e.dst_w) + ((e.channels_out,) if e.channels_out > 1 else ())
+        channels = (e.channels_out,) if e.channels_out > 1 else ()
+        if sig.row and not batched and e.dst_h == 1:  # a 1-D input keeps its rank while the output is one row
+            return (e.dst_w, *channels)
+        return (*planes, e.dst_h, e.dst_w, *channels)
 
     def _generator_input(self) -> tuple[Signature, int, int]:
         """ReadSet reads nothing: its dtype, channels and size make the signature."""
