@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from fklir.frontend.ops import VectorReorder as VectorReorder
     from fklir.frontend.ops import VectorReorderRT as VectorReorderRT
     from fklir.frontend.ops import Warping as Warping
+    from fklir.jit.circular import CircularTensor as CircularTensor
     from fklir.jit.pipeline import DivergentPipeline as DivergentPipeline
     from fklir.jit.pipeline import Pipeline as Pipeline
     from fklir.jit.pipeline import compose as compose
@@ -62,6 +63,7 @@ if TYPE_CHECKING:
 # The public names resolve on first use, so that `fklir-opt` (which imports this package) does not
 # pay for numpy and the runtime: name -> module that defines it.
 _LAZY = {
+    "CircularTensor": "fklir.jit.circular",
     "Pipeline": "fklir.jit.pipeline",
     "DivergentPipeline": "fklir.jit.pipeline",
     "compose": "fklir.jit.pipeline",
@@ -76,6 +78,7 @@ _PUBLIC = [
     "BorderReader",
     "CacheError",
     "Cast",
+    "CircularTensor",
     "ColorConversion",
     "CompileError",
     "Crop",

@@ -219,7 +219,7 @@ class Pipeline:
 
     def _description(self, sig: Signature) -> str:
         """Everything the compiled kernel and its values depend on, as text (no buffers, no locations)."""
-        chains = [[_describe_op(op) for op in chain] for chain in self.chains]
+        chains = [[describe_op(op) for op in chain] for chain in self.chains]
         return repr((sig, self.plane_map, chains))
 
     def _signature_for(self, dtype: object, shape: Sequence[int] | None) -> Signature:
@@ -537,7 +537,7 @@ class DivergentPipeline(Pipeline):
         return Extent(width, height, given, sig.channels, dst_w, dst_h, planes if given else 0, out_channels)
 
 
-def _describe_op(op: fops.Op) -> tuple[object, ...]:
+def describe_op(op: fops.Op) -> tuple[object, ...]:
     fields = [(f.name, getattr(op, f.name)) for f in dataclasses.fields(op) if f.name not in ("location", "binding")]
     return (type(op).__qualname__, tuple(fields))
 
