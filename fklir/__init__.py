@@ -175,6 +175,8 @@ def __getattr__(name: str) -> Any:
     if name == "__all__":
         globals()[name] = [*_PUBLIC, *_math_descriptors()]
         return globals()[name]
+    if name == "jit":  # the subpackage fkl.jit (user kernels), imported on first use
+        return importlib.import_module("fklir.jit")
     module = _LAZY.get(name)
     # Only capitalised names can be descriptors: `from fklir import dtypes` asks here first, during
     # the very imports that _math_descriptors would start.
