@@ -86,7 +86,7 @@ class CircularTensor:
         self._pushed += 1
         return self
 
-    def snapshot(self, out: object = None, stream: object = None) -> Any:
+    def snapshot(self, stream: object = None, out: object = None) -> Any:
         """The window as one tensor, in `order` and `layout` (one launch; a DeviceBuffer on the GPU unless
         `out` is given, a numpy array on the CPU)."""
         return self._snapshot(self.window(), out=out, stream=stream)
