@@ -33,6 +33,7 @@ from fklir.backend.emit_cpp import (
     KernelLayout,
     emit_kernel,
 )
+from fklir.backend.emit_user import located_compile_error, user_declarations
 from fklir.dialects import fkl
 
 INCLUDE_DIR = Path(__file__).parent / "include"
@@ -167,7 +168,7 @@ def _compile_cpu(emitted: EmittedKernel, key: str) -> bytes:
     STATS.compiles += 1
     with cache.DiskCache().work_dir(f"{key[:16]}-") as workdir:
         output = workdir / "kernel.so"
-        compilers.compile_shared_library(emitted.source, INCLUDE_DIR, output, workdir)
+        compilers.compile_shared_library(emitted.source, INCLUDE_DIR, output, workdir, emitted.include_dirs)
         return output.read_bytes()
 
 
@@ -175,9 +176,10 @@ def _compile_gpu(emitted: EmittedKernel, key: str, arch: str) -> bytes:
     """nvcc or NVRTC → cubin bytes; on failure the source stays in the build folder that the error names."""
     STATS.compiles += 1
     with cache.DiskCache().work_dir(f"{key[:16]}-") as workdir:
+        folders = emitted.include_dirs
         if get_backend() == "nvrtc":
-            return compilers.compile_cubin_nvrtc(emitted.source, INCLUDE_DIR, arch, workdir)
-        return compilers.compile_cubin(emitted.source, INCLUDE_DIR, arch, workdir)
+            return compilers.compile_cubin_nvrtc_named(emitted.source, INCLUDE_DIR, arch, (), workdir, folders)[0]
+        return compilers.compile_cubin(emitted.source, INCLUDE_DIR, arch, workdir, folders)
 
 
 def chain_summary(kernel: fkl.KernelOp) -> str:
@@ -351,8 +353,8 @@ def build_kernel(kernel: fkl.KernelOp, target: str, device: int = 0) -> BuiltKer
     compiles_before = STATS.compiles
     try:
         entry = _build_or_load(disk, kernel, emitted, key, arch, device)
-    except compilers.CompileError:
-        raise
+    except compilers.CompileError as error:
+        raise located_compile_error(error, user_declarations(kernel)) from None
     except _UNLOADABLE:
         # an entry that passed its checksum but that dlopen or the driver refuses: rebuild it once
         disk.discard(key, cache.KERNEL_SUFFIXES[target])

@@ -292,3 +292,28 @@ def _static_loop_title(op: fkl.StaticLoopOp) -> str:
 @TITLE.register(fkl.CastLikeOp)
 def _cast_title(op: fkl.CastLikeOp) -> str:
     return f"{op.name} to {fkl.dtype_name(op.to)}"
+
+
+# ---------------------------------------------------------------------------------------------
+# User ops (fkl.op): the user's struct, its params read from the op's f64 slot and cast to their types
+# ---------------------------------------------------------------------------------------------
+
+
+def _user_params(op: fkl.UserOpBase) -> list[str]:
+    return [f"({CPP_TYPE[dtype]})p.{slot_of(op)}[{i}]" for i, (_, dtype) in enumerate(op.params)]
+
+
+@ELEMENT.register(fkl.UserOp)
+def _user(op: fkl.UserOp, src: str, c: str) -> tuple[str, str]:
+    return f"{op.struct.data}::exec({', '.join([src, *_user_params(op)])})", f"{op.name} {op.struct.data}"
+
+
+@PIXEL.register(fkl.UserPixelOp)
+def _user_pixel(op: fkl.UserPixelOp, src: str, dst: str) -> list[str]:
+    sizes = f"{_channels_in(op)}, {_channels_out(op)}"
+    return [f"{op.struct.data}::exec<{sizes}>({', '.join([src, dst, *_user_params(op)])});"]
+
+
+@TITLE.register(fkl.UserOpBase)
+def _user_title(op: fkl.UserOpBase) -> str:
+    return f"{op.name} {op.struct.data}"

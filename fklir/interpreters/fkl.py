@@ -29,6 +29,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
+from fklir import dtypes
 from fklir.dialects import fkl
 from fklir.interpreters import semantics as sem
 from fklir.interpreters import semantics_color as color
@@ -457,6 +458,29 @@ def _static_loop(img: sem.Image, op: fkl.StaticLoopOp, values: FieldValues) -> s
 @impl_compute(fkl.ColorConversionOp)
 def _color_conversion(img: sem.Image, op: fkl.ColorConversionOp, values: FieldValues) -> sem.Image:
     return color.color_conversion(img, op.word.data)
+
+
+@impl_compute(*fkl.USER_OPS)
+def _user(img: sem.Image, op: fkl.UserOpBase, values: FieldValues) -> sem.Image:
+    """The op's numpy reference (fkl.op(reference=...)): of the elements, or of (..., C) pixels in the
+    pixel form, with the params as keywords of their declared types."""
+    reference = fkl.user_declaration(op).reference
+    if reference is None:
+        raise ValueError(
+            f"'{op.name}' {op.struct.data} has no reference: give fkl.op(..., reference=...) to run it in the "
+            "reference interpreter"
+        )
+    given = values["value"] or ()
+    params = {name: dtypes.BY_NAME[dtype].carrier.type(v) for (name, dtype), v in zip(op.params, given, strict=True)}
+    result = op.result_for(fkl.ImageType(img.dtype, img.channels))
+    out = np.asarray(reference(img.data, **params))
+    if out.shape != (*img.data.shape[:3], result.channels.data):
+        shape = img.data.shape
+        raise ValueError(f"'{op.name}' {op.struct.data}: its reference returned shape {out.shape} for {shape}")
+    info = sem.dtype_info(result.dtype)
+    if info.is_float:
+        return sem.Image(sem.round_to_dtype(out.astype(np.float64), result.dtype), result.dtype)
+    return sem.Image(out.astype(info.storage), result.dtype)
 
 
 def run_module(module: ModuleOp, inputs: Mapping[str, np.ndarray]) -> dict[str, Any]:

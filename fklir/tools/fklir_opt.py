@@ -3,6 +3,7 @@
     fklir-opt chain.mlir -p fkl-default-pipeline
     fklir-opt chain.mlir -p fkl-default-pipeline -t cuda      # emit the kernel's C++
     fklir-opt chain.mlir -p fkl-infer-types,fkl-outline-kernels --print-between-passes
+    fklir-opt chain.mlir --load ops.py -p fkl-default-pipeline -t cpp   # user ops (fkl.op) that ops.py declares
 
 Bad input is reported as `file:line:col: error: message` on stderr with exit code 1, never a traceback.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import os
+import runpy
 import sys
 from collections.abc import Sequence
 from typing import IO
@@ -60,6 +62,19 @@ class FklirOptMain(xDSLOptMain):
         # "__main__.py: error: ..."
         arg_parser.prog = "fklir-opt"
         super().register_all_arguments(arg_parser)
+        arg_parser.add_argument(
+            "--load",
+            action="append",
+            default=[],
+            metavar="FILE.py",
+            help="run FILE.py first, so that the user ops it declares with fkl.op are known (their C++ "
+            "and reference, which the IR names by hash); repeatable",
+        )
+
+    def run(self) -> None:
+        for path in self.args.load:
+            _load(path)
+        super().run()
 
     def register_all_dialects(self) -> None:
         from xdsl.dialects.builtin import Builtin
@@ -107,6 +122,14 @@ class FklirOptMain(xDSLOptMain):
             if (failure := first_invalid_op(prog)) is not None:
                 raise DiagnosticException(located_message(*failure)) from None
             raise DiagnosticException(f"error: {e}") from None
+
+
+def _load(path: str) -> None:
+    """Run a Python file that declares user ops (not as __main__: its own script part stays quiet)."""
+    try:
+        runpy.run_path(path, run_name="__fklir_load__")
+    except Exception as e:  # the user's file: whatever it raises is a bad input, not a crash
+        raise ValueError(f"--load {path}: {type(e).__name__}: {e}") from None
 
 
 def _raise_located(module: ModuleOp) -> None:

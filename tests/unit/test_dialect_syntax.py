@@ -17,6 +17,7 @@ from fklir.dialects import fkl
 from tests.op_catalogue import round_trip_module
 
 OPS_MLIR = Path(__file__).parents[1] / "filecheck" / "dialects" / "fkl" / "ops.mlir"
+USER_OPS_MLIR = Path(__file__).parents[1] / "filecheck" / "fklir-opt" / "load-user-op.mlir"
 
 # The hoisted forms that ops.mlir does not spell out.
 HOISTED = """
@@ -27,6 +28,10 @@ HOISTED = """
 %4 = fkl.pow %3, param "pow1" : !fkl.image<?x?x3xf32>
 %5 = fkl.vector_reorder_rt %4, param "r1" : !fkl.image<?x?x3xf32> -> !fkl.image<?x?x2xf32>
 fkl.write %5, "dst" planes [0] : !fkl.image<?x?x2xf32>
+%6 = fkl.read "b" : !fkl.image<?x?x2xf32>
+%7 = fkl.user "Scale" %6, param "user1" params(k: f32, n: i32) inputs [f32] out f64 hash "0123456789abcdef"
+    : !fkl.image<?x?x2xf32> -> !fkl.image<?x?x2xf64>
+fkl.write %7, "dst" : !fkl.image<?x?x2xf64>
 """
 
 
@@ -43,7 +48,12 @@ def _print(module: ModuleOp, generic: bool = False) -> str:
     return out.getvalue()
 
 
-SOURCES = {"ops.mlir": OPS_MLIR.read_text, "catalogue": round_trip_module, "hoisted": lambda: HOISTED}
+SOURCES = {
+    "ops.mlir": OPS_MLIR.read_text,
+    "catalogue": round_trip_module,
+    "hoisted": lambda: HOISTED,
+    "user ops": USER_OPS_MLIR.read_text,
+}
 
 
 @pytest.mark.parametrize("source", SOURCES)

@@ -32,8 +32,8 @@ The dialect is split by kind, each module importing only those before it: `types
 `!fkl.image`, `!fkl.params`), `syntax` (the parsing and printing the ops share), `checks` (shared
 verifier rules), `fields` (values and their parameter slots), `abstract_ops` (the op families and
 `@math_op`), `ops_write`, `ops_geometry` (the read and the geometry folded into it), `ops_compute`,
-`ops_math` (the element-wise math ops), `kernel` (fkl.kernel and its slot rules). This package
-re-exports their public names and defines the dialect.
+`ops_math` (the element-wise math ops), `ops_user` (fkl.op's user ops and their declarations), `kernel`
+(fkl.kernel and its slot rules). This package re-exports their public names and defines the dialect.
 """
 
 from __future__ import annotations
@@ -100,6 +100,14 @@ from fklir.dialects.fkl.ops_geometry import invert_warp_matrix as invert_warp_ma
 
 # Every @math_op class, by name: a new element-wise math op is its class in ops_math and nothing here.
 from fklir.dialects.fkl.ops_math import *  # noqa: F403
+from fklir.dialects.fkl.ops_user import DECLARATIONS as DECLARATIONS
+from fklir.dialects.fkl.ops_user import USER_OPS as USER_OPS
+from fklir.dialects.fkl.ops_user import UserDeclaration as UserDeclaration
+from fklir.dialects.fkl.ops_user import UserOp as UserOp
+from fklir.dialects.fkl.ops_user import UserOpBase as UserOpBase
+from fklir.dialects.fkl.ops_user import UserPixelOp as UserPixelOp
+from fklir.dialects.fkl.ops_user import declare_user_op as declare_user_op
+from fklir.dialects.fkl.ops_user import user_declaration as user_declaration
 from fklir.dialects.fkl.ops_write import WRITE_OPS as WRITE_OPS
 from fklir.dialects.fkl.ops_write import SplitOp as SplitOp
 from fklir.dialects.fkl.ops_write import SplitWriteOp as SplitWriteOp
@@ -158,6 +166,7 @@ FKL = Dialect(
         DeinterlaceOp,
         KernelOp,
         *MATH_OPS,
+        *USER_OPS,
     ],
     [ImageType, ParamsType],
 )
