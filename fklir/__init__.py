@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from fklir.frontend.ops import VectorReorder as VectorReorder
     from fklir.frontend.ops import VectorReorderRT as VectorReorderRT
     from fklir.frontend.ops import Warping as Warping
+    from fklir.frontend.user_ops import op as op
     from fklir.jit.circular import CircularTensor as CircularTensor
     from fklir.jit.pipeline import DivergentPipeline as DivergentPipeline
     from fklir.jit.pipeline import Pipeline as Pipeline
@@ -69,6 +70,7 @@ _LAZY = {
     "compose": "fklir.jit.pipeline",
     "compose_divergent": "fklir.jit.pipeline",
     "DeviceBuffer": "fklir.runtime.device_buffer",
+    "op": "fklir.frontend.user_ops",
 }
 
 # The names every release defines; __all__ adds the math ops derived from their declarations.
@@ -120,6 +122,7 @@ _PUBLIC = [
     "compose_divergent",
     "get_backend",
     "gpu_available",
+    "op",
     "set_backend",
 ]
 
