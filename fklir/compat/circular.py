@@ -40,3 +40,6 @@ class CircularTensor(circular.CircularTensor):
         planar = self.layout == "planar"
         planes = self.batch * self.channels if planar else self.batch
         return DeviceBuffer.adopt(result, (self.width, self.height, 1 if planar else self.channels, planes))
+
+    def close(self) -> None:
+        """fkl-python frees its ring here; fklir's is freed with the object, so there is nothing to do."""
