@@ -26,7 +26,7 @@ from fklir import dtypes
 from fklir.jit import tensors
 from fklir.jit.template_args import dtype_name
 from fklir.jit.tensors import Tensor
-from fklir.runtime.params import _convert as slot_value  # pyright: ignore[reportPrivateUsage]
+from fklir.runtime.params import slot_value
 
 ANY = -1  # a dimension or stride that may be anything
 _MEMO_LIMIT = 4096  # signatures remembered per kernel, so that a caller of ever-new shapes cannot grow it forever

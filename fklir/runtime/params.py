@@ -94,7 +94,8 @@ def _bf16_bits(v: float) -> int:
     return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
 
 
-def _convert(kind: str, v: float) -> object:
+def slot_value(kind: str, v: float) -> object:
+    """`v` as a parameter slot of `kind` stores it: f16/bf16 as their bits, bool, int or float."""
     if kind == "f16":
         return _f16_bits(v)
     if kind == "bf16":
@@ -118,4 +119,4 @@ def pack_slots(
                 array[i] = RectStruct(*(int(v) for v in flat[4 * i : 4 * i + 4]))
             continue
         for i in range(count):
-            array[i] = _convert(kind, flat[i])
+            array[i] = slot_value(kind, flat[i])
