@@ -13,9 +13,10 @@ from fklir.jit.pipeline import DivergentPipeline, Pipeline
 from fklir.runtime import device_buffer as native
 
 
-def as_fkl(result: Any) -> Any:
-    """A pipeline's result as fkl-python gives it: an fklir DeviceBuffer becomes fkl-python's (no copy)."""
-    return DeviceBuffer.adopt(result) if type(result) is native.DeviceBuffer else result
+def as_fkl(result: Any, out: object) -> Any:
+    """A pipeline's result as fkl-python gives it: a DeviceBuffer the pipeline allocated becomes an
+    fkl-python DeviceBuffer (the same object, no copy); an output the caller gave stays as it is."""
+    return DeviceBuffer.adopt(result) if out is None and type(result) is native.DeviceBuffer else result
 
 
 class FusedKernel(Pipeline):
@@ -24,14 +25,15 @@ class FusedKernel(Pipeline):
     def __call__(self, x: object = None, out: object = None, stream: object = None) -> Any:
         if self.generator is not None:
             x = None  # fkl-python scripts pass ReadSet chains an input for its size; the size is ReadSet's
-        return as_fkl(super().__call__(x, out, stream))
+        given = out if out is not None or self._bound is None else self._bound.dst  # TensorWrite(out)'s
+        return as_fkl(super().__call__(x, out, stream), given)
 
 
 class DivergentKernel(DivergentPipeline):
     """fkl-python's divergent chain: fklir's DivergentPipeline, called on a list of images (one per plane)."""
 
     def __call__(self, x: object = None, out: object = None, stream: object = None) -> Any:
-        return as_fkl(super().__call__(x, out, stream))
+        return as_fkl(super().__call__(x, out, stream), out)
 
 
 def compose(*ops: fops.Op, target: str = "gpu", thread_fusion: bool = False) -> FusedKernel:

@@ -243,6 +243,12 @@ def test_pipelines_give_fkl_device_buffers() -> None:
     out = fklc.compose(fklc.TensorRead(), fklc.Mul(2.0), fklc.TensorWrite())(x)
     assert isinstance(out, fklc.DeviceBuffer) and out.shape == (16,)
     assert np.frombuffer(out.copy_to_host(), np.float32).tolist() == [2.0 * i for i in range(16)]
+    native_out = fkl.DeviceBuffer((16,), "float32")  # an output the caller gives stays what it was
+    assert type(fklc.compose(fklc.TensorRead(), fklc.Mul(2.0), fklc.TensorWrite())(x, out=native_out)) is type(
+        native_out
+    )
+    bound = fklc.compose(fklc.TensorRead(x), fklc.Mul(2.0), fklc.TensorWrite(native_out))
+    assert bound() is native_out and type(native_out) is fkl.DeviceBuffer
     planes = fklc.compose(fklc.TensorRead(), fklc.SplitWrite())(fklc.DeviceBuffer(8, 4, "uint8", channels=3))
     assert isinstance(planes, fklc.DeviceBuffer) and planes.shape == (3, 4, 8) and planes.planes == 3
 
