@@ -1,8 +1,11 @@
 """CircularTensor (SPEC §7): a ring of the last N frames written through a fused pipeline, read back in
-temporal order. CPU here; the GPU tests (streams, CUDA graph capture) skip without a GPU."""
+temporal order. CPU here, and the GPU host path over the fake driver (one launch per update and per snapshot, on
+the caller's stream, no synchronisation); the GPU tests (streams, CUDA graph capture) skip without a GPU."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -156,3 +159,44 @@ def test_cuda_graph_captures_an_update(torch: Any) -> None:
     assert ct.frames_pushed == 3
     # after three updates the next slot is 1: the window is slot 1 (oldest) then slot 0 (the replayed one)
     np.testing.assert_array_equal(ct.snapshot().numpy()[1], _frame(5).astype(np.float32) + 1)
+
+
+# ---- the GPU host path, over the fake driver ----------------------------------------------------
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
+    """(driver, torch): the fake driver and torch of tests/runtime/fake_driver.py, kernels that 'compile'
+    without a compiler, and host copies that do nothing (the ring's zeroing)."""
+    from fklir.backend import build
+    from tests.runtime.fake_driver import CUresult, FakeDriver, installed, make_fake_torch
+
+    monkeypatch.setenv("FKLIR_CACHE_DIR", str(tmp_path))
+    torch = make_fake_torch()
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    monkeypatch.setattr(build, "get_backend", lambda: "nvcc")
+    monkeypatch.setattr(build, "_compiler_and_flags", lambda target, backend: ("fake nvcc 1.0", ()))
+    monkeypatch.setattr(build, "_compile_gpu", lambda emitted, key, arch: b"stand-in cubin")
+    with installed(FakeDriver(devices=1)) as driver:
+        ok = (CUresult.CUDA_SUCCESS,)
+        driver.cuCtxSynchronize = lambda: ok  # pyright: ignore[reportAttributeAccessIssue]
+        driver.cuMemcpyHtoD = lambda dst, src, nbytes: ok  # pyright: ignore[reportAttributeAccessIssue]
+        yield driver, torch
+
+
+def test_update_and_snapshot_are_one_launch_each_on_the_callers_stream(fake: Any) -> None:
+    driver, torch = fake
+    ct = fkl.CircularTensor(W, H, 4, "uint8", C, out_dtype="float32")
+    frame = torch.empty((H, W, C), dtype=torch.uint8, device="cuda")
+    stream = torch.cuda.Stream()
+    ops = [fkl.Cast("float32"), fkl.Mul(0.5)]
+    ct.update(frame, ops=ops, stream=stream)  # cold: compiles (a stand-in) and prepares
+    ct.snapshot(stream=stream)
+    launches, syncs = len(driver.launches), driver.calls.get("cuStreamSynchronize", 0)
+    for _ in range(6):
+        ct.update(frame, ops=[fkl.Cast("float32"), fkl.Mul(0.5)], stream=stream)
+    ct.snapshot(stream=stream)
+    assert len(driver.launches) == launches + 7  # one launch per update, one per snapshot
+    assert {launch[3] for launch in driver.launches[launches:]} == {stream.cuda_stream}
+    assert driver.calls.get("cuStreamSynchronize", 0) == syncs  # a caller's stream is never synchronised
+    assert ct.frames_pushed == 7
