@@ -276,3 +276,39 @@ def test_compat_circular_tensor_snapshot_gpu() -> None:
     assert isinstance(snap, fklc.DeviceBuffer) and snap.shape == (9, 2, 4) and snap.planes == 9
     planes = np.frombuffer(snap.copy_to_host(), np.float32).reshape(3, 3, 2, 4)
     assert planes[:, 0, 0, 0].tolist() == [8.0, 6.0, 4.0]  # newest first
+
+
+GPU_SCRIPT = """
+import struct
+import fkl
+
+W, H = 8, 4
+src = [float(i) for i in range(W * H)]
+x = fkl.DeviceBuffer(W, H, "float32")
+x.copy_from_host(struct.pack(f"{W * H}f", *src))
+out = fkl.compose(fkl.TensorRead(), fkl.Mul(2.0), fkl.Add(1.0), fkl.TensorWrite())(x)
+assert list(struct.unpack(f"{W * H}f", out.copy_to_host())) == [v * 2 + 1 for v in src]
+div = fkl.compose_divergent(
+    [1, 2], [fkl.TensorRead(), fkl.Mul(2.0), fkl.TensorWrite()], [fkl.TensorRead(), fkl.Add(5.0), fkl.TensorWrite()]
+)
+both = struct.unpack(f"{2 * W * H}f", div([x, x]).copy_to_host())
+assert list(both) == [v * 2 for v in src] + [v + 5 for v in src]
+ct = fkl.CircularTensor(W, H, batch=2, dtype="float32")
+ct.update(x).update(out)
+assert struct.unpack(f"{2 * W * H}f", ct.snapshot().copy_to_host())[0] == 1.0  # newest first
+print("OK", fkl.get_backend().kind)
+"""
+
+
+@gpu
+def test_python_m_compat_runs_a_gpu_fkl_python_script(tmp_path: Path) -> None:
+    (tmp_path / "example.py").write_text(GPU_SCRIPT)
+    run = subprocess.run(
+        [sys.executable, "-m", "fklir.compat", str(tmp_path / "example.py")],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("OK n")
