@@ -300,7 +300,8 @@ def _cast_title(op: fkl.CastLikeOp) -> str:
 
 
 def _user_params(op: fkl.UserOpBase) -> list[str]:
-    return [f"({CPP_TYPE[dtype]})p.{slot_of(op)}[{i}]" for i, (_, dtype) in enumerate(op.params)]
+    # fkl::Cast: a C cast from double does not reach the half types, which are structs
+    return [f"fkl::Cast<{CPP_TYPE[dtype]}>::exec(p.{slot_of(op)}[{i}])" for i, (_, dtype) in enumerate(op.params)]
 
 
 @ELEMENT.register(fkl.UserOp)

@@ -59,7 +59,11 @@ def located_compile_error(error: CompileError, declarations: list[fkl.UserDeclar
         return error
     diagnostics = error.stderr or str(error)
     blamed = [d for d in declarations if d.source in diagnostics] or declarations
-    own = [line for line in diagnostics.splitlines() if any(d.source in line for d in blamed)]
+    lines = diagnostics.splitlines()
+    # the user's own lines, else (a call that does not fit the body's exec) the errors in the generated code
+    own = [line for line in lines if any(d.source in line for d in blamed)] or [
+        line for line in lines if line.startswith(GENERATED) and "error" in line
+    ]
     names = ", ".join(f"'{d.name}'" for d in blamed)
     where = "\n".join(own) if own else "(see the compiler's messages below)"
     return CompileError(

@@ -209,3 +209,24 @@ def test_an_inline_body_that_does_not_compile_points_into_the_declaring_script(t
         pipe(_to(target, np.zeros((2, 2, 3), np.float32)))
     here = str(Path(__file__).resolve())
     assert f"{here}({line})" in str(caught.value) or f"{here}:{line}:" in str(caught.value)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_params_arrive_in_their_declared_types_and_the_result_type_changes(target: str) -> None:
+    mix = fkl.op(
+        "Mix",
+        body="""struct Mix {
+    static FKL_HD float exec(fkl::u8 x, fkl::f16 h, fkl::i32 n, bool negate) {
+        const float v = fkl::Cast<float>::exec(h) * (float)x + (float)n;
+        return negate ? -v : v;
+    }
+};""",
+        params={"h": "float16", "n": "int32", "negate": "bool"},
+        inputs=("uint8",),
+        out="float32",
+    )
+    x = RNG.integers(0, 256, (5, 9, 3), dtype=np.uint8)
+    pipe = fkl.compose(fkl.TensorRead(), mix(h=0.5, n=-3, negate=True), fkl.TensorWrite(), target=target)
+    out = _back(target, pipe(_to(target, x)))
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out, -(0.5 * x.astype(np.float32) - 3))

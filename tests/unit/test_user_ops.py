@@ -180,14 +180,17 @@ def test_the_body_comes_once_under_a_line_directive_of_the_users_file() -> None:
     assert source.count("struct Gamma") == 1
     reset = next(line for line in lines if line.endswith('"<fklir kernel>"'))
     assert reset == f'#line {lines.index(reset) + 2} "<fklir kernel>"'  # the next line's own number
-    assert "Gamma::exec(v0, (fkl::f32)p.user1[0]);" in source and "Gamma::exec(v1, (fkl::f32)p.user2[0]);" in source
+    assert (
+        "Gamma::exec(v0, fkl::Cast<fkl::f32>::exec(p.user1[0]));" in source
+        and "Gamma::exec(v1, fkl::Cast<fkl::f32>::exec(p.user2[0]));" in source
+    )
 
 
 def test_the_pixel_form_calls_exec_with_the_channel_counts() -> None:
     pipe = fkl.compose(fkl.TensorRead(), _swap()(first=0), fkl.TensorWrite(), target="cpu")
     source = pipe.source_for("uint8", (4, 4, 3))
     assert "// fkl.user_pixel Swap" in source
-    assert "Swap::exec<3, 3>(v0, v1, (fkl::i32)p.user_pixel1[0]);" in source
+    assert "Swap::exec<3, 3>(v0, v1, fkl::Cast<fkl::i32>::exec(p.user_pixel1[0]));" in source
 
 
 # ---- the reference interpreter ------------------------------------------------------------------------

@@ -28,7 +28,7 @@ fkl.write %2, "dst" : !fkl.image<?x?x1xf32>
 // CPP-NEXT:   #line 11 "{{.*}}user_ops.py"
 // CPP:        };
 // CPP-NEXT:   #line 16 "<fklir kernel>"
-// CPP:        v1[c] = Gamma::exec(v0[c], (fkl::f32)p.user1[0]);
+// CPP:        v1[c] = Gamma::exec(v0[c], fkl::Cast<fkl::f32>::exec(p.user1[0]));
 // CPP:        Luma::exec<3, 1>(v1, v2);
 
 // UNLOADED:   load-user-op.mlir:{{[0-9]+}}:1: error: 'fkl.user' Gamma: no fkl.op declares hash 49617da415bd7200... in this process (run the Python file that declares it first; fklir-opt: --load FILE.py)
