@@ -38,6 +38,7 @@ from typing import Any
 
 from fklir import dtypes
 from fklir.jit import instance as instances
+from fklir.jit.highway import LINK_FLAGS, require_highway
 from fklir.jit.matcher import Arguments, Match
 from fklir.jit.template_args import cpp_args, cpp_type
 from fklir.jit.tensors import Tensor, TensorView
@@ -55,14 +56,17 @@ def kernel(
     template: Callable[..., Any] | None = None,
     grid: Callable[..., Any] | None = None,
     link_flags: Sequence[str] = (),
+    highway: bool = False,
 ) -> Kernel:
     """A jit kernel (see the module docstring). `args`: (name, TensorMatcher) for a tensor, (name, dtype)
     for a scalar. `template` returns the template arguments (a string such as cpp_args' or a tuple of
     values for it); None: `name` is not a template. `grid` returns ((gx, gy, gz), (bx, by, bz)), required
-    for the GPU. `link_flags` follow the CPU source on g++'s command line (e.g. "-lhwy")."""
+    for the GPU. `link_flags` follow the CPU source on g++'s command line. `highway`: the CPU source uses
+    Google Highway (fklir/jit/highway.py): linked with -lhwy, and without Highway a CPU call raises a
+    RuntimeError naming Debian's libhwy-dev."""
     caller = sys._getframe(1).f_globals.get("__file__")  # pyright: ignore[reportPrivateUsage]
     origin = Path(caller).resolve() if isinstance(caller, str) else None
-    return Kernel(name, cuda, cpu, args, template, grid, link_flags, origin)
+    return Kernel(name, cuda, cpu, args, template, grid, link_flags, origin, highway)
 
 
 class _Source:
@@ -129,6 +133,7 @@ class Kernel:
         grid: Callable[..., Any] | None,
         link_flags: Sequence[str],
         origin: Path | None,
+        highway: bool = False,
     ) -> None:
         """`origin`: the Python file that declares the kernel (None: an interactive session)."""
         if not isinstance(name, str) or not _CPP_NAME.fullmatch(name):
@@ -146,7 +151,8 @@ class Kernel:
         self._template_parameters = _takes_symbols(template, "template", name, symbols)
         self._grid = grid
         self._grid_parameters = _takes_symbols(grid, "grid", name, symbols)
-        self.link_flags = tuple(link_flags)
+        self.highway = highway
+        self.link_flags = (*link_flags, *LINK_FLAGS) if highway else tuple(link_flags)
         self._instances: dict[Match, _CpuLaunch | _GpuLaunch] = {}
         self._lock = threading.Lock()
 
@@ -168,6 +174,8 @@ class Kernel:
             if source is None:
                 where, kind = ("the CPU", "cpu") if match.device is None else ("a CUDA device", "cuda")
                 raise TypeError(f"{self.name}: the tensors are on {where}, but the kernel has no {kind}= source")
+            if self.highway and match.target == "cpu":
+                require_highway(self.name)
             wanted = instances.Instance(self.name, self._template_args(match), self._parameters(), match.target)
             entry = instances.load(source.read(), wanted, match.device, self.link_flags)
             launch = _CpuLaunch(entry, self._ctypes()) if match.device is None else self._gpu_launch(entry, match)
