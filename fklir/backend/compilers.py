@@ -151,9 +151,7 @@ def cpp_file_hash(include_dir: Path) -> str:
     return digest.hexdigest()
 
 
-def compile_cubin(
-    source: str, include_dir: Path, arch: str, workdir: Path, include_dirs: Sequence[Path] = ()
-) -> bytes:
+def compile_cubin(source: str, include_dir: Path, arch: str, workdir: Path, include_dirs: Sequence[Path] = ()) -> bytes:
     """Compile CUDA source with nvcc for one arch (e.g. "sm_90") and return the cubin's bytes.
 
     The source is written to workdir/kernel.cu; on failure it stays there and CompileError names it.
