@@ -44,6 +44,7 @@ from fklir.runtime.interop import (
     producer_stream,
     require_writable,
     warm_key,
+    warm_list_key,
 )
 from fklir.runtime.launch import CpuLaunch, Extent, GpuLaunch, LaunchPlan, check_param_block
 from fklir.runtime.streams import stream_handle
@@ -298,8 +299,11 @@ class Pipeline:
             launch(stream_handle(stream))
             return self._bound_result
         if self._warm:  # an unbound GPU pipeline that has run: an input seen before is one dict hit
-            seen = warm_key(x)
-            if seen is not None and (entry := self._warm.get(seen[0])) is not None:
+            if isinstance(x, list | tuple):
+                listed = warm_list_key(x) if x else None
+                if listed is not None and (entry := self._warm.get(listed[0])) is not None:
+                    return self._call_warm(entry, x[0], listed[1][0], out, stream, listed[1])
+            elif (seen := warm_key(x)) is not None and (entry := self._warm.get(seen[0])) is not None:
                 return self._call_warm(entry, x, seen[1], out, stream)
         if self._bound is not None:
             return self._call_bound(x, out, stream)
@@ -437,13 +441,17 @@ class Pipeline:
             result, dst_ptr = make_output(src.obj)
         else:
             result, dst_ptr = out, check_new_out(out, prep)
-        if self._bound is None and not isinstance(x, list | tuple) and (seen := warm_key(x)) is not None:
+        seen = warm_list_key(x) if isinstance(x, list | tuple) else warm_key(x)
+        if self._bound is None and seen is not None:
             self._warm[seen[0]] = WarmEntry(prep, src.framework, make_output)
         handle, owned = launch_stream(src, stream)
         return launch_prepared(prep, src.ptr, dst_ptr, handle, owned, result, table)
 
-    def _call_warm(self, entry: WarmEntry, x: object, src_ptr: int, out: object, stream: object) -> Any:
-        """An unbound call on an input whose warm key was seen: the key stands for the checks made then."""
+    def _call_warm(
+        self, entry: WarmEntry, x: object, src_ptr: int, out: object, stream: object, sources: Sequence[int] = ()
+    ) -> Any:
+        """An unbound call on an input whose warm key was seen: the key stands for the checks made then. A list
+        input comes as its first array `x` and the pointers of all (`sources`)."""
         prep = entry.prep
         if out is None:
             result, dst_ptr = entry.make_output(x)
@@ -452,12 +460,12 @@ class Pipeline:
             dst_ptr = seen[1] if seen is not None and seen[0] in prep.out_keys else check_new_out(out, prep)
             result = out
         if stream is not None:
-            return launch_prepared(prep, src_ptr, dst_ptr, stream_handle(stream), False, result)
+            return launch_prepared(prep, src_ptr, dst_ptr, stream_handle(stream), False, result, sources)
         advertised = x.stream if entry.framework == "fklir" else None  # pyright: ignore[reportAttributeAccessIssue]
         handle = producer_stream(entry.framework, prep.device, advertised)
         if handle is None:
             handle = cuda_driver.internal_stream(prep.device)
-        return launch_prepared(prep, src_ptr, dst_ptr, handle, True, result)
+        return launch_prepared(prep, src_ptr, dst_ptr, handle, True, result, sources)
 
     def _call_gpu_general(self, x: object, out: object, stream: object) -> Any:
         """GPU calls of ReadSet (no input) and SplitWrite (one output per channel): the plain path."""

@@ -282,6 +282,33 @@ def warm_key(x: object) -> tuple[WarmKey, int] | None:
     return None if reader is None else reader(x)
 
 
+def warm_list_key(xs: Sequence[object]) -> tuple[WarmKey, list[int]] | None:
+    """(key, device pointers) of a non-empty list of arrays of one kind that all have the same warm key; None
+    when any has none or differs, which sends the list through describe_gpu_array.
+
+    The key stands for the list's full description as warm_key's does for one array (equal element keys
+    and the length), so a list seen before keeps every check made on it then; each array's accessors are
+    read once, through its type's reader found once for the whole list."""
+    first = xs[0]
+    kind = type(first)
+    try:
+        reader = _warm_readers[kind]
+    except KeyError:
+        reader = _warm_readers[kind] = _choose_warm_reader(first)
+    if reader is None:
+        return None
+    seen = reader(first)
+    if seen is None:
+        return None
+    key, pointer = seen
+    pointers = [pointer]
+    for x in xs[1:]:
+        if type(x) is not kind or (seen := reader(x)) is None or seen[0] != key:
+            return None
+        pointers.append(seen[1])
+    return (len(pointers), key), pointers
+
+
 def _choose_warm_reader(x: object) -> _WarmReader | None:
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(x, torch.Tensor):

@@ -277,6 +277,58 @@ def test_an_input_seen_before_is_not_described_again(fake: Any, counted_descript
     assert driver.calls.get("cuStreamSynchronize", 0) == 0
 
 
+def test_a_list_seen_before_reads_each_tensors_pointer_once(
+    fake: Any, monkeypatch: pytest.MonkeyPatch, counted_descriptions: list[object]
+) -> None:
+    """A warm list call reads each tensor's own accessors once (its key and its pointer), never its
+    __cuda_array_interface__, and describes nothing; the table holds this call's pointers."""
+    _, torch = fake
+    pipe = _chain(fkl.TensorRead(), fkl.TensorWrite())
+    s = torch.cuda.Stream()
+    pipe([torch.empty((6, 5, 3), dtype=torch.uint8) for _ in range(16)], stream=s)
+    counted_descriptions.clear()
+    reads: dict[str, list[int]] = {"data_ptr": [], "is_contiguous": [], "get_device": []}
+    for name, ids in reads.items():
+        real = getattr(torch.Tensor, name)
+
+        def counting(self: Any, real: Any = real, ids: list[int] = ids) -> Any:
+            ids.append(id(self))
+            return real(self)
+
+        monkeypatch.setattr(torch.Tensor, name, counting)
+    interfaces: list[object] = []
+    real_interface = torch.Tensor.__cuda_array_interface__
+    monkeypatch.setattr(
+        torch.Tensor, "__cuda_array_interface__", property(lambda t: interfaces.append(t) or real_interface.fget(t))
+    )
+    for _ in range(2):  # new tensors of the same kind: keys only, pointers per call
+        xs = [torch.empty((6, 5, 3), dtype=torch.uint8) for _ in range(16)]
+        for ids in reads.values():
+            ids.clear()
+        out = pipe(xs, stream=s)
+        assert tuple(out.shape) == (16, 6, 5, 3)
+        for name, ids in reads.items():  # the new output's pointer is read once too
+            assert sorted(ids) == sorted([id(x) for x in xs] + ([id(out)] if name == "data_ptr" else [])), name
+        assert list(_plan(pipe).params.src_table[:16]) == [x.data_ptr() for x in xs]  # pyright: ignore[reportAttributeAccessIssue]
+    assert interfaces == []
+    assert counted_descriptions == []
+
+
+def test_a_list_unlike_the_one_seen_is_described_and_checked(fake: Any) -> None:
+    """A list whose tensors differ from one another, or one that cannot be read as it is, takes the full path
+    and its errors."""
+    _, torch = fake
+    pipe = _chain(fkl.TensorRead(), fkl.TensorWrite())
+    s = torch.cuda.Stream()
+    pipe([torch.empty((6, 5, 3), dtype=torch.uint8) for _ in range(3)], stream=s)
+    mixed = [torch.empty((6, 5, 3), dtype=torch.uint8), torch.empty((6, 4, 3), dtype=torch.uint8)]
+    with pytest.raises(ValueError, match="list input 1"):
+        pipe([*mixed, mixed[0]], stream=s)
+    strided = torch.Tensor((6, 5, 3), torch.uint8, strides=(30, 3, 2))
+    with pytest.raises(ValueError, match="not C-contiguous"):
+        pipe([mixed[0], strided, mixed[0]], stream=s)
+
+
 def test_the_warm_path_keeps_every_check(fake: Any) -> None:
     _driver, torch = fake
     pipe = _chain(fkl.TensorRead(), fkl.TensorWrite())
