@@ -59,9 +59,15 @@ class BuiltKernel:
     layout: KernelLayout
     entry: object  # ctypes function (cpu) or cuda_driver.LoadedKernel (gpu)
     values: dict[str, tuple[float, ...]] = field(default_factory=lambda: {})
+    # the kernel was loaded in this process already, for another description of the same structure
+    reused: bool = field(default=False, compare=False)
 
 
 _LOADED: dict[tuple[str, str, int], tuple[KernelLayout, object]] = {}
+# description key -> (kernel key, values): what this process learnt from load_plan or remember_plan; the
+# kernel itself stays in _LOADED. Bounded: a loop composing new values every frame adds one per frame.
+_PLANS: dict[str, tuple[str, dict[str, tuple[float, ...]]]] = {}
+_PLANS_MAX = 4096
 
 
 def structural_ir(kernel: fkl.KernelOp) -> str:
@@ -266,9 +272,20 @@ def description_key(description: str, target: str, device: int) -> str:
     return kernel_key("plan:" + description, target, target_arch(target, device))
 
 
+def _remember_in_memory(description_key_: str, kernel: str, values: dict[str, tuple[float, ...]]) -> None:
+    if len(_PLANS) >= _PLANS_MAX:
+        del _PLANS[next(iter(_PLANS))]  # the oldest: insertion order
+    _PLANS[description_key_] = (kernel, values)
+
+
 def remember_plan(description_key_: str, built: BuiltKernel) -> None:
-    """Record which kernel and values a described pipeline compiles to, so that a fresh process can
-    skip the IR entirely on its first call (see load_plan)."""
+    """Record which kernel and values a described pipeline compiles to, so that the next compose() of it
+    skips the IR: in memory always; on disk, for a fresh process, only when the kernel was new to this
+    process, so that composing known structures with new values (a detector's boxes every frame) writes
+    no file."""
+    _remember_in_memory(description_key_, built.key, built.values)
+    if built.reused:
+        return
     entry = {"kernel": built.key, "layout": dataclasses.asdict(built.layout), "values": built.values}
     with contextlib.suppress(OSError):  # only a shortcut for the next process: a full disk must not fail this call
         cache.DiskCache().store(description_key_, PLAN_SUFFIX, json.dumps(entry).encode(), announce=False)
@@ -293,6 +310,10 @@ def _parse_plan(raw: bytes) -> tuple[str, KernelLayout, dict[str, tuple[float, .
 def load_plan(description_key_: str, target: str, device: int) -> BuiltKernel | None:
     """The kernel a described pipeline compiled to before, without building any IR; None if unknown, or if
     the record or its kernel does not load (then deleted, so that the caller builds and records anew)."""
+    known = _PLANS.get(description_key_)
+    if known is not None and (loaded := _LOADED.get((known[0], target, device))) is not None:
+        STATS.memory_hits += 1
+        return BuiltKernel(known[0], loaded[0], loaded[1], known[1], reused=True)
     disk = cache.DiskCache()
     raw = disk.load(description_key_, PLAN_SUFFIX)
     if raw is None:
@@ -306,6 +327,7 @@ def load_plan(description_key_: str, target: str, device: int) -> BuiltKernel | 
     if entry_point is None:
         return None
     _LOADED[(kernel, target, device)] = (layout, entry_point)
+    _remember_in_memory(description_key_, kernel, values)
     STATS.disk_hits += 1
     log.cache_hit("disk", kernel, lambda: f"the kernel recorded for pipeline {description_key_[:16]}")
     return BuiltKernel(kernel, layout, entry_point, values)
@@ -347,7 +369,7 @@ def build_kernel(kernel: fkl.KernelOp, target: str, device: int = 0) -> BuiltKer
     if (loaded := _LOADED.get((key, target, device))) is not None:
         STATS.memory_hits += 1
         log.cache_hit("memory", key, lambda: _summary(kernel))
-        return BuiltKernel(key, loaded[0], loaded[1], values)
+        return BuiltKernel(key, loaded[0], loaded[1], values, reused=True)
     emitted = emit_kernel(kernel)
     disk = cache.DiskCache()
     compiles_before = STATS.compiles

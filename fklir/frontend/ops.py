@@ -39,12 +39,16 @@ Rect = tuple[int, int, int, int]
 Size = tuple[int, int]  # (w, h)
 
 
-def _user_location() -> FileLineColLoc:
-    """The user's call site (the first frame outside fklir), so IR errors point at their code."""
+UserLocation = tuple[str, int]  # (file, line)
+
+
+def _user_location() -> UserLocation:
+    """The user's call site (the first frame outside fklir), so IR errors point at their code. Plain
+    values: the IR location is made only when the descriptor is lowered, which a known chain never is."""
     frame = sys._getframe(1)  # pyright: ignore[reportPrivateUsage]
     while frame.f_back is not None and _is_internal(frame.f_code.co_filename):
         frame = frame.f_back
-    return FileLineColLoc(StringAttr(frame.f_code.co_filename), IntAttr(frame.f_lineno), IntAttr(1))
+    return frame.f_code.co_filename, frame.f_lineno
 
 
 # The installed package's own folder, as imported and resolved: a user's script in any folder named
@@ -68,14 +72,18 @@ def _is_internal(filename: str) -> bool:
 class Op:
     """Base of every descriptor."""
 
-    location: FileLineColLoc = field(default_factory=_user_location, init=False, repr=False)
+    location: UserLocation = field(default_factory=_user_location, init=False, repr=False)
 
     @property
     def op_name(self) -> str:
         return type(self).__name__
 
+    def ir_location(self) -> FileLineColLoc:
+        filename, line = self.location
+        return FileLineColLoc(StringAttr(filename), IntAttr(line), IntAttr(1))
+
     def _place(self, b: Builder, op: Operation) -> SSAValue:
-        op.location = self.location
+        op.location = self.ir_location()
         b.insert(op)
         return op.results[0]
 
@@ -106,7 +114,7 @@ class Write(Op):
 
     def lower_write(self, b: Builder, x: SSAValue, planes: list[int] | None) -> None:
         op = self.IR_OP(x, "dst", planes)
-        op.location = self.location
+        op.location = self.ir_location()
         b.insert(op)
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:

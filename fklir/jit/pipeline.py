@@ -13,14 +13,10 @@ import dataclasses
 import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.printer import Printer
-from xdsl.utils.exceptions import VerifyException
 
-from fklir.diagnostics import OpError, first_invalid_op, located_message
 from fklir.frontend import ops as fops
 from fklir.frontend.values import dtype_name, integers
 from fklir.jit.binding import (
@@ -48,6 +44,9 @@ from fklir.runtime.interop import (
 )
 from fklir.runtime.launch import CpuLaunch, Extent, GpuLaunch, LaunchPlan, check_param_block
 from fklir.runtime.streams import stream_handle
+
+if TYPE_CHECKING:  # xDSL is imported by the cold path only: a chain known to this process never builds IR
+    from xdsl.dialects.builtin import ModuleOp
 
 TARGETS = ("gpu", "cpu")
 
@@ -172,6 +171,9 @@ class Pipeline:
     # ---- cold path ------------------------------------------------------------------------------
 
     def _module(self, sig: Signature) -> ModuleOp:
+        from xdsl.utils.exceptions import VerifyException
+
+        from fklir.diagnostics import OpError, first_invalid_op, located_message
         from fklir.frontend.lowering import lower_pipeline, run_passes
 
         module = lower_pipeline(self.chains, sig.dtype, sig.channels, sig.planes, sig.images, self.plane_map)
@@ -545,9 +547,15 @@ class DivergentPipeline(Pipeline):
         return Extent(width, height, given, sig.channels, dst_w, dst_h, planes if given else 0, out_channels)
 
 
+_DESCRIBED_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
 def describe_op(op: fops.Op) -> tuple[object, ...]:
-    fields = [(f.name, getattr(op, f.name)) for f in dataclasses.fields(op) if f.name not in ("location", "binding")]
-    return (type(op).__qualname__, tuple(fields))
+    names = _DESCRIBED_FIELDS.get(type(op))
+    if names is None:  # once per descriptor class: dataclasses.fields weighs on every compose() otherwise
+        names = tuple(f.name for f in dataclasses.fields(op) if f.name not in ("location", "binding"))
+        _DESCRIBED_FIELDS[type(op)] = names
+    return (type(op).__qualname__, tuple((name, getattr(op, name)) for name in names))
 
 
 def _plane_map(plane_map: object, chains: int) -> tuple[int, ...]:
@@ -594,6 +602,8 @@ def _preload(target: str) -> None:
 
 def _print(module: ModuleOp) -> str:
     import io
+
+    from xdsl.printer import Printer
 
     out = io.StringIO()
     Printer(stream=out).print_op(module)
