@@ -2,16 +2,23 @@
 """Per-channel 256-bin histograms of uint8 images: fklir's shipped kernel (fklir/kernels/histogram) against
 torch, OpenCV and CV-CUDA.
 
-    python benchmarks/bench_histogram.py [--quick] [--out PATH]
+    python benchmarks/bench_histogram.py [--quick] [--all] [--cpu] [--budget SECONDS] [--out PATH]
 
-GPU, when there is one: fklir, torch.bincount (one call for every image and channel, the values offset per
-channel), cv2.cuda.calcHist (grey images, when OpenCV has CUDA) and cvcuda.histogram_into (grey images, when
-CV-CUDA imports), beside a device copy of the same input: a histogram reads its input once, so the copy is
-its bandwidth floor. Timed with bench_chain.py's method (imported from it). CPU: fklir's OpenMP kernel
-against cv2.calcHist (one call per image and channel, as OpenCV counts one channel at a time), timed with
-perf_counter; it runs anywhere, so `--quick` is a smoke test on a machine without a GPU. Every peer's counts
-are checked against numpy's bincount. Progress goes to stderr, the markdown report to stdout (and is
-appended to --out PATH). Exit: 0 ok, 1 fklir failed or was wrong, 2 fklir cannot be imported.
+Workloads: one 1920x1080 grey image, one 1920x1080x3 image and 64 grey 1920x1080 images (--all adds a constant
+image, a 3840x2160x3 one and 16 1920x1080x3 ones). GPU, when there is one: fklir, torch.bincount (one call for
+every image and channel, the values offset per channel), cv2.cuda.calcHist (grey images, when OpenCV has CUDA)
+and cvcuda.histogram_into (grey images, when CV-CUDA imports), beside a device copy of the same input: a
+histogram reads its input once, so the copy is its bandwidth floor. Timed with bench_chain.py's method (imported
+from it), with fewer calls than bench_chain's so that a default run fits a shared device session; cv2.cuda and
+CV-CUDA are left out of a workload when their first call takes longer than FIRST_CALL_CAP_S. CPU: fklir's OpenMP
+kernel against cv2.calcHist (one call per image and channel, as OpenCV counts one channel at a time), timed with
+perf_counter; measured without a GPU, or with --cpu, so that `--quick` is a smoke test on a machine without one.
+Every peer's counts are checked against numpy's bincount before it is timed.
+
+Once --budget seconds have passed, the workloads not yet started are skipped with a line naming them. Progress
+goes to stderr; the markdown report goes to stdout and, with --out, is appended to PATH, one row as soon as its
+workload is done, so that a run stopped by a time limit keeps its finished rows. Exit: 0 ok, 1 fklir failed or
+was wrong, 2 fklir cannot be imported.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ import shlex
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -38,12 +45,16 @@ from bench_chain import Method, Result, say
 
 GPU_PEERS = ("copy", "fklir", "torch", "cv2.cuda", "cvcuda")
 CPU_PEERS = ("fklir", "cv2")
+GPU_FULL = Method(calls=20, reps=11, warmup=5)  # fewer than bench_chain.FULL: a default run shares a session
+CAPPED_PEERS = ("cvcuda", "cv2.cuda")  # third-party set-up that may stall (kernel loads, contexts) on a bare machine
+FIRST_CALL_CAP_S = 2.0
 # CPU calls take milliseconds, not microseconds: fewer of them give as steady a median.
 CPU_FULL, CPU_QUICK = Method(calls=5, reps=9, warmup=2), Method(calls=2, reps=3, warmup=1)
 
 Results = dict[str, "Result | str"]  # per peer: its Result, or why there is none ("-": absent, "error")
 Check = Callable[[], tuple[bool, str]]  # (ok, message) about what the peer's call(0) wrote
 Peer = tuple[bc.Call, Check]  # (call on rotation slot i, its check)
+Rows = list[tuple["Workload", Results]]  # the workloads measured so far and their results
 
 
 @dataclass(frozen=True)
@@ -57,12 +68,14 @@ class Workload:
         return math.prod(self.shape)
 
 
-WORKLOADS = (
+ASKED = (  # issue 16's
     Workload("1920x1080 grey", (1, 1080, 1920, 1), False),
-    Workload("1920x1080 grey, constant", (1, 1080, 1920, 1), True),
     Workload("1920x1080x3", (1, 1080, 1920, 3), False),
-    Workload("3840x2160x3", (1, 2160, 3840, 3), False),
     Workload("64 x 1920x1080 grey", (64, 1080, 1920, 1), False),
+)
+MORE = (  # --all
+    Workload("1920x1080 grey, constant", (1, 1080, 1920, 1), True),
+    Workload("3840x2160x3", (1, 2160, 3840, 3), False),
     Workload("16 x 1920x1080x3", (16, 1080, 1920, 3), False),
 )
 
@@ -162,14 +175,22 @@ def gpu_peers(
 
 
 def run_gpu(
-    torch: Any, histogram: Any, cv2: Any, cvcuda: Any, method: Method, l2: int, log: list[str]
-) -> list[Results]:
+    torch: Any,
+    histogram: Any,
+    cv2: Any,
+    cvcuda: Any,
+    method: Method,
+    l2: int,
+    workloads: Iterator[Workload],
+    report: Report,
+    log: list[str],
+) -> Rows:
     stream = torch.cuda.Stream()
-    rows: list[Results] = []
+    rows: Rows = []
     with torch.cuda.stream(stream), torch.no_grad():
         cycles_per_us = bc.calibrate_sleep(torch, stream)
         say(f"- sleep kernel: {cycles_per_us:.0f} cycles per µs", log)
-        for wl in WORKLOADS:
+        for wl in workloads:
             rng = np.random.default_rng(16)
             sets = min(bc.MAX_BUFFER_SETS, max(2, math.ceil(bc.ROTATE_L2_MULTIPLE * l2 / wl.nbytes)))
             say(f"- GPU {wl.label}: {sets} inputs rotated, {sets * wl.nbytes / l2:.1f} L2", log)
@@ -187,11 +208,16 @@ def run_gpu(
                     first_ms = (time.perf_counter() - t0) * 1e3
                     ok, message = check()
                     say(f"  - {name}: {'ok' if ok else 'WRONG'}: {message}; first call {first_ms:.0f} ms", log)
-                    results[name] = bc.measure(torch, stream, call, method, cycles_per_us, ok)
+                    if name in CAPPED_PEERS and first_ms > FIRST_CALL_CAP_S * 1e3:
+                        say(f"  - {name}: not timed: its first call took over {FIRST_CALL_CAP_S:g} s", log)
+                        results[name] = "skipped"
+                    else:
+                        results[name] = bc.measure(torch, stream, call, method, cycles_per_us, ok)
                 except Exception as error:  # one peer failing must not lose the others' numbers
                     say(f"  - {name}: ERROR {type(error).__name__}: {error}", log)
                     results[name] = "error"
-            rows.append(results)
+            rows.append((wl, results))
+            report.emit(gpu_row(wl, results))
             del inputs, peers
             torch.cuda.empty_cache()
     return rows
@@ -201,27 +227,29 @@ def median_us(r: Result | str) -> float | None:
     return statistics.median(r.gpu_us) if isinstance(r, Result) and r.gpu_us else None
 
 
-def gpu_report(rows: list[Results], method: Method) -> list[str]:
-    out = [
-        "| workload | copy floor µs | fklir µs | fklir/copy | torch.bincount µs | cv2.cuda µs | CV-CUDA µs "
-        "| fastest peer / fklir |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for wl, r in zip(WORKLOADS, rows, strict=True):
-        fklir, copy = median_us(r["fklir"]), median_us(r["copy"])
-        peers = [t for p in ("torch", "cv2.cuda", "cvcuda") if (t := median_us(r[p])) is not None]
-        floor = f"{fklir / copy:.2f}" if fklir and copy else "-"
-        best = f"{min(peers) / fklir:.2f}x" if fklir and peers else "-"
-        cells = [bc.fmt(r[p]) for p in ("copy", "fklir")] + [floor] + [bc.fmt(r[p]) for p in GPU_PEERS[2:]]
-        out.append(f"| {wl.label} | " + " | ".join([*cells, best]) + " |")
-    out += ["", "Host µs per call (Python enqueue on a caller's stream, median):", ""]
+GPU_HEADER = [
+    "| workload | copy floor µs | fklir µs | fklir/copy | torch.bincount µs | cv2.cuda µs | CV-CUDA µs "
+    "| fastest peer / fklir |",
+    "|---|---|---|---|---|---|---|---|",
+]
+
+
+def gpu_row(wl: Workload, r: Results) -> str:
+    fklir, copy = median_us(r["fklir"]), median_us(r["copy"])
+    peers = [t for p in ("torch", "cv2.cuda", "cvcuda") if (t := median_us(r[p])) is not None]
+    floor = f"{fklir / copy:.2f}" if fklir and copy else "-"
+    best = f"{min(peers) / fklir:.2f}x" if fklir and peers else "-"
+    cells = [bc.fmt(r[p]) for p in ("copy", "fklir")] + [floor] + [bc.fmt(r[p]) for p in GPU_PEERS[2:]]
+    return f"| {wl.label} | " + " | ".join([*cells, best]) + " |"
+
+
+def gpu_details(rows: Rows, method: Method) -> list[str]:
+    """After the table: host µs per call and the spread of the repetitions."""
+    out = ["Host µs per call (Python enqueue on a caller's stream, median):", ""]
     out += ["| workload | " + " | ".join(GPU_PEERS) + " |", "|---|" + "---|" * len(GPU_PEERS)]
-    out += [
-        f"| {wl.label} | " + " | ".join(bc.fmt(r[p], host=True) for p in GPU_PEERS) + " |"
-        for wl, r in zip(WORKLOADS, rows, strict=True)
-    ]
+    out += [f"| {wl.label} | " + " | ".join(bc.fmt(r[p], host=True) for p in GPU_PEERS) + " |" for wl, r in rows]
     out += ["", f"GPU µs per call, min-max of the {method.reps} repetitions (a gap inside it is noise):", ""]
-    for wl, r in zip(WORKLOADS, rows, strict=True):
+    for wl, r in rows:
         timed = {p: v for p, v in r.items() if isinstance(v, Result) and v.gpu_us}
         spans = [f"{p} {min(v.gpu_us):.1f}-{max(v.gpu_us):.1f}" for p, v in timed.items()]
         notes = "".join(f"; {p}: {v.note}" for p, v in timed.items() if v.note)
@@ -266,9 +294,11 @@ def cpu_measure(call: bc.Call, method: Method, ok: bool) -> Result:
     return result
 
 
-def run_cpu(histogram: Any, cv2: Any, method: Method, log: list[str]) -> list[Results]:
-    rows: list[Results] = []
-    for wl in WORKLOADS:
+def run_cpu(
+    histogram: Any, cv2: Any, method: Method, workloads: Iterator[Workload], report: Report, log: list[str]
+) -> Rows:
+    rows: Rows = []
+    for wl in workloads:
         images = make_images(wl, np.random.default_rng(16))
         expected = reference(images)
         say(f"- CPU {wl.label}", log)
@@ -285,23 +315,59 @@ def run_cpu(histogram: Any, cv2: Any, method: Method, log: list[str]) -> list[Re
             except Exception as error:  # one peer failing must not lose the others' numbers
                 say(f"  - {name}: ERROR {type(error).__name__}: {error}", log)
                 results[name] = "error"
-        rows.append(results)
+        rows.append((wl, results))
+        report.emit(cpu_row(wl, results))
     return rows
 
 
-def cpu_report(rows: list[Results], method: Method) -> list[str]:
-    out = ["| workload | fklir µs | cv2.calcHist µs | cv2 / fklir |", "|---|---|---|---|"]
-    for wl, r in zip(WORKLOADS, rows, strict=True):
-        fklir, opencv = median_us(r["fklir"]), median_us(r["cv2"])
-        speedup = f"{opencv / fklir:.2f}x" if fklir and opencv else "-"
-        out.append(f"| {wl.label} | {bc.fmt(r['fklir'])} | {bc.fmt(r['cv2'])} | {speedup} |")
-    out += ["", f"µs per call, min-max of the {method.reps} repetitions:", ""]
-    for wl, r in zip(WORKLOADS, rows, strict=True):
+CPU_HEADER = ["| workload | fklir µs | cv2.calcHist µs | cv2 / fklir |", "|---|---|---|---|"]
+
+
+def cpu_row(wl: Workload, r: Results) -> str:
+    fklir, opencv = median_us(r["fklir"]), median_us(r["cv2"])
+    speedup = f"{opencv / fklir:.2f}x" if fklir and opencv else "-"
+    return f"| {wl.label} | {bc.fmt(r['fklir'])} | {bc.fmt(r['cv2'])} | {speedup} |"
+
+
+def cpu_details(rows: Rows, method: Method) -> list[str]:
+    out = [f"µs per call, min-max of the {method.reps} repetitions:", ""]
+    for wl, r in rows:
         timed = {p: v for p, v in r.items() if isinstance(v, Result)}
         out.append(
             f"- {wl.label}: " + ", ".join(f"{p} {min(v.gpu_us):.0f}-{max(v.gpu_us):.0f}" for p, v in timed.items())
         )
     return out
+
+
+# ----- report --------------------------------------------------------------------------------------------
+
+
+class Report:
+    """The markdown report, written as it grows: to stdout, flushed, and appended to --out's PATH, so that a run
+    stopped by a time limit still leaves what it finished."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.emit("")  # a blank line between reports appended to one file
+
+    def emit(self, *lines: str) -> None:
+        text = "".join(f"{line}\n" for line in lines)
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        if self.path is not None:
+            with self.path.open("a", encoding="utf-8") as f:
+                f.write(text)
+
+
+def within_budget(items: tuple[Workload, ...], budget_s: float, started: float, report: Report) -> Iterator[Workload]:
+    """`items` until `budget_s` seconds have passed since `started`; then one line naming those skipped."""
+    for k, wl in enumerate(items):
+        elapsed = time.monotonic() - started
+        if elapsed > budget_s:
+            skipped = "; ".join(w.label for w in items[k:])
+            report.emit("", f"Skipped after {elapsed:.0f} s (--budget {budget_s:g}): {skipped}.")
+            return
+        yield wl
 
 
 # ----- main ----------------------------------------------------------------------------------------------
@@ -322,25 +388,33 @@ def cv2_with_cuda(cv2: Any) -> Any:
         return None
 
 
-def header(args: argparse.Namespace, gpu: str, cv2: Any, cvcuda: Any) -> list[str]:
+def header(args: argparse.Namespace, gpu: str, cv2: Any, cvcuda: Any, cpu: bool) -> list[str]:
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     threads = os.environ.get("OMP_NUM_THREADS", f"{os.cpu_count()} (all cores)")
     versions = f"CV-CUDA {getattr(cvcuda, '__version__', 'absent')}, numpy {np.__version__}"
-    return [
+    lines = [
         f"### {now} - histogram - {gpu}",
         "",
         f"- command: `{shlex.join([Path(sys.executable).name, 'benchmarks/bench_histogram.py', *sys.argv[1:]])}`",
         f"- CPU: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, OpenMP threads {threads}; "
         f"OpenCV {getattr(cv2, '__version__', 'absent')} ({cv2.getNumThreads() if cv2 else 0} threads), "
         f"{versions}, Python {platform.python_version()}",
-        f"- CPU method: per peer {(CPU_QUICK if args.quick else CPU_FULL).warmup} warm-up calls, then medians of "
-        "repetitions of back-to-back calls (perf_counter)",
     ]
+    if cpu:
+        lines.append(
+            f"- CPU method: per peer {(CPU_QUICK if args.quick else CPU_FULL).warmup} warm-up calls, then medians of "
+            "repetitions of back-to-back calls (perf_counter)"
+        )
+    return lines
 
 
 def main(argv: list[str]) -> int:
+    started = time.monotonic()
     p = argparse.ArgumentParser(description="fklir's histogram kernel vs torch, OpenCV and CV-CUDA (SPEC §6.2)")
     p.add_argument("--quick", action="store_true", help="few calls and repetitions (smoke test)")
+    p.add_argument("--all", action="store_true", help="also the workloads beyond issue 16's three")
+    p.add_argument("--cpu", action="store_true", help="also measure the CPU when there is a GPU")
+    p.add_argument("--budget", type=float, default=45.0, metavar="SECONDS", help="skip workloads after this (45)")
     p.add_argument("--out", type=Path, metavar="PATH", help="also append the markdown report to PATH")
     args = p.parse_args(argv)
     try:
@@ -349,30 +423,39 @@ def main(argv: list[str]) -> int:
     except Exception as error:
         fail(f"cannot import fklir from {bc.REPO}: {type(error).__name__}: {error}")
     cv2, cvcuda, torch = optional("cv2"), optional("cvcuda"), optional("torch")
+    workloads = ASKED + MORE if args.all else ASKED
+    on_gpu = fkl.gpu_available() and torch is not None and torch.cuda.is_available()
+    on_cpu = args.cpu or not on_gpu
     log: list[str] = []
-    sections: list[str] = []
-    if fkl.gpu_available() and torch is not None and torch.cuda.is_available():
-        method = bc.QUICK if args.quick else bc.FULL
+    report = Report(args.out)
+    report.emit(*header(args, torch.cuda.get_device_name(0) if on_gpu else "no GPU", cv2, cvcuda, on_cpu))
+    gpu_ok = cpu_ok = True
+    if on_gpu:
+        method = bc.QUICK if args.quick else GPU_FULL
         l2 = int(getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0)) or bc.L2_FALLBACK_BYTES
-        rows = run_gpu(torch, histogram, cv2_with_cuda(cv2), cvcuda, method, l2, log)
         # bench_chain's environment lines after its title and command: the GPU, the versions, the method
-        sections = [*bc.environment(torch, optional("cupy") or _NotAPeer(), method, l2)[3:], ""]
-        sections += ["GPU:", "", *gpu_report(rows, method)]
-        gpu_ok = all(isinstance(r["fklir"], Result) and r["fklir"].ok for r in rows)
-        gpu = torch.cuda.get_device_name(0)
+        report.emit(*bc.environment(torch, optional("cupy") or _NotAPeer(), method, l2)[3:], "", "GPU:", "")
+        report.emit(*GPU_HEADER)
+        todo = within_budget(workloads, args.budget, started, report)
+        rows = run_gpu(torch, histogram, cv2_with_cuda(cv2), cvcuda, method, l2, todo, report, log)
+        if rows:
+            report.emit("", *gpu_details(rows, method))
+        gpu_ok = all(isinstance(r["fklir"], Result) and r["fklir"].ok for _, r in rows)
     else:
         say("- no CUDA GPU (or no torch with CUDA): the GPU part is skipped", log)
-        gpu_ok, gpu = True, "no GPU"
-    cpu_method = CPU_QUICK if args.quick else CPU_FULL
-    cpu_rows = run_cpu(histogram, cv2, cpu_method, log)
-    sections += ["", "CPU:", "", *cpu_report(cpu_rows, cpu_method), "", "Checks and setup:", ""]
-    text = "\n".join([*header(args, gpu, cv2, cvcuda), *sections, *log, ""])
-    print(text, flush=True)
+    if on_cpu:
+        cpu_method = CPU_QUICK if args.quick else CPU_FULL
+        report.emit("", "CPU:", "", *CPU_HEADER)
+        todo = within_budget(workloads, args.budget, started, report)
+        cpu_rows = run_cpu(histogram, cv2, cpu_method, todo, report, log)
+        if cpu_rows:
+            report.emit("", *cpu_details(cpu_rows, cpu_method))
+        cpu_ok = all(isinstance(r["fklir"], Result) and r["fklir"].ok for _, r in cpu_rows)
+    else:
+        say("- CPU: not measured beside the GPU (--cpu adds it)", log)
+    report.emit("", "Checks and setup:", "", *log, "")
     if args.out is not None:
-        with args.out.open("a", encoding="utf-8") as f:
-            f.write("\n" + text)
         print(f"bench_histogram: report appended to {args.out}", file=sys.stderr)
-    cpu_ok = all(isinstance(r["fklir"], Result) and r["fklir"].ok for r in cpu_rows)
     return 0 if gpu_ok and cpu_ok else 1
 
 
