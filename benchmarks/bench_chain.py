@@ -21,10 +21,10 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Protocol, TypeVar
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # measure this working tree's fklir, installed or not
@@ -373,6 +373,69 @@ def environment(torch: Any, cp: Any, method: Method, l2: int) -> list[str]:
         f"- method: per peer {method.warmup} warm-up calls, then {method.reps} repetitions of "
         f"{method.calls} back-to-back calls on one stream behind a sleep kernel, CUDA events; medians",
     ]
+
+
+# ----- shared by the kernel benchmarks (bench_<kernel>.py) ----------------------------------------------
+
+# A default kernel-benchmark run shares a device session with the test suite: fewer calls than FULL.
+KERNEL_FULL = Method(calls=20, reps=11, warmup=5)
+# Third-party peers whose set-up may stall (kernel loads, contexts) on a bare machine, and the first-call time
+# past which they are left out of a workload.
+CAPPED_PEERS = ("cvcuda", "cv2.cuda")
+FIRST_CALL_CAP_S = 2.0
+
+
+class Report:
+    """The markdown report, written as it grows: to stdout, flushed, and appended to --out's PATH, so that a run
+    stopped by a time limit still leaves what it finished."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.emit("")  # a blank line between reports appended to one file
+
+    def emit(self, *lines: str) -> None:
+        text = "".join(f"{line}\n" for line in lines)
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        if self.path is not None:
+            with self.path.open("a", encoding="utf-8") as f:
+                f.write(text)
+
+
+LabelledT = TypeVar("LabelledT", bound="Labelled")
+
+
+class Labelled(Protocol):
+    @property
+    def label(self) -> str: ...
+
+
+def within_budget(items: Sequence[LabelledT], budget_s: float, started: float, report: Report) -> Iterator[LabelledT]:
+    """`items` until `budget_s` seconds have passed since `started`; then one line naming those skipped."""
+    for k, item in enumerate(items):
+        elapsed = time.monotonic() - started
+        if elapsed > budget_s:
+            skipped = "; ".join(w.label for w in items[k:])
+            report.emit("", f"Skipped after {elapsed:.0f} s (--budget {budget_s:g}): {skipped}.")
+            return
+        yield item
+
+
+def measure_wall(call: Call, method: Method, ok: bool, finish: Callable[[], object] = lambda: None) -> Result:
+    """Median µs per call from perf_counter around `method.calls` calls and `finish()` (a synchronize, for a
+    peer timed on the host), over `method.reps` repetitions after `method.warmup` calls."""
+    for i in range(method.warmup):
+        call(i)
+    finish()
+    result = Result(ok)
+    for _ in range(method.reps):
+        t0 = time.perf_counter()
+        for i in range(method.calls):
+            call(i)
+        finish()
+        result.gpu_us.append((time.perf_counter() - t0) * 1e6 / method.calls)
+    result.host_us = statistics.median(result.gpu_us)
+    return result
 
 
 def main(argv: list[str]) -> int:

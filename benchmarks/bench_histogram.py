@@ -9,10 +9,11 @@ image, a 3840x2160x3 one and 16 1920x1080x3 ones). GPU, when there is one: fklir
 every image and channel, the values offset per channel), cv2.cuda.calcHist (grey images, when OpenCV has CUDA)
 and cvcuda.histogram_into (grey images, when CV-CUDA imports), beside a device copy of the same input: a
 histogram reads its input once, so the copy is its bandwidth floor. Timed with bench_chain.py's method (imported
-from it), with fewer calls than bench_chain's so that a default run fits a shared device session; cv2.cuda and
-CV-CUDA are left out of a workload when their first call takes longer than FIRST_CALL_CAP_S. CPU: fklir's OpenMP
-kernel against cv2.calcHist (one call per image and channel, as OpenCV counts one channel at a time), timed with
-perf_counter; measured without a GPU, or with --cpu, so that `--quick` is a smoke test on a machine without one.
+from it), with fewer calls than bench_chain's so that a default run fits a shared device session; cv2.cuda and CV-
+CUDA are left out of a workload when their first call takes longer than bench_chain.FIRST_CALL_CAP_S. CPU: fklir's
+OpenMP kernel against cv2.calcHist (one call per image and channel, as OpenCV counts one channel at a time), timed
+with perf_counter; measured without a GPU, or with --cpu, so that `--quick` is a smoke test on a machine without
+one.
 Every peer's counts are checked against numpy's bincount before it is timed.
 
 Once --budget seconds have passed, the workloads not yet started are skipped with a line naming them. Progress
@@ -45,9 +46,6 @@ from bench_chain import Method, Result, say
 
 GPU_PEERS = ("copy", "fklir", "torch", "cv2.cuda", "cvcuda")
 CPU_PEERS = ("fklir", "cv2")
-GPU_FULL = Method(calls=20, reps=11, warmup=5)  # fewer than bench_chain.FULL: a default run shares a session
-CAPPED_PEERS = ("cvcuda", "cv2.cuda")  # third-party set-up that may stall (kernel loads, contexts) on a bare machine
-FIRST_CALL_CAP_S = 2.0
 # CPU calls take milliseconds, not microseconds: fewer of them give as steady a median.
 CPU_FULL, CPU_QUICK = Method(calls=5, reps=9, warmup=2), Method(calls=2, reps=3, warmup=1)
 
@@ -182,7 +180,7 @@ def run_gpu(
     method: Method,
     l2: int,
     workloads: Iterator[Workload],
-    report: Report,
+    report: bc.Report,
     log: list[str],
 ) -> Rows:
     stream = torch.cuda.Stream()
@@ -208,8 +206,8 @@ def run_gpu(
                     first_ms = (time.perf_counter() - t0) * 1e3
                     ok, message = check()
                     say(f"  - {name}: {'ok' if ok else 'WRONG'}: {message}; first call {first_ms:.0f} ms", log)
-                    if name in CAPPED_PEERS and first_ms > FIRST_CALL_CAP_S * 1e3:
-                        say(f"  - {name}: not timed: its first call took over {FIRST_CALL_CAP_S:g} s", log)
+                    if name in bc.CAPPED_PEERS and first_ms > bc.FIRST_CALL_CAP_S * 1e3:
+                        say(f"  - {name}: not timed: its first call took over {bc.FIRST_CALL_CAP_S:g} s", log)
                         results[name] = "skipped"
                     else:
                         results[name] = bc.measure(torch, stream, call, method, cycles_per_us, ok)
@@ -280,22 +278,8 @@ def cpu_peers(histogram: Any, cv2: Any, images: Any, expected: Any) -> dict[str,
     return {"fklir": fklir} | ({"cv2": opencv} if cv2 is not None else {})
 
 
-def cpu_measure(call: bc.Call, method: Method, ok: bool) -> Result:
-    """Median µs per call over `reps` repetitions of `calls` calls, after `warmup` calls (host == wall time)."""
-    for i in range(method.warmup):
-        call(i)
-    result = Result(ok)
-    for _ in range(method.reps):
-        t0 = time.perf_counter()
-        for i in range(method.calls):
-            call(i)
-        result.gpu_us.append((time.perf_counter() - t0) * 1e6 / method.calls)
-    result.host_us = statistics.median(result.gpu_us)
-    return result
-
-
 def run_cpu(
-    histogram: Any, cv2: Any, method: Method, workloads: Iterator[Workload], report: Report, log: list[str]
+    histogram: Any, cv2: Any, method: Method, workloads: Iterator[Workload], report: bc.Report, log: list[str]
 ) -> Rows:
     rows: Rows = []
     for wl in workloads:
@@ -311,7 +295,7 @@ def run_cpu(
                 first_ms = (time.perf_counter() - t0) * 1e3
                 ok, message = check()
                 say(f"  - {name}: {'ok' if ok else 'WRONG'}: {message}; first call {first_ms:.0f} ms", log)
-                results[name] = cpu_measure(call, method, ok)
+                results[name] = bc.measure_wall(call, method, ok)
             except Exception as error:  # one peer failing must not lose the others' numbers
                 say(f"  - {name}: ERROR {type(error).__name__}: {error}", log)
                 results[name] = "error"
@@ -340,34 +324,6 @@ def cpu_details(rows: Rows, method: Method) -> list[str]:
 
 
 # ----- report --------------------------------------------------------------------------------------------
-
-
-class Report:
-    """The markdown report, written as it grows: to stdout, flushed, and appended to --out's PATH, so that a run
-    stopped by a time limit still leaves what it finished."""
-
-    def __init__(self, path: Path | None) -> None:
-        self.path = path
-        self.emit("")  # a blank line between reports appended to one file
-
-    def emit(self, *lines: str) -> None:
-        text = "".join(f"{line}\n" for line in lines)
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        if self.path is not None:
-            with self.path.open("a", encoding="utf-8") as f:
-                f.write(text)
-
-
-def within_budget(items: tuple[Workload, ...], budget_s: float, started: float, report: Report) -> Iterator[Workload]:
-    """`items` until `budget_s` seconds have passed since `started`; then one line naming those skipped."""
-    for k, wl in enumerate(items):
-        elapsed = time.monotonic() - started
-        if elapsed > budget_s:
-            skipped = "; ".join(w.label for w in items[k:])
-            report.emit("", f"Skipped after {elapsed:.0f} s (--budget {budget_s:g}): {skipped}.")
-            return
-        yield wl
 
 
 # ----- main ----------------------------------------------------------------------------------------------
@@ -427,16 +383,16 @@ def main(argv: list[str]) -> int:
     on_gpu = fkl.gpu_available() and torch is not None and torch.cuda.is_available()
     on_cpu = args.cpu or not on_gpu
     log: list[str] = []
-    report = Report(args.out)
+    report = bc.Report(args.out)
     report.emit(*header(args, torch.cuda.get_device_name(0) if on_gpu else "no GPU", cv2, cvcuda, on_cpu))
     gpu_ok = cpu_ok = True
     if on_gpu:
-        method = bc.QUICK if args.quick else GPU_FULL
+        method = bc.QUICK if args.quick else bc.KERNEL_FULL
         l2 = int(getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0)) or bc.L2_FALLBACK_BYTES
         # bench_chain's environment lines after its title and command: the GPU, the versions, the method
         report.emit(*bc.environment(torch, optional("cupy") or _NotAPeer(), method, l2)[3:], "", "GPU:", "")
         report.emit(*GPU_HEADER)
-        todo = within_budget(workloads, args.budget, started, report)
+        todo = bc.within_budget(workloads, args.budget, started, report)
         rows = run_gpu(torch, histogram, cv2_with_cuda(cv2), cvcuda, method, l2, todo, report, log)
         if rows:
             report.emit("", *gpu_details(rows, method))
@@ -446,7 +402,7 @@ def main(argv: list[str]) -> int:
     if on_cpu:
         cpu_method = CPU_QUICK if args.quick else CPU_FULL
         report.emit("", "CPU:", "", *CPU_HEADER)
-        todo = within_budget(workloads, args.budget, started, report)
+        todo = bc.within_budget(workloads, args.budget, started, report)
         cpu_rows = run_cpu(histogram, cv2, cpu_method, todo, report, log)
         if cpu_rows:
             report.emit("", *cpu_details(cpu_rows, cpu_method))

@@ -13,7 +13,7 @@ fklir, torch eager and torch.compile (OpenCV's fixed-point formula in int32 ops)
 peer is checked against cv2.cvtColor on the CPU, then timed with bench_chain.py's method (CUDA events around
 back-to-back calls queued behind a sleep kernel, medians; inputs and outputs rotated past L2), with fewer
 calls than bench_chain's so that a default run fits a shared device session. CV-CUDA and cv2.cuda are left out
-of a workload when their first call takes longer than FIRST_CALL_CAP_S. CPU workloads (the packed ones):
+of a workload when their first call takes longer than bench_chain.FIRST_CALL_CAP_S. CPU workloads (the packed ones):
 fklir's Highway and plain C++ versions against cv2.cvtColor, perf_counter medians; measured without a GPU, or
 with --cpu, so that on a machine without one --quick still runs.
 
@@ -31,7 +31,7 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -42,10 +42,7 @@ from bench_chain import Method, Result, say
 
 GPU_PEERS = ("copy", "fklir", "eager", "compile", "cvcuda", "cv2.cuda")
 CPU_PEERS = ("fklir", "fklir plain C++", "cv2")
-GPU_FULL = Method(calls=20, reps=11, warmup=5)  # fewer than bench_chain.FULL: a default run shares a session
 CPU_FULL, CPU_QUICK = Method(calls=10, reps=11, warmup=3), Method(calls=3, reps=3, warmup=1)
-CAPPED_PEERS = ("cvcuda", "cv2.cuda")  # third-party set-up that may stall (kernel loads, contexts) on a bare machine
-FIRST_CALL_CAP_S = 2.0
 # OpenCV's BT.601 limited-range constants (color_yuv.simd.hpp), for the torch peers
 CY, CVR, CVG, CUG, CUB, SHIFT = 1220542, 1673527, -852492, -409993, 2116026, 20
 
@@ -249,11 +246,11 @@ def run_gpu_workload(
             got = output()
             ok, message = (True, "moves the same bytes") if got is None else compare(torch, got, expected, wl.planar)
             say(f"  - {name}: {'ok' if ok else 'WRONG'}: {message}; first call {first_ms:.0f} ms", log)
-            if name in CAPPED_PEERS and first_ms > FIRST_CALL_CAP_S * 1e3:
-                say(f"  - {name}: not timed: its first call took over {FIRST_CALL_CAP_S:g} s", log)
+            if name in bc.CAPPED_PEERS and first_ms > bc.FIRST_CALL_CAP_S * 1e3:
+                say(f"  - {name}: not timed: its first call took over {bc.FIRST_CALL_CAP_S:g} s", log)
                 results[name] = "skipped"
             elif name == "cv2.cuda":  # its own stream: timed on the host around a synchronize
-                results[name] = measure_host(call, method, torch.cuda.synchronize, ok)
+                results[name] = bc.measure_wall(call, method, ok, torch.cuda.synchronize)
             else:
                 results[name] = bc.measure(torch, stream, call, method, cycles, ok)
         except Exception as error:  # one peer failing must not lose the others' numbers
@@ -264,22 +261,6 @@ def run_gpu_workload(
 
 
 # ----- CPU ---------------------------------------------------------------------------------------------
-
-
-def measure_host(call: Callable[[int], object], method: Method, finish: Callable[[], object], ok: bool) -> Result:
-    """µs per call from perf_counter around `method.calls` calls and `finish()`, median of the repetitions."""
-    for i in range(method.warmup):
-        call(i)
-    finish()
-    result = Result(ok)
-    for _ in range(method.reps):
-        t0 = time.perf_counter()
-        for i in range(method.calls):
-            call(i)
-        finish()
-        result.gpu_us.append((time.perf_counter() - t0) * 1e6 / method.calls)
-    result.host_us = statistics.median(result.gpu_us)
-    return result
 
 
 def run_cpu_workload(cv2: Any, np: Any, wl: Workload, method: Method, log: list[str]) -> dict[str, Result | str]:
@@ -308,41 +289,13 @@ def run_cpu_workload(cv2: Any, np: Any, wl: Workload, method: Method, log: list[
         call(0)
         worst = int(np.abs(out.astype(np.int32) - expected).max())
         say(f"  - {name}: {'ok' if worst <= 1 else 'WRONG'}: max |d| = {worst} vs cv2", log)
-        results[name] = measure_host(call, method, lambda: None, worst <= 1)
+        results[name] = bc.measure_wall(call, method, worst <= 1)
     if "fklir" not in calls:
         say("  - fklir (Highway): not measured: libhwy-dev is not installed", log)
     return results
 
 
 # ----- report ------------------------------------------------------------------------------------------
-
-
-class Report:
-    """The markdown report, written as it grows: to stdout, flushed, and appended to --out's PATH, so that a run
-    stopped by a time limit still leaves what it finished."""
-
-    def __init__(self, path: Path | None) -> None:
-        self.path = path
-        self.emit("")  # a blank line between reports appended to one file
-
-    def emit(self, *lines: str) -> None:
-        text = "".join(f"{line}\n" for line in lines)
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        if self.path is not None:
-            with self.path.open("a", encoding="utf-8") as f:
-                f.write(text)
-
-
-def within_budget(items: list[Workload], budget_s: float, started: float, report: Report) -> Iterator[Workload]:
-    """`items` until `budget_s` seconds have passed since `started`; then one line naming those skipped."""
-    for k, wl in enumerate(items):
-        elapsed = time.monotonic() - started
-        if elapsed > budget_s:
-            skipped = "; ".join(w.label for w in items[k:])
-            report.emit("", f"Skipped after {elapsed:.0f} s (--budget {budget_s:g}): {skipped}.")
-            return
-        yield wl
 
 
 def median(r: Result | str) -> float | None:
@@ -380,7 +333,7 @@ def cpu_row(wl: Workload, r: dict[str, Result | str]) -> str:
 
 
 def gpu_section(
-    args: argparse.Namespace, cv2: Any, np: Any, report: Report, started: float, log: list[str]
+    args: argparse.Namespace, cv2: Any, np: Any, report: bc.Report, started: float, log: list[str]
 ) -> tuple[bool, bool]:
     """(whether it ran, fklir ok): the GPU table row by row, or a line saying why there is none."""
     import fklir as fkl
@@ -393,14 +346,14 @@ def gpu_section(
     except ImportError:
         report.emit("GPU: skipped (no PyTorch).", "")
         return False, True
-    method = bc.QUICK if args.quick else GPU_FULL
+    method = bc.QUICK if args.quick else bc.KERNEL_FULL
     stream = torch.cuda.Stream()
     l2 = int(getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0)) or bc.L2_FALLBACK_BYTES
     report.emit(*bc.environment(torch, None, method, l2), "", *GPU_HEADER)
     rows: list[tuple[Workload, dict[str, Result | str]]] = []
     with torch.cuda.stream(stream), torch.no_grad():
         cycles = bc.calibrate_sleep(torch, stream)
-        for wl in within_budget(workloads(*args.size, args.all), args.budget, started, report):
+        for wl in bc.within_budget(workloads(*args.size, args.all), args.budget, started, report):
             rows.append((wl, run_gpu_workload(torch, fkl, cv2, np, stream, wl, method, l2, cycles, log)))
             report.emit(gpu_row(*rows[-1]))
             torch.cuda.empty_cache()
@@ -408,13 +361,13 @@ def gpu_section(
     return True, all(isinstance(r["fklir"], Result) and r["fklir"].ok for _, r in rows)
 
 
-def cpu_section(args: argparse.Namespace, cv2: Any, np: Any, report: Report, started: float, log: list[str]) -> bool:
+def cpu_section(args: argparse.Namespace, cv2: Any, np: Any, report: bc.Report, started: float, log: list[str]) -> bool:
     """fklir ok: the CPU table row by row, for the packed workloads (cv2 has no planar float32 output)."""
     method = CPU_QUICK if args.quick else CPU_FULL
     packed = [wl for wl in workloads(*args.size, args.all) if not wl.planar]
     report.emit(*cpu_header())
     ok = True
-    for wl in within_budget(packed, args.budget, started, report):
+    for wl in bc.within_budget(packed, args.budget, started, report):
         results = run_cpu_workload(cv2, np, wl, method, log)
         report.emit(cpu_row(wl, results))
         ok &= all(v.ok for p, v in results.items() if p.startswith("fklir") and isinstance(v, Result))
@@ -433,7 +386,7 @@ def main(argv: list[str]) -> int:
     except Exception as error:
         fail(f"needs fklir, cv2 and numpy: {type(error).__name__}: {error}")
     log: list[str] = []
-    report = Report(args.out)
+    report = bc.Report(args.out)
     report.emit("## nv12_to_rgb", "")
     gpu_ran, gpu_ok = gpu_section(args, cv2, np, report, started, log)
     cpu_ok = True
