@@ -1,6 +1,6 @@
 """The CPU target side by side with OpenCV and numpy on the same machine, in one process (issue 20).
 
-    python benchmarks/bench_cpu.py [--threads N] [--reps N] [--only NAME ...] [--out PATH]
+    python benchmarks/bench_cpu.py [--threads N] [--reps N] [--only NAME ...] [--size WxH] [--out PATH]
 
 Every workload runs on a 1920x1080 image (uint8x3 unless the row says otherwise), fklir target="cpu" with
 its output preallocated, against the peers that do the same work: OpenCV's one-call equivalent where
@@ -432,12 +432,15 @@ def timed(calls: list[Call], reps: int, rounds: int = 5) -> list[float]:
 
 
 def main(argv: list[str]) -> int:
+    global W, H  # the workloads read the input size from here
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--threads", type=int, help="OpenMP threads of fklir and cv2.setNumThreads")
     parser.add_argument("--reps", type=int, default=25, help="timed calls per contestant (at least 20)")
     parser.add_argument("--only", nargs="*", help="these workloads only (short names: see workloads())")
+    parser.add_argument("--size", default=f"{W}x{H}", help="WxH of the input; SPEC §5's CPU figure is at 3840x2160")
     parser.add_argument("--out")
     args = parser.parse_args(argv)
+    W, H = (int(v) for v in args.size.split("x"))
     if args.threads is not None:
         os.environ["OMP_NUM_THREADS"] = str(args.threads)  # before libgomp loads
     import cv2
