@@ -60,6 +60,7 @@ MAX_BYTES_VARIABLE = "FKLIR_CACHE_MAX_BYTES"
 DEFAULT_MAX_BYTES = 2 << 30
 PRIVATE_PREFIX = "fklir-cache-"
 KERNEL_SUFFIXES = {"cpu": ".so", "gpu": ".cubin"}  # a kernel's payload, per target
+JIT_SUFFIXES = {"cpu": ".jit.so", "gpu": ".jit.cubin"}  # an fkl.jit instance's payload, per target
 META_SUFFIX = ".meta.json"  # next to a kernel: what `fklir cache list|info` shows of it
 SOURCE_SUFFIX = ".source"  # next to a kernel: its generated C++ (`fklir cache info` prints it)
 

@@ -32,7 +32,7 @@ from fklir.errors import CompileError
 
 JIT_VERSION = "1"  # bump when the generated translation unit changes
 CPU_ENTRY = "fkl_jit_entry"
-SUFFIXES = {"cpu": ".jit.so", "gpu": ".jit.cubin"}
+SUFFIXES = cache.JIT_SUFFIXES
 TENSOR_PARAMETER = "fkl::TensorView"
 
 

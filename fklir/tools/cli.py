@@ -20,6 +20,7 @@ from typing import Any, TextIO
 
 import fklir
 from fklir.backend.cache import (
+    JIT_SUFFIXES,
     KERNEL_SUFFIXES,
     MAX_BYTES_VARIABLE,
     META_SUFFIX,
@@ -57,9 +58,16 @@ KEY_PREFIX = 12  # hex digits of a key that `cache list` shows; `cache info` tak
 LIST_HEADER = ("KEY", "SIZE", "LAST USED", "TARGET", "DTYPES", "CHAIN")
 
 
+# payload suffix -> target, of pipelines' kernels and of fkl.jit instances (their chain reads "jit name<...>")
+_TARGET_OF_SUFFIX = {
+    suffix: target for suffixes in (KERNEL_SUFFIXES, JIT_SUFFIXES) for target, suffix in suffixes.items()
+}
+
+
 def _kernel_suffix(group: KeyGroup) -> str | None:
-    """The payload suffix of a kernel's key group (.so, .cubin); None for other records (plans, ...)."""
-    for suffix in KERNEL_SUFFIXES.values():
+    """The payload suffix of a kernel's key group (.so, .cubin, .jit.so, .jit.cubin); None for other records
+    (plans, ...)."""
+    for suffix in _TARGET_OF_SUFFIX:
         if any(path.name == f"{group.key}{suffix}" for path in group.files):
             return suffix
     return None
@@ -67,7 +75,7 @@ def _kernel_suffix(group: KeyGroup) -> str | None:
 
 def _metadata(cache: DiskCache, group: KeyGroup, suffix: str) -> dict[str, Any]:
     """What build.py stored about the kernel; a kernel stored without it shows its target only."""
-    target = next(name for name, known in KERNEL_SUFFIXES.items() if known == suffix)
+    target = _TARGET_OF_SUFFIX[suffix]
     fallback: dict[str, Any] = {"target": target, "arch": "?", "dtypes": "?", "chain": "?", "compiler": "?"}
     raw = cache.peek(group.key, META_SUFFIX)
     if raw is None:

@@ -243,3 +243,39 @@ def test_human_sizes(size: int, shown: str) -> None:
 def test_console_script_is_declared() -> None:
     text = (REPOSITORY / "pyproject.toml").read_text()
     assert re.search(r'^fklir = "fklir\.tools\.cli:main"$', text, re.MULTILINE)
+
+
+JIT_SCRIPT = """
+import numpy as np
+import fklir as fkl
+jit = fkl.jit
+N = jit.SymbolicSize("N")
+twice = jit.kernel(
+    "twice",
+    cpu="#include \\"fkl/tensor_view.h\\"\\ntemplate <class T> void twice(fkl::TensorView x) {"
+        " for (long long i = 0; i < x.shape[0]; ++i) x.ptr<T>()[i] *= 2; }",
+    args=[("x", jit.TensorMatcher((N,)).with_dtype(jit.SymbolicDType("T", ("float32",))))],
+    template=lambda T: jit.cpp_args(T),
+)
+x = np.arange(5, dtype=np.float32)
+twice(x)
+assert x.tolist() == [0, 2, 4, 6, 8]
+"""
+
+
+def test_list_shows_an_fkl_jit_instance_as_a_kernel(tmp_path: Path) -> None:
+    root = tmp_path / "cache"
+    subprocess.run(
+        [sys.executable, "-c", JIT_SCRIPT],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "FKLIR_CACHE_DIR": str(root)},
+        cwd=REPOSITORY,
+        check=True,
+    )
+    listed = fklir_command(root, "cache", "list")
+    assert listed.returncode == 0, listed.stderr
+    _header, row, total_line = listed.stdout.splitlines()
+    assert row.split()[-4:] == ["cpu/host", "fkl::TensorView", "jit", "twice<float>"]
+    assert total_line.startswith("total: 1 kernel (")
