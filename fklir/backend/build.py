@@ -19,22 +19,15 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from xdsl.printer import Printer
+from typing import TYPE_CHECKING
 
 from fklir import log
 from fklir.backend import cache, compilers
-from fklir.backend.emit_cpp import (
-    CODEGEN_VERSION,
-    CPU_ENTRY,
-    GPU_ENTRY,
-    GPU_NARROW_ENTRY,
-    EmittedKernel,
-    KernelLayout,
-    emit_kernel,
-)
-from fklir.backend.emit_user import located_compile_error, user_declarations
-from fklir.dialects import fkl
+from fklir.backend.kernel_layout import CODEGEN_VERSION, CPU_ENTRY, GPU_ENTRY, GPU_NARROW_ENTRY, KernelLayout
+
+if TYPE_CHECKING:  # the IR and the emitter are the cold path's: a plan found on disk imports no xDSL
+    from fklir.backend.emit_cpp import EmittedKernel
+    from fklir.dialects import fkl
 
 INCLUDE_DIR = Path(__file__).parent / "include"
 
@@ -72,6 +65,8 @@ _PLANS_MAX = 4096
 
 def structural_ir(kernel: fkl.KernelOp) -> str:
     """The kernel as text without its values: what the cache key hashes."""
+    from xdsl.printer import Printer
+
     clone = kernel.clone()
     clone.properties.pop("values", None)
     out = io.StringIO()
@@ -197,6 +192,9 @@ def chain_summary(kernel: fkl.KernelOp) -> str:
 
 def dtype_summary(kernel: fkl.KernelOp) -> str:
     """What the kernel reads and writes, e.g. "uint8x3 -> float32x3"."""
+    from fklir.dialects import fkl
+
+    writes_ops = (fkl.WriteOp, fkl.SplitOp, fkl.TSplitOp, fkl.SplitWriteOp)
 
     def image(kind: object) -> str:
         if not isinstance(kind, fkl.ImageType) or not kind.is_known:
@@ -204,11 +202,8 @@ def dtype_summary(kernel: fkl.KernelOp) -> str:
         return f"{kind.dtype}x{kind.channels.data}"
 
     reads = [image(op.source_type) for op in kernel.walk() if isinstance(op, fkl.ReadOp)]
-    writes = [image(op.operands[0].type) for op in kernel.walk() if isinstance(op, _WRITE_OPS)]
+    writes = [image(op.operands[0].type) for op in kernel.walk() if isinstance(op, writes_ops)]
     return f"{', '.join(dict.fromkeys(reads))} -> {', '.join(dict.fromkeys(writes))}"
-
-
-_WRITE_OPS = (fkl.WriteOp, fkl.SplitOp, fkl.TSplitOp, fkl.SplitWriteOp)
 
 
 def _summary(kernel: fkl.KernelOp) -> str:
@@ -363,6 +358,9 @@ def _build_or_load(
 
 def build_kernel(kernel: fkl.KernelOp, target: str, device: int = 0) -> BuiltKernel:
     """Compile (or find) `kernel` for `target` ("cpu" | "gpu") on `device`."""
+    from fklir.backend.emit_cpp import emit_kernel
+    from fklir.backend.emit_user import located_compile_error, user_declarations
+
     arch = target_arch(target, device)
     key = kernel_key(structural_ir(kernel), target, arch)
     values = kernel_values(kernel)

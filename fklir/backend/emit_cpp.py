@@ -36,41 +36,12 @@ from fklir.backend.emit_flat import CPU_PARALLEL_MIN_ELEMENTS, emit_flat_cpu, em
 from fklir.backend.emit_geometry import emit_pair_rows, emit_stages, has_block_taps, has_pair_taps, shares_plane
 from fklir.backend.emit_rules import is_float_division
 from fklir.backend.emit_user import emit_user_bodies, user_declarations, user_include_dirs
+from fklir.backend.kernel_layout import CODEGEN_VERSION, CPU_ENTRY, GPU_ENTRY, GPU_NARROW_ENTRY, KernelLayout
 from fklir.dialects import fkl
-
-CODEGEN_VERSION = "16"
-
-GPU_ENTRY = "fkl_kernel"
-GPU_NARROW_ENTRY = "fkl_kernel_narrow"  # pixel kernels: one pixel per thread, for launches of few pixels
-CPU_ENTRY = "fkl_run"
-
 
 PIXEL_BLOCK_X = 32  # pixel kernels: threads along x per block (fklir.runtime.launch.PIXEL_BLOCK)
 PIXEL_BLOCK_Y = 8  # and along y
 PIXELS_PER_THREAD = 4  # pixel kernels (GPU): pixels per thread along x, PIXEL_BLOCK_X apart (RESULTS.md)
-
-
-@dataclass(frozen=True)
-class KernelLayout:
-    """What the host needs to launch the emitted kernel (no IR in it)."""
-
-    mode: str  # "flat" | "pixel"
-    elements_per_thread: int  # flat: elements per thread; pixel: 1
-    slots: tuple[tuple[str, str, int], ...]
-    in_dtype: str
-    in_channels: int
-    in_planes: int
-    out_dtype: str
-    out_channels: int
-    out_planes: int
-    write: str  # "packed" | "planar" ([B][C][H][W]) | "tsplit" ([C][B][H][W]) | "split_write"
-    src_table: int = 0  # > 0: the read takes one pointer per plane from Params::src_table
-    read: str = "packed"  # "packed" | "planar" (TensorPack: [B][C][H][W]) | "none" (ReadSet)
-    dst_table: int = 0  # > 0 (split_write): one output buffer per channel in Params::dst_table
-    reciprocals: tuple[str, ...] = ()  # slots whose float32 reciprocals follow the slots (`<slot>_rcp`)
-    flat_block: int = 0  # flat kernels: threads per block, which the thread -> element mapping assumes
-    pixels_per_thread: int = 1  # pixel kernels on the GPU: pixels along x per thread (grid x = w / (32 * this))
-    wide_min_src_w: int = 1  # pixel kernels: narrower sources launch the narrow entry (column pairs need 2)
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from xdsl.ir import Dialect
+if TYPE_CHECKING:  # the package also holds xDSL-free tables (color_codes, constants) a fresh process reads
+    from xdsl.ir import Dialect
 
 
 def get_all_dialects() -> dict[str, Callable[[], Dialect]]:

@@ -12,13 +12,10 @@ import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar, TypeVar, cast
+from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar, cast
 
-from xdsl.builder import Builder
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
-from xdsl.ir import Operation, SSAValue
-
-from fklir.dialects import fkl
+from fklir.dialects.constants import ASPECT_RATIOS, DEINTERLACE_MODES, REDUCTIONS, invert_warp_matrix
+from fklir.dialects.math_ops import MATH_DECLARATIONS
 from fklir.frontend.values import (
     border_mode,
     color_code,
@@ -34,6 +31,15 @@ from fklir.frontend.values import (
     unpacked,
 )
 from fklir.limits import I32_MAX, check_index, check_span
+
+if TYPE_CHECKING:  # the IR is lower()'s only: composing a chain whose plan is known imports no xDSL
+    from xdsl.builder import Builder
+    from xdsl.dialects.builtin import FileLineColLoc
+    from xdsl.ir import Operation, SSAValue
+
+    from fklir.dialects import fkl
+
+    WriteIrOp = fkl.WriteOp | fkl.SplitOp | fkl.TSplitOp | fkl.SplitWriteOp
 
 Rect = tuple[int, int, int, int]
 Size = tuple[int, int]  # (w, h)
@@ -79,6 +85,8 @@ class Op:
         return type(self).__name__
 
     def ir_location(self) -> FileLineColLoc:
+        from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
+
         filename, line = self.location
         return FileLineColLoc(StringAttr(filename), IntAttr(line), IntAttr(1))
 
@@ -91,6 +99,36 @@ class Op:
         raise NotImplementedError
 
 
+IrOpT = TypeVar("IrOpT")
+
+
+class IrClass(Generic[IrOpT]):
+    """A descriptor's IR op class, the dialect's class named `class_name`, looked up on first use (then
+    cached on the descriptor class): only lowering needs it, and a chain whose plan is known never
+    lowers, so composing it imports no xDSL."""
+
+    def __init__(self, class_name: str):
+        self.class_name = class_name
+        self.attribute = "IR_OP"
+
+    def __set_name__(self, owner: type, attribute: str) -> None:
+        self.attribute = attribute
+
+    def __get__(self, instance: object, owner: type) -> type[IrOpT]:
+        from fklir.dialects import fkl
+
+        ir_op = cast(type[IrOpT], getattr(fkl, self.class_name))
+        setattr(owner, self.attribute, ir_op)
+        return ir_op
+
+
+class _IrDoc:
+    """A derived descriptor's docstring: its IR op class's, read on first use (see IrClass)."""
+
+    def __get__(self, instance: object, owner: type) -> str | None:
+        return cast(type, getattr(owner, "IR_OP")).__doc__
+
+
 # --------------------------------------------------------------------------------------------
 # Memory
 # --------------------------------------------------------------------------------------------
@@ -101,6 +139,8 @@ class Read(Op):
 
     def lower_read(self, b: Builder, source_type: fkl.ImageType, source: str | list[str]) -> SSAValue:
         """The chain's first value: a read of `source` typed `source_type` (what the input is)."""
+        from fklir.dialects import fkl
+
         return self._place(b, fkl.ReadOp(source, source_type))
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
@@ -110,10 +150,10 @@ class Read(Op):
 class Write(Op):
     """Base of the ops that end a chain."""
 
-    IR_OP: ClassVar[type[fkl.WriteOp | fkl.SplitOp | fkl.TSplitOp | fkl.SplitWriteOp]] = fkl.WriteOp
+    IR_OP: ClassVar[IrClass[WriteIrOp]] = IrClass("WriteOp")
 
     def lower_write(self, b: Builder, x: SSAValue, planes: list[int] | None) -> None:
-        op = self.IR_OP(x, "dst", planes)
+        op = type(self).IR_OP(x, "dst", planes)
         op.location = self.ir_location()
         b.insert(op)
 
@@ -145,6 +185,8 @@ class TensorPack(Read):
         object.__setattr__(self, "location", _user_location())
 
     def lower_read(self, b: Builder, source_type: fkl.ImageType, source: str | list[str]) -> SSAValue:
+        from fklir.dialects import fkl
+
         if source_type.channels.data != self.channels:
             raise ValueError(
                 f"TensorPack({self.channels}): the input has {source_type.channels.data} channels per pixel"
@@ -189,6 +231,8 @@ class ReadSet(Read):
         return len(self.values)
 
     def lower_read(self, b: Builder, source_type: fkl.ImageType, source: str | list[str]) -> SSAValue:
+        from fklir.dialects import fkl
+
         own_type = fkl.ImageType(self.dtype, self.channels)
         read = self._place(b, fkl.ReadOp(source if isinstance(source, str) else source[0], own_type))
         return self._place(b, fkl.ReadSetOp(read, self.values, self.size))
@@ -203,28 +247,28 @@ class TensorWrite(Write):
 
     binding: object = None
 
-    IR_OP: ClassVar[type[fkl.WriteOp | fkl.SplitOp | fkl.TSplitOp | fkl.SplitWriteOp]] = fkl.WriteOp
+    IR_OP = IrClass("WriteOp")
 
 
 @dataclass(frozen=True, eq=False)
 class TensorSplit(TensorWrite):
     """Writes planar output: (C, H, W) or (B, C, H, W)."""
 
-    IR_OP: ClassVar[type[fkl.WriteOp | fkl.SplitOp | fkl.TSplitOp | fkl.SplitWriteOp]] = fkl.SplitOp
+    IR_OP = IrClass("SplitOp")
 
 
 @dataclass(frozen=True, eq=False)
 class TensorTSplit(Write):
     """Writes channel-major output: (C, B, H, W) (for one plane the same bytes as TensorSplit)."""
 
-    IR_OP: ClassVar[type[fkl.WriteOp | fkl.SplitOp | fkl.TSplitOp | fkl.SplitWriteOp]] = fkl.TSplitOp
+    IR_OP = IrClass("TSplitOp")
 
 
 @dataclass(frozen=True, eq=False)
 class SplitWrite(Write):
     """Writes each channel to its own (B, H, W) buffer (C outputs)."""
 
-    IR_OP: ClassVar[type[fkl.WriteOp | fkl.SplitOp | fkl.TSplitOp | fkl.SplitWriteOp]] = fkl.SplitWriteOp
+    IR_OP = IrClass("SplitWriteOp")
 
 
 WRITE_DESCRIPTORS = (TensorWrite, TensorSplit, TensorTSplit, SplitWrite)
@@ -239,7 +283,7 @@ READ_DESCRIPTORS = (TensorRead, TensorPack, ReadSet)
 class _BinaryValue(Op):
     values: tuple[float, ...]
 
-    IR_OP: ClassVar[type[fkl.BinaryValueOp]]
+    IR_OP: ClassVar[IrClass[fkl.BinaryValueOp]]
 
     def __init__(self, value: object):
         """`value`: one number or one per channel (a sequence, 1-D array or tensor)."""
@@ -247,7 +291,7 @@ class _BinaryValue(Op):
         object.__setattr__(self, "location", _user_location())
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
-        return self._place(b, self.IR_OP(x, self.values))
+        return self._place(b, type(self).IR_OP(x, self.values))
 
 
 # --------------------------------------------------------------------------------------------
@@ -267,6 +311,8 @@ class Cast(Op):
         object.__setattr__(self, "location", _user_location())
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
+        from fklir.dialects import fkl
+
         return self._place(b, fkl.CastOp(x, self.dtype))
 
 
@@ -274,16 +320,18 @@ class SaturateCast(Cast):
     """Clamp to `dtype`'s range, round half to even, NaN → 0."""
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
+        from fklir.dialects import fkl
+
         return self._place(b, fkl.SaturateCastOp(x, self.dtype))
 
 
 class _NoValue(Op):
     """A compute op without values: lowers to `IR_OP(x)`."""
 
-    IR_OP: ClassVar[type[fkl.UnaryOp]]
+    IR_OP: ClassVar[IrClass[fkl.UnaryOp]]
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
-        return self._place(b, self.IR_OP(x))
+        return self._place(b, type(self).IR_OP(x))
 
 
 @dataclass(frozen=True, eq=False, init=False)
@@ -310,6 +358,8 @@ class Saturate(Op):
         object.__setattr__(self, "location", _user_location())
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
+        from fklir.dialects import fkl
+
         return self._place(b, fkl.SaturateOp(x, (self.lo, self.hi)))
 
 
@@ -320,40 +370,41 @@ class Saturate(Op):
 DescriptorT = TypeVar("DescriptorT", bound=Op)
 
 
-def _derived(base: type[DescriptorT], ir_op: type[Operation]) -> type[DescriptorT]:
-    """`base` lowering to `ir_op`, named as the op class without "Op" and documented by its docstring,
-    so that the declaration in the dialect is the only one."""
-    name = ir_op.__name__.removesuffix("Op")
-    namespace = {"IR_OP": ir_op, "__doc__": ir_op.__doc__, "__module__": __name__, "__qualname__": name}
+def _derived(base: type[DescriptorT], ir_class: str) -> type[DescriptorT]:
+    """`base` lowering to the dialect's class `ir_class`, named as it without "Op" and documented by its
+    docstring, so that the declaration in the dialect is the only one. Both are read on first use."""
+    name = ir_class.removesuffix("Op")
+    namespace = {"IR_OP": IrClass(ir_class), "__doc__": _IrDoc(), "__module__": __name__, "__qualname__": name}
     return cast(type[DescriptorT], type(name, (base,), namespace))
 
 
-def unary(ir_op: type[fkl.UnaryOp]) -> type[_NoValue]:
-    """The descriptor of an op without values: `IsEven = unary(fkl.IsEvenOp)`, used as `IsEven()`."""
-    return _derived(_NoValue, ir_op)
+def unary(ir_class: str) -> type[_NoValue]:
+    """The descriptor of an op without values: `IsEven = unary("IsEvenOp")`, used as `IsEven()`."""
+    return _derived(_NoValue, ir_class)
 
 
-def binary_value(ir_op: type[fkl.BinaryValueOp]) -> type[_BinaryValue]:
-    """The descriptor of an element-wise op with one value per channel: `Add = binary_value(fkl.AddOp)`,
+def binary_value(ir_class: str) -> type[_BinaryValue]:
+    """The descriptor of an element-wise op with one value per channel: `Add = binary_value("AddOp")`,
     used as `Add(v)`."""
-    return _derived(_BinaryValue, ir_op)
+    return _derived(_BinaryValue, ir_class)
 
 
-Add = binary_value(fkl.AddOp)
-Sub = binary_value(fkl.SubOp)
-Mul = binary_value(fkl.MulOp)
-Div = binary_value(fkl.DivOp)
-Max = binary_value(fkl.MaxOp)
-Min = binary_value(fkl.MinOp)
-SaturateFloat = unary(fkl.SaturateFloatOp)
-IsEven = unary(fkl.IsEvenOp)
-VectorAnd = unary(fkl.VectorAndOp)
+Add = binary_value("AddOp")
+Sub = binary_value("SubOp")
+Mul = binary_value("MulOp")
+Div = binary_value("DivOp")
+Max = binary_value("MaxOp")
+Min = binary_value("MinOp")
+SaturateFloat = unary("SaturateFloatOp")
+IsEven = unary("IsEvenOp")
+VectorAnd = unary("VectorAndOp")
 
-# Every @math_op's descriptor by name (AbsOp -> Abs), so that a new math op is its declaration alone.
-# fklir's lazy __getattr__ exports them; unlike the core ops above, static checkers do not see them.
+# Every math op's descriptor by name (Abs), from its declaration (dialects/math_ops.py), so that a new
+# math op is its declaration alone. fklir's lazy __getattr__ exports them; unlike the core ops above,
+# static checkers do not see them.
 MATH_DESCRIPTORS: dict[str, type[Op]] = {
-    op.__name__.removesuffix("Op"): binary_value(op) if issubclass(op, fkl.MathValueOp) else unary(op)
-    for op in fkl.MATH_OPS
+    declared.name: (binary_value if declared.takes_value else unary)(f"{declared.name}Op")
+    for declared in MATH_DECLARATIONS
 }
 globals().update(MATH_DESCRIPTORS)
 
@@ -383,12 +434,14 @@ class VectorReduce(Op):
 
     def __init__(self, op: str):
         name = type(self).__name__
-        if not isinstance(op, str) or op.lower() not in fkl.REDUCTIONS:
+        if not isinstance(op, str) or op.lower() not in REDUCTIONS:
             raise ValueError(f"{name}: op must be 'Add', 'Mul', 'Max' or 'Min', got {op!r}")
         object.__setattr__(self, "reduction", op.lower())
         object.__setattr__(self, "location", _user_location())
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
+        from fklir.dialects import fkl
+
         return self._place(b, fkl.VectorReduceOp(x, self.reduction))
 
 
@@ -403,6 +456,8 @@ class Discard(Op):
         object.__setattr__(self, "location", _user_location())
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
+        from fklir.dialects import fkl
+
         return self._place(b, fkl.DiscardOp(x, self.keep_n))
 
 
@@ -419,6 +474,8 @@ class AddLast(Op):
         object.__setattr__(self, "location", _user_location())
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
+        from fklir.dialects import fkl
+
         return self._place(b, fkl.AddLastOp(x, self.value))
 
 
@@ -433,6 +490,8 @@ class VectorReorder(Op):
         object.__setattr__(self, "location", _user_location())
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
+        from fklir.dialects import fkl
+
         return self._place(b, fkl.VectorReorderOp(x, self.indices))
 
 
@@ -441,6 +500,8 @@ class VectorReorderRT(VectorReorder):
     the compiled kernel (only the number of indices is structural)."""
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
+        from fklir.dialects import fkl
+
         return self._place(b, fkl.VectorReorderRTOp(x, self.indices))
 
 
@@ -480,6 +541,8 @@ class MxVFloat3(Op):
         object.__setattr__(self, "location", _user_location())
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
+        from fklir.dialects import fkl
+
         return self._place(b, fkl.MxVFloat3Op(x, self.matrix))
 
 
@@ -500,7 +563,9 @@ class StaticLoop(Op):
         object.__setattr__(self, "location", _user_location())
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
-        body = self.body.IR_OP.name.removeprefix("fkl.")
+        from fklir.dialects import fkl
+
+        body = type(self.body).IR_OP.name.removeprefix("fkl.")
         return self._place(b, fkl.StaticLoopOp(x, body, self.body.values, self.count))
 
 
@@ -521,6 +586,8 @@ class ColorConversion(Op):
         object.__setattr__(self, "location", _user_location())
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
+        from fklir.dialects import fkl
+
         return self._place(b, fkl.ColorConversionOp(x, self.code))
 
 
@@ -601,6 +668,8 @@ class BorderReader(Geometry):
         object.__setattr__(self, "location", _user_location())
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
+        from fklir.dialects import fkl
+
         return self._place(b, fkl.BorderOp(x, self.mode, self.values if self.mode == "constant" else None))
 
     def out_sizes(self, sizes: list[Size]) -> list[Size]:
@@ -634,11 +703,15 @@ class Crop(Geometry):
         object.__setattr__(self, "location", _user_location())
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
+        from fklir.dialects import fkl
+
         return self._place(b, fkl.CropOp(x, self.rects))
 
     def lower_rect(self, b: Builder, x: SSAValue, index: int) -> SSAValue:
         """Only rect `index`: the per-rect chain that horizontal batching merges back (a one-rect crop
         in a chain with a list of rects crops every plane alike)."""
+        from fklir.dialects import fkl
+
         return self._place(b, fkl.CropOp(x, [self.rects[index if len(self.rects) > 1 else 0]]))
 
     def out_sizes(self, sizes: list[Size]) -> list[Size]:
@@ -688,10 +761,8 @@ class Resize(Geometry):
         name = type(self).__name__
         size = (_size(name, "width", w), _size(name, "height", h))
         interp = interpolation(name, interp)
-        if aspect_ratio not in fkl.ASPECT_RATIOS:
-            raise ValueError(
-                f"{name}: aspect_ratio must be one of {', '.join(fkl.ASPECT_RATIOS)}, got {aspect_ratio!r}"
-            )
+        if aspect_ratio not in ASPECT_RATIOS:
+            raise ValueError(f"{name}: aspect_ratio must be one of {', '.join(ASPECT_RATIOS)}, got {aspect_ratio!r}")
         if aspect_ratio != "ignore" and background is None:
             raise ValueError(f"{name}: aspect_ratio={aspect_ratio!r} needs a background value (background=...)")
         if aspect_ratio == "ignore" and background is not None:
@@ -703,6 +774,8 @@ class Resize(Geometry):
         object.__setattr__(self, "location", _user_location())
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
+        from fklir.dialects import fkl
+
         op = fkl.ResizeOp(x, self.size, self.interp, aspect_ratio=self.aspect_ratio, background=self.background)
         return self._place(b, op)
 
@@ -726,7 +799,7 @@ class Warping(Geometry):
         shape, values = _matrix(name, M, ((2, 3), (3, 3)))
         if not inverse:
             try:
-                fkl.invert_warp_matrix(values)
+                invert_warp_matrix(values)
             except ValueError:
                 raise ValueError(f"{name}: the matrix {values} is singular (it cannot be inverted)") from None
         object.__setattr__(self, "kind", "affine" if shape == (2, 3) else "perspective")
@@ -736,6 +809,8 @@ class Warping(Geometry):
         object.__setattr__(self, "location", _user_location())
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
+        from fklir.dialects import fkl
+
         return self._place(b, fkl.WarpOp(x, self.kind, self.matrix, self.size, self.inverse))
 
     def out_sizes(self, sizes: list[Size]) -> list[Size]:
@@ -751,12 +826,14 @@ class Deinterlace(Geometry):
 
     def __init__(self, mode: str = "blend"):
         name = type(self).__name__
-        if mode not in fkl.DEINTERLACE_MODES:
+        if mode not in DEINTERLACE_MODES:
             raise ValueError(f"{name}: mode must be 'blend' or 'linear', got {mode!r}")
         object.__setattr__(self, "mode", mode)
         object.__setattr__(self, "location", _user_location())
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
+        from fklir.dialects import fkl
+
         return self._place(b, fkl.DeinterlaceOp(x, self.mode))
 
     def out_sizes(self, sizes: list[Size]) -> list[Size]:

@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from fklir import dtypes
-from fklir.dialects import fkl
+from fklir.dialects.color_codes import COLOR_CODES
+from fklir.dialects.constants import BORDER_MODES, INTERPOLATIONS
 
 # OpenCV's cv2.COLOR_* values of the codes fklir implements; codes that are equal in OpenCV do the same
 # (COLOR_BGR2RGB == COLOR_RGB2BGR swaps the outer channels whichever order the pixel has)
@@ -208,7 +209,7 @@ def dtype_name(op: str, dtype: object) -> str:
 def interpolation(op: str, interp: object) -> str:
     """ "linear" or "nearest", also as cv2.INTER_LINEAR or cv2.INTER_NEAREST."""
     if isinstance(interp, str):
-        if interp in fkl.INTERPOLATIONS:
+        if interp in INTERPOLATIONS:
             return interp
     elif isinstance(interp, int | np.integer) and not isinstance(interp, bool):
         name = CV2_INTERPOLATIONS.get(int(interp))
@@ -230,8 +231,8 @@ def border_mode(op: str, mode: object) -> str:
             f"{op}: OpenCV border {mode!r} is not supported; use cv2.BORDER_CONSTANT, _REPLICATE, _REFLECT, "
             "_WRAP or _REFLECT_101"
         )
-    if mode not in fkl.BORDER_MODES:
-        raise ValueError(f"{op}: mode must be one of {', '.join(fkl.BORDER_MODES)}, got {mode!r}")
+    if mode not in BORDER_MODES:
+        raise ValueError(f"{op}: mode must be one of {', '.join(BORDER_MODES)}, got {mode!r}")
     return mode  # pyright: ignore[reportReturnType]
 
 
@@ -241,12 +242,12 @@ def color_code(op: str, code: object) -> str:
         name = CV2_COLOR_CODES.get(int(code))
         if name is None:
             raise ValueError(
-                f"{op}: OpenCV colour code {code!r} is not supported; expected one of {', '.join(fkl.COLOR_CODES)}"
+                f"{op}: OpenCV colour code {code!r} is not supported; expected one of {', '.join(COLOR_CODES)}"
             )
         return name
     normalised = code.upper().removeprefix("COLOR_") if isinstance(code, str) else ""
-    if normalised not in fkl.COLOR_CODES:
-        raise ValueError(f"{op}: unsupported code {code!r}; expected one of {', '.join(fkl.COLOR_CODES)}")
+    if normalised not in COLOR_CODES:
+        raise ValueError(f"{op}: unsupported code {code!r}; expected one of {', '.join(COLOR_CODES)}")
     return normalised
 
 

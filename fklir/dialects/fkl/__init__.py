@@ -44,6 +44,13 @@ from xdsl.traits import OpTrait
 
 from fklir.dialects.color_codes import COLOR_CODES as COLOR_CODES
 from fklir.dialects.color_codes import ColorCode as ColorCode
+from fklir.dialects.constants import ASPECT_RATIOS as ASPECT_RATIOS
+from fklir.dialects.constants import BORDER_MODES as BORDER_MODES
+from fklir.dialects.constants import DEINTERLACE_MODES as DEINTERLACE_MODES
+from fklir.dialects.constants import INTERPOLATIONS as INTERPOLATIONS
+from fklir.dialects.constants import REDUCTIONS as REDUCTIONS
+from fklir.dialects.constants import WARP_KINDS as WARP_KINDS
+from fklir.dialects.constants import invert_warp_matrix as invert_warp_matrix
 from fklir.dialects.fkl.abstract_ops import MATH_OPS as MATH_OPS
 from fklir.dialects.fkl.abstract_ops import BinaryValueOp as BinaryValueOp
 from fklir.dialects.fkl.abstract_ops import CastLikeOp as CastLikeOp
@@ -62,7 +69,6 @@ from fklir.dialects.fkl.fields import value_fields as value_fields
 from fklir.dialects.fkl.kernel import KernelOp as KernelOp
 from fklir.dialects.fkl.kernel import param_slot as param_slot
 from fklir.dialects.fkl.ops_compute import LOOP_BODIES as LOOP_BODIES
-from fklir.dialects.fkl.ops_compute import REDUCTIONS as REDUCTIONS
 from fklir.dialects.fkl.ops_compute import AddLastOp as AddLastOp
 from fklir.dialects.fkl.ops_compute import AddOp as AddOp
 from fklir.dialects.fkl.ops_compute import CastOp as CastOp
@@ -83,11 +89,6 @@ from fklir.dialects.fkl.ops_compute import VectorAndOp as VectorAndOp
 from fklir.dialects.fkl.ops_compute import VectorReduceOp as VectorReduceOp
 from fklir.dialects.fkl.ops_compute import VectorReorderOp as VectorReorderOp
 from fklir.dialects.fkl.ops_compute import VectorReorderRTOp as VectorReorderRTOp
-from fklir.dialects.fkl.ops_geometry import ASPECT_RATIOS as ASPECT_RATIOS
-from fklir.dialects.fkl.ops_geometry import BORDER_MODES as BORDER_MODES
-from fklir.dialects.fkl.ops_geometry import DEINTERLACE_MODES as DEINTERLACE_MODES
-from fklir.dialects.fkl.ops_geometry import INTERPOLATIONS as INTERPOLATIONS
-from fklir.dialects.fkl.ops_geometry import WARP_KINDS as WARP_KINDS
 from fklir.dialects.fkl.ops_geometry import BorderOp as BorderOp
 from fklir.dialects.fkl.ops_geometry import CropOp as CropOp
 from fklir.dialects.fkl.ops_geometry import DeinterlaceOp as DeinterlaceOp
@@ -96,7 +97,6 @@ from fklir.dialects.fkl.ops_geometry import ReadSetOp as ReadSetOp
 from fklir.dialects.fkl.ops_geometry import ResizeOp as ResizeOp
 from fklir.dialects.fkl.ops_geometry import WarpOp as WarpOp
 from fklir.dialects.fkl.ops_geometry import YieldOp as YieldOp
-from fklir.dialects.fkl.ops_geometry import invert_warp_matrix as invert_warp_matrix
 
 # Every @math_op class, by name: a new element-wise math op is its class in ops_math and nothing here.
 from fklir.dialects.fkl.ops_math import *  # noqa: F403

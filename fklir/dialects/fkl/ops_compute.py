@@ -17,6 +17,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from fklir import dtypes
 from fklir.dialects.color_codes import COLOR_CODES, ColorCode
+from fklir.dialects.constants import REDUCTIONS
 from fklir.dialects.fkl.abstract_ops import (
     BinaryValueOp,
     CastLikeOp,
@@ -287,8 +288,6 @@ class VectorAndOp(UnaryOp):
 # ---------------------------------------------------------------------------------------------
 # Vector ops
 # ---------------------------------------------------------------------------------------------
-
-REDUCTIONS = ("add", "mul", "max", "min")
 
 
 @irdl_op_definition

@@ -28,6 +28,14 @@ from xdsl.traits import HasParent, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from fklir import dtypes
+from fklir.dialects.constants import (
+    ASPECT_RATIOS,
+    BORDER_MODES,
+    DEINTERLACE_MODES,
+    INTERPOLATIONS,
+    WARP_KINDS,
+    invert_warp_matrix,
+)
 from fklir.dialects.fkl.abstract_ops import TypeRuleOp, WordOp
 from fklir.dialects.fkl.checks import check_not_bool, check_same_type, check_values_fit_chain, int32
 from fklir.dialects.fkl.fields import (
@@ -305,10 +313,6 @@ def _follows_border(op: IRDLOperation) -> bool:
     return isinstance(op.operands[0].owner, BorderOp)
 
 
-INTERPOLATIONS = ("linear", "nearest")
-ASPECT_RATIOS = ("ignore", "preserve", "preserve_left", "preserve_even")
-
-
 @irdl_op_definition
 class ResizeOp(TypeRuleOp):
     """Resize to (w, h): linear (OpenCV INTER_LINEAR, output f32) or nearest (keeps the type).
@@ -456,9 +460,6 @@ class ResizeOp(TypeRuleOp):
         return None if out_type is None else (dtypes.BY_NAME[out_type.dtype].slot_kind, in_type.channels.data)
 
 
-BORDER_MODES = ("constant", "replicate", "reflect", "reflect101", "wrap")
-
-
 @irdl_op_definition
 class BorderOp(TypeRuleOp):
     """BorderReader(mode, value): defines the image at EVERY coordinate, however far outside.
@@ -532,9 +533,6 @@ class BorderOp(TypeRuleOp):
         if (values := field_values(self)) is not None:
             check_values_fit_chain(self.name, values, in_type.channels.data, in_type.dtype)
         return in_type
-
-
-WARP_KINDS = {"affine": 6, "perspective": 9}
 
 
 @irdl_op_definition
@@ -664,39 +662,6 @@ class WarpOp(TypeRuleOp):
     def hoisted(self, field: str) -> None:
         if field == "value":
             self.properties["inverse"] = UnitAttr()
-
-
-def invert_warp_matrix(values: tuple[float, ...]) -> list[float]:
-    """The destination -> source map of a source -> destination 2x3 / 3x3 matrix, in double
-    (cv2's convention: the adjugate over the determinant). ValueError when it is singular."""
-    if len(values) == 6:
-        m00, m01, m02, m10, m11, m12 = values
-        det = m00 * m11 - m01 * m10
-        if det == 0.0 or not math.isfinite(det):
-            raise ValueError(f"matrix {list(values)} is singular")
-        d = 1.0 / det
-        a00, a01, a10, a11 = m11 * d, -m01 * d, -m10 * d, m00 * d
-        return [a00, a01, -a00 * m02 - a01 * m12, a10, a11, -a10 * m02 - a11 * m12]
-    m = [values[0:3], values[3:6], values[6:9]]
-    cof = [
-        m[1][1] * m[2][2] - m[1][2] * m[2][1],
-        m[0][2] * m[2][1] - m[0][1] * m[2][2],
-        m[0][1] * m[1][2] - m[0][2] * m[1][1],
-        m[1][2] * m[2][0] - m[1][0] * m[2][2],
-        m[0][0] * m[2][2] - m[0][2] * m[2][0],
-        m[0][2] * m[1][0] - m[0][0] * m[1][2],
-        m[1][0] * m[2][1] - m[1][1] * m[2][0],
-        m[0][1] * m[2][0] - m[0][0] * m[2][1],
-        m[0][0] * m[1][1] - m[0][1] * m[1][0],
-    ]
-    det = m[0][0] * cof[0] + m[0][1] * cof[3] + m[0][2] * cof[6]
-    if det == 0.0 or not math.isfinite(det):
-        raise ValueError(f"matrix {list(values)} is singular")
-    d = 1.0 / det
-    return [c * d for c in cof]
-
-
-DEINTERLACE_MODES = ("blend", "linear")
 
 
 @irdl_op_definition

@@ -1,53 +1,32 @@
-"""The element-wise math ops (SPEC §3): each is one `@math_op` class (a MathUnaryOp or MathValueOp of
-abstract_ops.py), its whole declaration. The package imports this module with *: it defines
-no other public name."""
+"""The element-wise math ops' IRDL classes, one per record of fklir/dialects/math_ops.py (each record is
+the op's whole declaration). The package imports this module with *: it defines no other public name."""
 
 from typing import ClassVar as _ClassVar  # underscored: the package's * import takes only the ops
+from typing import cast as _cast
 
-from fklir.dialects.fkl.abstract_ops import MathUnaryOp, MathValueOp, math_op
-
-
-@math_op
-class AbsOp(MathUnaryOp):
-    """Abs: |x|; integers keep their type and wrap like C (abs(INT_MIN) == INT_MIN). `fkl.abs %x : T`"""
-
-    name = "fkl.abs"
-    FORMULA: _ClassVar[str] = "|x|"
-    NUMPY: _ClassVar[str] = "abs"
-    KEEPS_INTEGERS: _ClassVar[bool] = True
+from fklir.dialects.fkl.abstract_ops import MathUnaryOp as _MathUnaryOp
+from fklir.dialects.fkl.abstract_ops import MathValueOp as _MathValueOp
+from fklir.dialects.fkl.abstract_ops import math_op as _math_op
+from fklir.dialects.math_ops import MATH_DECLARATIONS as _MATH_DECLARATIONS
+from fklir.dialects.math_ops import MathDeclaration as _MathDeclaration
 
 
-@math_op
-class SqrtOp(MathUnaryOp):
-    """Sqrt: the square root (x < 0 -> NaN). `fkl.sqrt %x : T`"""
-
-    name = "fkl.sqrt"
-    FORMULA: _ClassVar[str] = "sqrt(x)"
-    NUMPY: _ClassVar[str] = "sqrt"
-
-
-@math_op
-class ExpOp(MathUnaryOp):
-    """Exp: e^x (overflow -> inf). `fkl.exp %x : T`"""
-
-    name = "fkl.exp"
-    FORMULA: _ClassVar[str] = "exp(x)"
-    NUMPY: _ClassVar[str] = "exp"
+def _op_class(declared: _MathDeclaration) -> type[_MathUnaryOp] | type[_MathValueOp]:
+    base = _MathValueOp if declared.takes_value else _MathUnaryOp
+    namespace = {
+        "__module__": __name__,
+        "__qualname__": f"{declared.name}Op",
+        "__doc__": declared.doc,
+        # IRDL takes a class's unannotated attributes for op fields: the constants are ClassVars
+        "__annotations__": {"FORMULA": _ClassVar[str], "NUMPY": _ClassVar[str], "KEEPS_INTEGERS": _ClassVar[bool]},
+        "name": declared.ir_name,
+        "FORMULA": declared.formula,
+        "NUMPY": declared.numpy,
+        "KEEPS_INTEGERS": declared.keeps_integers,
+    }
+    return _math_op(_cast("type[_MathUnaryOp | _MathValueOp]", type(f"{declared.name}Op", (base,), namespace)))
 
 
-@math_op
-class LogOp(MathUnaryOp):
-    """Log: the natural logarithm (log(0) = -inf, x < 0 -> NaN). `fkl.log %x : T`"""
-
-    name = "fkl.log"
-    FORMULA: _ClassVar[str] = "log(x)"
-    NUMPY: _ClassVar[str] = "log"
-
-
-@math_op
-class PowOp(MathValueOp):
-    """Pow: x^v (a negative x with a non-integer v -> NaN). `fkl.pow %x, v : T`"""
-
-    name = "fkl.pow"
-    FORMULA: _ClassVar[str] = "pow(x, v)"
-    NUMPY: _ClassVar[str] = "power"
+# The package's * import takes every name without an underscore: the op classes alone.
+for _declared in _MATH_DECLARATIONS:
+    globals()[f"{_declared.name}Op"] = _op_class(_declared)

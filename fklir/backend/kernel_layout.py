@@ -1,0 +1,36 @@
+"""What a compiled kernel's host side needs, with no IR: the entry names, the codegen version in its
+cache key and the parameter block's layout. The emitter writes them and a fresh process's disk-plan
+path reads them, so this module imports nothing of xDSL."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+CODEGEN_VERSION = "16"
+
+GPU_ENTRY = "fkl_kernel"
+GPU_NARROW_ENTRY = "fkl_kernel_narrow"  # pixel kernels: one pixel per thread, for launches of few pixels
+CPU_ENTRY = "fkl_run"
+
+
+@dataclass(frozen=True)
+class KernelLayout:
+    """What the host needs to launch the emitted kernel (no IR in it)."""
+
+    mode: str  # "flat" | "pixel"
+    elements_per_thread: int  # flat: elements per thread; pixel: 1
+    slots: tuple[tuple[str, str, int], ...]
+    in_dtype: str
+    in_channels: int
+    in_planes: int
+    out_dtype: str
+    out_channels: int
+    out_planes: int
+    write: str  # "packed" | "planar" ([B][C][H][W]) | "tsplit" ([C][B][H][W]) | "split_write"
+    src_table: int = 0  # > 0: the read takes one pointer per plane from Params::src_table
+    read: str = "packed"  # "packed" | "planar" (TensorPack: [B][C][H][W]) | "none" (ReadSet)
+    dst_table: int = 0  # > 0 (split_write): one output buffer per channel in Params::dst_table
+    reciprocals: tuple[str, ...] = ()  # slots whose float32 reciprocals follow the slots (`<slot>_rcp`)
+    flat_block: int = 0  # flat kernels: threads per block, which the thread -> element mapping assumes
+    pixels_per_thread: int = 1  # pixel kernels on the GPU: pixels along x per thread (grid x = w / (32 * this))
+    wide_min_src_w: int = 1  # pixel kernels: narrower sources launch the narrow entry (column pairs need 2)
