@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Run bench_chain.py end to end on a machine WITHOUT a GPU, to catch mistakes in the script itself.
+"""Run bench_chain.py (or bench_peers.py) end to end on a machine WITHOUT a GPU, to catch mistakes in the script itself.
 
     pip install torch==2.13.0        # any CPU build; CuPy is not needed (its column then reads "-")
     python benchmarks/smoke_cpu.py --quick --size 64x32
+    python benchmarks/smoke_cpu.py bench_peers --quick --shrink 8     # CV-CUDA's column: "not installed"
 
 torch.cuda's stream, event and sleep calls are replaced by host stand-ins, tensors live on the CPU, and
 fklir runs its CPU target behind a wrapper that takes the GPU call form `pipe(x, out=y, stream=s)`.
@@ -73,15 +74,16 @@ def stub_fklir() -> None:
 
     def compose(*ops: Any, target: str = "gpu") -> Any:
         if target != "gpu":
-            raise AssertionError(f"bench_chain should compose for the GPU, got target={target!r}")
+            raise AssertionError(f"the benchmark should compose for the GPU, got target={target!r}")
         if os.environ.get("SMOKE_FKLIR_FAILS"):
             raise RuntimeError("compose failed on purpose (SMOKE_FKLIR_FAILS)")
         pipe = cpu_compose(*ops, target="cpu")
 
         def call(x: Any, out: Any = None, stream: object = None) -> Any:
             if not isinstance(stream, HostStream) or out is None:
-                raise AssertionError("bench_chain should time fklir as pipe(x, out=y, stream=s)")
-            pipe(x.numpy(), out=out.numpy())  # out.numpy() shares out's memory
+                raise AssertionError("the benchmark should time fklir as pipe(x, out=y, stream=s)")
+            src = [t.numpy() for t in x] if isinstance(x, list) else x.numpy()  # a list: separate images
+            pipe(src, out=out.numpy())  # out.numpy() shares out's memory
             return out
 
         return call
@@ -90,16 +92,27 @@ def stub_fklir() -> None:
     fklir.compose = compose
 
 
+TARGETS = ("bench_chain", "bench_peers")  # the scripts it runs; a first argument naming one picks it
+
+
+def load(name: str) -> Any:
+    spec = importlib.util.spec_from_file_location(name, HERE / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up here; bench_peers imports bench_chain by name
+    spec.loader.exec_module(module)
+    return module
+
+
 def main() -> int:
+    argv = sys.argv[1:]
+    target = argv.pop(0) if argv and argv[0] in TARGETS else "bench_chain"
     stub_cuda()
     stub_fklir()
-    spec = importlib.util.spec_from_file_location("bench_chain", HERE / "bench_chain.py")
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    sys.modules["bench_chain"] = bench  # dataclasses look their module up here
-    spec.loader.exec_module(bench)
-    setattr(bench, "DEVICE", "cpu")  # loaded from a path, so the module type has no static DEVICE
-    return bench.main(sys.argv[1:])
+    chain = load("bench_chain")
+    setattr(chain, "DEVICE", "cpu")  # loaded from a path, so the module type has no static DEVICE; bench_peers reads it
+    bench = chain if target == "bench_chain" else load(target)
+    return bench.main(argv)
 
 
 if __name__ == "__main__":
