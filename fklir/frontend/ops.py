@@ -150,6 +150,8 @@ class Read(Op):
 class Write(Op):
     """Base of the ops that end a chain."""
 
+    # Subclasses that are dataclasses assign theirs unannotated: @dataclass reads every annotated class
+    # attribute, which would look the IR class up at import.
     IR_OP: ClassVar[IrClass[WriteIrOp]] = IrClass("WriteOp")
 
     def lower_write(self, b: Builder, x: SSAValue, planes: list[int] | None) -> None:

@@ -148,3 +148,56 @@ def test_exemptions_are_still_needed() -> None:
     edges = {(edge.importer, edge.imported) for edge in _edges(_modules())}
     stale = [f"{importer} -> {imported}" for importer, imported in EXEMPT if (importer, imported) not in edges]
     assert not stale, f"exempt imports that no longer exist: {stale}"
+
+
+# What compose() and the first call of a chain whose plan is on disk load: no xDSL among them
+# (issue 18; tests/runtime/test_fresh_process.py checks a real process). Lowering and emitting import it inside
+# their functions, which these top-level imports do not follow.
+WARM_ROOTS = ("fklir", "fklir.frontend.ops", "fklir.jit.pipeline", "fklir.backend.build")
+
+
+def _top_level_imports(path: Path) -> list[tuple[str, int]]:
+    """(module, line) of the imports a module runs when it is imported: outside functions and classes' methods,
+    and outside `if TYPE_CHECKING:` blocks."""
+    found: list[tuple[str, int]] = []
+
+    def visit(statements: list[ast.stmt]) -> None:
+        for node in statements:
+            if isinstance(node, ast.Import):
+                found.extend((alias.name, node.lineno) for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found.append((node.module, node.lineno))
+                if node.module.startswith("fklir"):  # `from fklir.x import y` may import the submodule y
+                    found.extend((f"{node.module}.{alias.name}", node.lineno) for alias in node.names)
+            elif isinstance(node, ast.If):
+                if not (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"):
+                    visit(node.body)
+                visit(node.orelse)
+            elif isinstance(node, ast.Try):
+                visit(node.body)
+                for handler in node.handlers:
+                    visit(handler.body)
+            elif isinstance(node, ast.ClassDef):
+                visit(node.body)
+
+    visit(ast.parse(path.read_text(), str(path)).body)
+    return found
+
+
+def test_the_warm_path_imports_no_xdsl() -> None:
+    modules = _modules()
+    seen: set[str] = set()
+    pending = list(WARM_ROOTS)
+    broken: list[str] = []
+    while pending:
+        name = pending.pop()
+        if name in seen or name not in modules:
+            continue
+        seen.add(name)
+        for imported, line in _top_level_imports(modules[name]):
+            if imported == "xdsl" or imported.startswith("xdsl."):
+                broken.append(f"{name} -> {imported} ({modules[name].relative_to(PACKAGE.parent)}:{line})")
+            parts = imported.split(".")
+            pending.extend(".".join(parts[:i]) for i in range(1, len(parts) + 1))  # packages run their __init__
+    assert "fklir.backend.kernel_layout" in seen and "fklir.runtime.launch" in seen  # the walk reaches them
+    assert not broken, "the warm path imports xDSL at module level:\n  " + "\n  ".join(broken)
