@@ -12,7 +12,7 @@ sources must equal; where the targets come to differ, regeneration writes `<name
 and `<name>.gpu.cu.golden`.
 
 Regenerate (`python -m tests.unit.emit_corpus --regenerate`) only for an intended codegen change:
-bump CODEGEN_VERSION in fklir/backend/emit_cpp.py and say in the commit why the output changed.
+bump CODEGEN_VERSION in fklir/backend/kernel_layout.py and say in the commit why the output changed.
 A refactor that fails the test has changed the emitted code; fix the refactor, not the goldens.
 """
 
