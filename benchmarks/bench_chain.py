@@ -438,13 +438,8 @@ def measure_wall(call: Call, method: Method, ok: bool, finish: Callable[[], obje
     return result
 
 
-def main(argv: list[str]) -> int:
-    args = parse_args(argv)
-    method = QUICK if args.quick else FULL
-    try:
-        import fklir as fkl
-    except Exception as error:
-        fail(f"cannot import fklir from {REPO}: {type(error).__name__}: {error}")
+def gpu_torch(fkl: Any) -> Any:
+    """torch, once fklir and torch both see a CUDA device; else exit 2 saying which does not."""
     if not fkl.gpu_available():
         fail("no CUDA GPU or driver found (fklir.gpu_available() is False); this benchmark needs a GPU")
     try:
@@ -453,6 +448,17 @@ def main(argv: list[str]) -> int:
         fail(f"needs PyTorch with CUDA: {error}")
     if not torch.cuda.is_available():
         fail(f"torch {torch.__version__} sees no CUDA device")
+    return torch
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    method = QUICK if args.quick else FULL
+    try:
+        import fklir as fkl
+    except Exception as error:
+        fail(f"cannot import fklir from {REPO}: {type(error).__name__}: {error}")
+    torch = gpu_torch(fkl)
     try:
         import cupy as cp  # pyright: ignore[reportMissingImports]
     except Exception:  # an optional peer: any import failure just empties its column

@@ -563,14 +563,7 @@ def main(argv: list[str]) -> int:
         import fklir as fkl
     except Exception as error:
         fail(f"needs fklir, cv2 and numpy: {type(error).__name__}: {error}")
-    if not fkl.gpu_available():
-        fail("no CUDA GPU or driver found (fklir.gpu_available() is False); this benchmark needs a GPU")
-    try:
-        import torch  # pyright: ignore[reportMissingImports]
-    except ImportError as error:
-        fail(f"needs PyTorch with CUDA: {error}")
-    if not torch.cuda.is_available():
-        fail(f"torch {torch.__version__} sees no CUDA device")
+    torch = bc.gpu_torch(fkl)
     cvcuda, cv_version = import_cvcuda()
     kit = Kit(torch, fkl, cv2, np, args.shrink)
     chosen = [build(kit) for name, build in BUILDERS.items() if not args.only or name in args.only]

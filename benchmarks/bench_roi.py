@@ -379,14 +379,7 @@ def main(argv: list[str]) -> int:
         import fklir as fkl
     except Exception as error:
         fail(f"cannot import fklir from {bc.REPO}: {type(error).__name__}: {error}")
-    if not fkl.gpu_available():
-        fail("no CUDA GPU or driver found (fklir.gpu_available() is False); this benchmark needs a GPU")
-    try:
-        import torch  # pyright: ignore[reportMissingImports]
-    except ImportError as error:
-        fail(f"needs PyTorch with CUDA: {error}")
-    if not torch.cuda.is_available():
-        fail(f"torch {torch.__version__} sees no CUDA device")
+    torch = bc.gpu_torch(fkl)
     try:
         import torchvision  # pyright: ignore[reportMissingImports]
         from torchvision import ops as tv_ops  # pyright: ignore[reportMissingImports]
