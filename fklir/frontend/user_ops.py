@@ -17,17 +17,17 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
-
-from xdsl.builder import Builder
-from xdsl.ir import SSAValue
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from fklir import dtypes
-from fklir.dialects import fkl
-from fklir.dialects.fkl.ops_user import IDENTIFIER
+from fklir.dialects.user_ops import IDENTIFIER, UserDeclaration, declare_user_op
 from fklir.frontend.ops import Op, _user_location  # pyright: ignore[reportPrivateUsage]
 from fklir.frontend.values import dtype_name, in_range, number
 from fklir.includes import closure_hash
+
+if TYPE_CHECKING:  # the IR is the cold path's: composing a known chain with a user op loads no xDSL
+    from xdsl.builder import Builder
+    from xdsl.ir import SSAValue
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,8 @@ class UserOpDescriptor(Op):
         object.__setattr__(self, "location", _user_location())
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
+        from fklir.dialects import fkl
+
         spec = self.spec
         ir_op = fkl.UserPixelOp if spec.pixel else fkl.UserOp
         op = ir_op(
@@ -165,7 +167,7 @@ def op(
     if reference is not None and not callable(reference):
         raise TypeError(f"fkl.op {name}: reference must be callable, got {reference!r}")
     digest = closure_hash(text, folder, (folder,))
-    fkl.declare_user_op(fkl.UserDeclaration(name, digest, text, source, first_line, (str(folder),), reference))
+    declare_user_op(UserDeclaration(name, digest, text, source, first_line, (str(folder),), reference))
     spec = UserOpSpec(name, digest, declared, accepted, result, count, pixel)
     doc = f"User op {name} (fkl.op): params {', '.join(p for p, _ in declared) or 'none'}."
     namespace = {"SPEC": spec, "__doc__": doc, "__module__": __name__, "__qualname__": name}

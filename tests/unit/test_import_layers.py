@@ -153,7 +153,7 @@ def test_exemptions_are_still_needed() -> None:
 # What compose() and the first call of a chain whose plan is on disk load: no xDSL among them
 # (issue 18; tests/runtime/test_fresh_process.py checks a real process). Lowering and emitting import it inside
 # their functions, which these top-level imports do not follow.
-WARM_ROOTS = ("fklir", "fklir.frontend.ops", "fklir.jit.pipeline", "fklir.backend.build")
+WARM_ROOTS = ("fklir", "fklir.frontend.ops", "fklir.frontend.user_ops", "fklir.jit.pipeline", "fklir.backend.build")
 
 
 def _top_level_imports(path: Path) -> list[tuple[str, int]]:

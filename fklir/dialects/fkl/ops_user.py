@@ -23,9 +23,8 @@ runs the Python file that declares them).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, Float64Type, IntAttr, StringAttr
 from xdsl.ir import Attribute, SSAValue, TypeAttribute
@@ -55,34 +54,10 @@ from fklir.dialects.fkl.syntax import (
 )
 from fklir.dialects.fkl.traits import ChannelWise, PixelWise
 from fklir.dialects.fkl.types import NAME_OF_TYPE, ImageType, dtype_name, reshaped
+from fklir.dialects.user_ops import DECLARATIONS, IDENTIFIER, UserDeclaration
+from fklir.dialects.user_ops import declare_user_op as declare_user_op
 
-IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _HASH = re.compile(r"[0-9a-f]{16,64}")
-
-# ---------------------------------------------------------------------------------------------
-# The declarations the IR's hashes refer to
-# ---------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class UserDeclaration:
-    """What the IR of a user op leaves out: the C++ to compile and the numpy reference."""
-
-    name: str  # the C++ struct, also the op's name in messages
-    digest: str  # content hash of `body` and every file it includes (the IR's `hash`)
-    body: str
-    source: str  # the file that compiler messages name (#line): the body file, or the declaring script
-    first_line: int  # the body's first line in `source`
-    include_dirs: tuple[str, ...]  # where its quoted includes are found
-    reference: Callable[..., Any] | None = field(default=None, compare=False)
-
-
-DECLARATIONS: dict[str, UserDeclaration] = {}
-
-
-def declare_user_op(declaration: UserDeclaration) -> None:
-    """Make a user op known to the backend and the interpreter (a redeclaration replaces the reference)."""
-    DECLARATIONS[declaration.digest] = declaration
 
 
 def user_declaration(op: UserOpBase) -> UserDeclaration:
