@@ -20,8 +20,6 @@ import importlib
 import os
 import re
 import shutil
-import subprocess
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
@@ -121,6 +119,8 @@ def compiler_identity(compiler: str) -> str:
     Only lines that carry a version number are kept (copyright and warranty text is dropped);
     for nvcc these are the "release 13.0, V13.0.88" and "Build cuda_13.0..." lines.
     """
+    import subprocess  # here, not at the top: a warm call never runs a compiler and need not import it
+
     try:
         result = subprocess.run([compiler, "--version"], capture_output=True, text=True, timeout=60, check=False)
     except (OSError, subprocess.TimeoutExpired) as error:
@@ -221,6 +221,8 @@ def _include_options(include_dirs: Sequence[Path]) -> list[str]:
 
 def _run_compiler(command: list[str], source_path: Path, cwd: Path) -> None:
     """Run one compiler command; any failure becomes a CompileError with stderr and the source path."""
+    import subprocess
+
     shown = " ".join(command)
     try:
         result = subprocess.run(
@@ -362,6 +364,8 @@ def _pch_folder(include_dir: Path) -> Path | None:
 
 
 def _process_pch_root() -> Path | None:
+    import tempfile
+
     global _pch_root
     if _pch_root is not None and _pch_root[0] == os.getpid():
         return _pch_root[1]
@@ -456,6 +460,8 @@ def _nvrtc_log(module: ModuleType, program: Any) -> str:
 def _keep_source(source: str, workdir: Path | None) -> Path:
     """Write a failed compile's source where the user can find it: <workdir>/kernel.cu."""
     if workdir is None:
+        import tempfile
+
         from fklir.backend.cache import BUILD_FOLDER, cache_dir, own_folder
 
         workdir = Path(tempfile.mkdtemp(prefix="nvrtc-", dir=own_folder(cache_dir() / BUILD_FOLDER)))
