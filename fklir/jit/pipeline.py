@@ -302,7 +302,7 @@ class Pipeline:
             return self._bound_result
         if self._warm:  # an unbound GPU pipeline that has run: an input seen before is one dict hit
             if isinstance(x, list | tuple):
-                listed = warm_list_key(x) if x else None
+                listed = warm_list_key(x)
                 if listed is not None and (entry := self._warm.get(listed[0])) is not None:
                     return self._call_warm(entry, x[0], listed[1][0], out, stream, listed[1])
             elif (seen := warm_key(x)) is not None and (entry := self._warm.get(seen[0])) is not None:

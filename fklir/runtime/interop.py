@@ -283,12 +283,14 @@ def warm_key(x: object) -> tuple[WarmKey, int] | None:
 
 
 def warm_list_key(xs: Sequence[object]) -> tuple[WarmKey, list[int]] | None:
-    """(key, device pointers) of a non-empty list of arrays of one kind that all have the same warm key; None
-    when any has none or differs, which sends the list through describe_gpu_array.
+    """(key, device pointers) of a list of arrays of one kind that all have the same warm key; None
+    when the list is empty or any array has none or differs, which sends the list through describe_gpu_array.
 
     The key stands for the list's full description as warm_key's does for one array (equal element keys
     and the length), so a list seen before keeps every check made on it then; each array's accessors are
     read once, through its type's reader found once for the whole list."""
+    if not xs:
+        return None
     first = xs[0]
     kind = type(first)
     try:
