@@ -10,7 +10,9 @@ mean host µs per call over N back-to-back calls. Then: cold compile of a new ch
 NVRTC when fklir has it), the whole first call of `pipe(x)`, for two families of three new structures
 each (uint8 Adds then a Mul; the uint8 -> float32 normalisation then 0-2 Max), and the first call in a
 fresh process whose disk cache holds the kernel, timed from after `compose()` (imports excluded), as
-SPEC §5 asks.
+SPEC §5 asks, and the whole of import fklir + compose + first call there on both targets (issue 18). Last,
+per-frame ROIs new every frame (1..64 random boxes): compose + call per frame beside CV-CUDA's as_images
+of the crops + resize_crop_convert_reformat, and how many compiles the loop caused.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import argparse
 import ctypes
 import datetime
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -117,6 +120,132 @@ def fresh_process_ms(root: str, cache: str) -> tuple[float, int, int]:
     out = subprocess.run([sys.executable, "-c", script], env=env, check=True, capture_output=True, text=True)
     ms, compiles, hits = out.stdout.split()
     return float(ms), int(compiles), int(hits)
+
+
+# The whole first call of a fresh process with a warm disk cache, from before `import fklir` to the result
+# (the framework import and the CUDA context excluded, as issue 18 counts it); GPU and CPU targets.
+FRESH_WHOLE = r"""
+import sys, time
+sys.path.insert(0, {root!r})
+{setup}
+start = time.perf_counter()
+import fklir as fkl
+pipe = fkl.compose(fkl.TensorRead(), fkl.Cast("float32"), fkl.Mul({mul}), fkl.Sub(3.0), fkl.SaturateCast("uint8"),
+                   fkl.TensorWrite(), target={target!r})
+out = pipe(x)
+{sync}
+elapsed = (time.perf_counter() - start) * 1e3
+from fklir.backend.build import STATS
+print(f"{{elapsed:.2f}} {{STATS.compiles}} {{STATS.disk_hits}} {{int('xdsl' in sys.modules)}}")
+"""
+FRESH_SETUP = {
+    "gpu": (
+        "import torch\nx = torch.zeros((1080, 1920, 3), dtype=torch.uint8, device='cuda')\ntorch.cuda.synchronize()",
+        "torch.cuda.synchronize()",
+    ),
+    "cpu": ("import numpy as np\nx = np.zeros((1080, 1920, 3), dtype=np.uint8)", ""),
+}
+
+
+def fresh_whole_ms(root: str, cache: str, target: str, runs: int = 5) -> tuple[float, int, int, bool]:
+    """Median ms of `runs` fresh processes after one that fills the cache; their compiles, disk hits, xDSL."""
+    env = {**os.environ, "FKLIR_CACHE_DIR": cache}
+    setup, sync = FRESH_SETUP[target]
+    script = FRESH_WHOLE.format(root=root, mul=0.25, target=target, setup=setup, sync=sync)
+    subprocess.run([sys.executable, "-c", script], env=env, check=True, capture_output=True)
+    rows = []
+    for _ in range(runs):
+        out = subprocess.run([sys.executable, "-c", script], env=env, check=True, capture_output=True, text=True)
+        rows.append(out.stdout.split())
+    ms = statistics.median(float(r[0]) for r in rows)
+    return ms, max(int(r[1]) for r in rows), min(int(r[2]) for r in rows), any(r[3] == "1" for r in rows)
+
+
+MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+
+
+def frame_rects(draw: random.Random, count: int, w: int, h: int) -> list[tuple[int, int, int, int]]:
+    """`count` detector boxes of random sizes inside a w x h frame."""
+    rects = []
+    for _ in range(count):
+        rw, rh = draw.randint(24, 480), draw.randint(24, 480)
+        rects.append((draw.randrange(w - rw + 1), draw.randrange(h - rh + 1), rw, rh))
+    return rects
+
+
+def roi_frames(fkl: Any, torch: Any, frames: int) -> list[str]:
+    """Per-frame ROIs, new every frame (1..64 of them): compose + call, and CV-CUDA's as_images of the crops +
+    resize_crop_convert_reformat, each frame synchronised. Rows: median µs per frame and the loop's compiles."""
+    from fklir.backend.build import STATS
+
+    w, h, out = 1920, 1080, 224
+    image = torch.randint(0, 256, (h, w, 3), dtype=torch.uint8, device="cuda")
+    draw = random.Random(7)
+    plan = [frame_rects(draw, draw.randint(1, 64), w, h) for _ in range(frames)]
+    mean = torch.tensor(MEAN, device="cuda").view(3, 1, 1)
+    std = torch.tensor(STD, device="cuda").view(3, 1, 1)
+
+    def fklir_frame(rects: list[tuple[int, int, int, int]]) -> Any:
+        pipe = fkl.compose(
+            fkl.TensorRead(),
+            fkl.Crop(rects),
+            fkl.Resize(out, out),
+            fkl.Mul(1 / 255),
+            fkl.Sub(MEAN),
+            fkl.Div(STD),
+            fkl.TensorSplit(),
+            target="gpu",
+        )
+        return pipe(image)
+
+    def cvcuda_frame(cvcuda: Any, rects: list[tuple[int, int, int, int]]) -> Any:
+        crops = [image[y : y + rh, x : x + rw] for x, y, rw, rh in rects]
+        target = torch.empty((len(rects), 3, out, out), dtype=torch.float32, device="cuda")
+        images = cvcuda.as_images(crops, cvcuda.Format.RGB8)
+        cvcuda.resize_crop_convert_reformat_into(
+            cvcuda.as_tensor(target, "NCHW"),
+            images,
+            (out, out),
+            cvcuda.Interp.LINEAR,
+            (0, 0),
+            scale=1 / 255,
+            srcCast=False,
+        )
+        return target
+
+    def loop(frame: Callable[[list[tuple[int, int, int, int]]], Any]) -> float:
+        samples = []
+        for rects in plan:
+            start = time.perf_counter()
+            frame(rects)
+            torch.cuda.synchronize()
+            samples.append((time.perf_counter() - start) * 1e6)
+        return statistics.median(samples)
+
+    fklir_frame(plan[0])  # the structure's one compile, before the loop
+    torch.cuda.synchronize()
+    compiles = STATS.compiles
+    fklir_us = loop(fklir_frame)
+    loop_compiles = STATS.compiles - compiles
+    rows = [
+        f"| fklir: compose(new rects) + call, 1..64 ROIs per frame ({loop_compiles} compiles in the loop) "
+        f"| {fklir_us:.1f} |"
+    ]
+    try:
+        import cvcuda  # pyright: ignore[reportMissingImports]
+    except ImportError:
+        rows.append("| CV-CUDA as_images(crops) + resize_crop_convert_reformat | not installed |")
+        return rows
+    got = fklir_frame(plan[1])
+    theirs = (cvcuda_frame(cvcuda, plan[1]) - mean) / std
+    torch.cuda.synchronize()
+    worst = float((got - theirs).abs().max())
+    cv_us = loop(lambda rects: cvcuda_frame(cvcuda, rects))
+    rows.append(
+        f"| CV-CUDA {cvcuda.__version__} as_images(crops) + resize_crop_convert_reformat, no normalise "
+        f"(max |fklir - CV-CUDA normalised| = {worst:.2g}) | {cv_us:.1f} |"
+    )
+    return rows
 
 
 def adds_then_mul(fkl: Any, i: int) -> list[Any]:
@@ -236,6 +365,8 @@ def main(argv: list[str]) -> int:
     floor = nvrtc_floor_ms()
     root = str(Path(__file__).resolve().parents[1])
     fresh_ms, fresh_compiles, fresh_hits = fresh_process_ms(root, tempfile.mkdtemp(prefix="fklir-fresh-"))
+    whole = {t: fresh_whole_ms(root, tempfile.mkdtemp(prefix="fklir-fresh-"), t) for t in ("gpu", "cpu")}
+    frames = roi_frames(fkl, torch, 50 if args.quick else 200)
 
     now = datetime.datetime.now(datetime.UTC)
     lines = [
@@ -255,6 +386,16 @@ def main(argv: list[str]) -> int:
         f"{floor if isinstance(floor, str) else f'{floor:.0f}'} |",
         f"| fresh process, warm disk cache: first call after compose "
         f"(compiles={fresh_compiles}, disk hits={fresh_hits}) | {fresh_ms:.2f} |",
+        *(
+            f"| fresh process, warm disk cache, {t.upper()} target: import fklir + compose + first call "
+            f"(compiles={c}, disk hits={d}, xDSL imported: {x}; median of 5) | {ms:.2f} |"
+            for t, (ms, c, d, x) in whole.items()
+        ),
+        "| fkl-python's whole first call from a warm cache (quoted in issue 18, not measured here) | 6 |",
+        "",
+        "| per-frame ROIs, 1080p uint8x3 → 224x224 → planar float32, synchronised each frame | µs per frame (median) |",
+        "|---|---|",
+        *frames,
         "",
     ]
     report = "\n".join(lines)
