@@ -90,6 +90,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--quick", action="store_true", help="few calls and repetitions (smoke test)")
     p.add_argument("--size", type=size, default=(3840, 2160), metavar="WxH", help="default 3840x2160")
     p.add_argument("--out", type=Path, metavar="PATH", help="also append the markdown report to PATH")
+    p.add_argument("--flat", action="store_true", help="only the flat chains: f32/f16/u8 with 1-4 channels (issue 19)")
     return p.parse_args(argv)
 
 
@@ -158,6 +159,61 @@ def workloads(torch: Any, fkl: Any, w: int, h: int) -> list[Workload]:
         integer=True,
     )
     return [float_chain, uint8_chain]
+
+
+def flat_workloads(torch: Any, fkl: Any, w: int, h: int) -> list[Workload]:
+    """Issue 19's flat chains: float32 and float16 Mul + Add, uint8 Cast → Mul → Sub → SaturateCast, 1-4 channels."""
+    dev, rows = torch.device(DEVICE), []
+    for c in (1, 2, 3, 4):
+        shape = (h, w, c)
+        for name, dtype, cupy_type in (("float32", torch.float32, "float32"), ("float16", torch.float16, "float16")):
+            rows.append(
+                Workload(
+                    label=f"flat {name}x{c} Mul + Add, {w}x{h}",
+                    shape=shape,
+                    itemsize=dtype.itemsize,
+                    make_input=lambda shape=shape, dtype=dtype: (torch.rand(shape, device=dev) * 2 - 1).to(dtype),
+                    eager=lambda x: x * 1.5 + 0.25,
+                    fklir_ops=(fkl.TensorRead(), fkl.Mul(1.5), fkl.Add(0.25), fkl.TensorWrite()),
+                    # each step rounded to the element type, as the chain keeps its type (SPEC §3)
+                    cupy_kernel=(
+                        f"{cupy_type} x",
+                        f"{cupy_type} y",
+                        f"{cupy_type} t = {cupy_type}(__fmul_rn((float)x, 1.5f));"
+                        f" y = {cupy_type}(__fadd_rn((float)t, 0.25f));",
+                        f"bench_flat_{name}_{c}",
+                    ),
+                    cupy_consts=(),
+                    integer=False,
+                )
+            )
+        rows.append(
+            Workload(
+                label=f"flat uint8x{c} → float → Mul/Sub → SaturateCast uint8, {w}x{h}",
+                shape=shape,
+                itemsize=1,
+                make_input=lambda shape=shape: torch.randint(0, 256, shape, dtype=torch.uint8, device=dev),
+                eager=lambda x: (x.to(torch.float32) * 1.2 - 10.0).round().clamp(0, 255).to(torch.uint8),
+                fklir_ops=(
+                    fkl.TensorRead(),
+                    fkl.Cast("float32"),
+                    fkl.Mul(1.2),
+                    fkl.Sub(10.0),
+                    fkl.SaturateCast("uint8"),
+                    fkl.TensorWrite(),
+                ),
+                cupy_kernel=(
+                    "uint8 x",
+                    "uint8 y",
+                    "float v = __fsub_rn(__fmul_rn((float)x, 1.2f), 10.f);"
+                    " y = (unsigned char)rintf(fminf(fmaxf(v, 0.f), 255.f));",
+                    f"bench_flat_u8_{c}",
+                ),
+                cupy_consts=(),
+                integer=True,
+            )
+        )
+    return rows
 
 
 def compare(torch: Any, got: Any, ref: Any, integer: bool) -> tuple[bool, str]:
@@ -473,7 +529,8 @@ def main(argv: list[str]) -> int:
             cp_stream.use()  # CuPy kernels go on the same stream as everything else
         cycles_per_us = calibrate_sleep(torch, stream)
         say(f"- sleep kernel: {cycles_per_us:.0f} cycles per µs", log)
-        for wl in workloads(torch, fkl, *args.size):
+        chosen = flat_workloads(torch, fkl, *args.size) if args.flat else workloads(torch, fkl, *args.size)
+        for wl in chosen:
             rows.append((wl, run_workload(torch, fkl, cp, stream, wl, method, l2, cycles_per_us, log)))
             torch.cuda.empty_cache()
     sections = [*environment(torch, cp, method, l2), "", *report(rows, method), "", "Checks and setup:", ""]
