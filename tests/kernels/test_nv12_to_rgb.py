@@ -282,9 +282,15 @@ def backend(request: pytest.FixtureRequest) -> Iterator[str]:
     fkl.set_backend(previous)
 
 
+# The packed kernel's paths (nv12_to_rgb.cuh): 3840 and 1920 are whole warps of 16-pixel vector runs; 1040 ends
+# in a warp with one run; 1048 ends in a partial run and its odd rows are not 16-byte aligned (the byte path);
+# the others are narrower than a run.
+GPU_SIZES = [*SIZES, (1080, 1920), (4, 260), (6, 3840), (4, 1040), (4, 1048)]
+
+
 @gpu
 @pytest.mark.usefixtures("backend")
-@pytest.mark.parametrize(("height", "width"), [*SIZES, (1080, 1920), (4, 260)])
+@pytest.mark.parametrize(("height", "width"), GPU_SIZES)
 def test_gpu_torch_equals_cv2(height: int, width: int) -> None:
     torch = pytest.importorskip("torch")
     frames = random_frames((3,), height, width)
@@ -317,7 +323,7 @@ def test_gpu_planar_and_standards_equal_the_cpu(standard: str, full_range: bool,
 
 @gpu
 def test_gpu_pitched_and_misaligned() -> None:
-    """Pitched Y/UV views, and a packed out whose rows are not whole words (W % 4 == 2): the byte copy."""
+    """Pitched Y/UV views, and a packed out at an odd address: the byte path."""
     torch = pytest.importorskip("torch")
     frames = random_frames((2,), 34, 18)
     y, uv = planes(frames)
@@ -328,10 +334,28 @@ def test_gpu_pitched_and_misaligned() -> None:
     got = nv12_to_rgb(y_surface[..., :18], uv_surface[..., :9, :])
     np.testing.assert_array_equal(got.cpu().numpy(), cv2_reference(frames))
     storage = torch.zeros(1 + 34 * 20 * 3, dtype=torch.uint8, device="cuda")
-    out = storage[1:].view(34, 20, 3)  # odd address: the tile's copy goes byte by byte
+    out = storage[1:].view(34, 20, 3)
     frame = random_frames((), 34, 20)
     nv12_to_rgb(torch.from_numpy(frame).cuda(), out=out)
     np.testing.assert_array_equal(out.cpu().numpy(), cv2_reference(frame))
+
+
+@gpu
+@pytest.mark.usefixtures("backend")
+@pytest.mark.parametrize("offset", [0, 1, 8, 16])
+def test_gpu_offset_views(offset: int) -> None:
+    """Input and output views `offset` bytes into their storage, on a width of whole vector runs: 0 and 16
+    keep the vector path, 1 and 8 break its alignment (the byte path)."""
+    torch = pytest.importorskip("torch")
+    height, width = 6, 1024
+    frames = random_frames((2,), height, width)
+    size = frames.size
+    source = torch.zeros(offset + size, dtype=torch.uint8, device="cuda")
+    source[offset:] = torch.from_numpy(frames.reshape(-1)).cuda()
+    target = torch.zeros(offset + 2 * height * width * 3, dtype=torch.uint8, device="cuda")
+    out = target[offset:].view(2, height, width, 3)
+    nv12_to_rgb(source[offset:].view(frames.shape), out=out)
+    np.testing.assert_array_equal(out.cpu().numpy(), cv2_reference(frames))
 
 
 @gpu

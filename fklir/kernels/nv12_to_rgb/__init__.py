@@ -109,8 +109,17 @@ def _arguments(out: jit.TensorMatcher) -> list[tuple[str, object]]:
     ]
 
 
-def _grid(B: int, H: int, W: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
-    """One thread per chroma sample (2x2 pixels), blocks of 64 x 2 (nv12_to_rgb.cuh's tile)."""
+RUN = 16  # pixels per packed thread and row (nv12_to_rgb.cuh's 2 kPackedSamples)
+WARPS = 4  # warps per packed block, one chroma row each (kPackedWarps)
+
+
+def _packed_grid(B: int, H: int, W: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """One thread per run of RUN pixels on two rows, a warp per 32 runs of a chroma row, blocks of WARPS warps."""
+    return ((-(-W // (32 * RUN)), -(-(H // 2) // WARPS), B), (32, WARPS, 1))
+
+
+def _planar_grid(B: int, H: int, W: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """One thread per chroma sample (2x2 pixels), blocks of 64 x 2."""
     return ((-(-(W // 2) // 64), -(-(H // 2) // 2), B), (64, 2, 1))
 
 
@@ -119,14 +128,14 @@ PACKED = jit.kernel(
     cuda="nv12_to_rgb.cuh",
     cpu="nv12_to_rgb.cpp",
     args=_arguments(jit.TensorMatcher((B, H, W, 3)).with_dtype("uint8")),
-    grid=_grid,
+    grid=_packed_grid,
 )
 PLANAR = jit.kernel(
     "nv12_to_rgb_planar",
     cuda="nv12_to_rgb.cuh",
     cpu="nv12_to_rgb.cpp",
     args=[*_arguments(jit.TensorMatcher((B, 3, H, W)).with_dtype("float32")), ("scale", "float32")],
-    grid=_grid,
+    grid=_planar_grid,
 )
 
 

@@ -3,16 +3,139 @@
 // The tensors are nv12_to_rgb.cpp's: out (B, H, W, 3) uint8 (packed) or (B, 3, H, W) float32 (planar),
 // C-contiguous; y and uv (B, rows, W) uint8 rows with any frame and row strides, output row r reading
 // Y row r and UV row uv_row + r / 2 (uv_row = H for a single-buffer frame passed as both).
-//
-// One thread per chroma sample: its (U, V) pair and the 2x2 pixels that share it, so that the pair is
-// read and its terms computed once; a warp covers 64 consecutive pixels of two rows, so its loads are
-// runs of consecutive bytes (coalesced). Grid (W / 2, H / 2, B) samples in blocks of 64 x 2 threads.
 #include "fkl/tensor_view.h"
 #include "nv12_color.h"
 
 using fkl::i64;
 using fkl::u8;
 using nv12::row_start;
+
+// ----- packed ------------------------------------------------------------------------------------------
+//
+// A thread converts kSamples chroma samples side by side on one chroma row: 2 kSamples pixels of two
+// rows. Its luma row, its UV pairs and each output row's 6 kSamples bytes are then one vector or three,
+// so that a thread's loads are few and wide and all issued before it computes. A warp is 32 such runs
+// of one chroma row; it stages each output row in shared memory so that its stores are consecutive
+// vectors (a thread's own three would leave gaps of two vectors between the warp's lanes). Blocks are
+// kPackedWarps warps on consecutive chroma rows; grid (W / (64 kSamples), H / (2 kPackedWarps), B).
+//
+// Rows whose addresses are not multiples of the vector, and the end of a row that is not a whole run,
+// take the byte path: the same arithmetic, one pixel at a time.
+constexpr int kPackedWarps = 4;
+
+// The vector of kBytes bytes
+template <int kBytes>
+struct Vector;
+template <>
+struct Vector<16> {
+    using type = uint4;
+};
+template <>
+struct Vector<8> {
+    using type = uint2;
+};
+
+// kWords vectors of kBytes bytes, addressed as bytes (the indices are constants once unrolled, so the
+// bytes stay in registers)
+template <int kBytes, int kWords>
+union Bytes {
+    typename Vector<kBytes>::type word[kWords];
+    u8 byte[kBytes * kWords];
+};
+
+// Byte by byte: `samples` chroma samples' pixels of one row
+__device__ void packed_bytes(u8* out, const u8* luma, const u8* pairs, int samples, const nv12::Coefficients& k,
+                             bool bgr) {
+    for (int s = 0; s < samples; ++s) {
+        const nv12::Chroma c = nv12::chroma_terms(k, pairs[2 * s], pairs[2 * s + 1]);
+        nv12::store_packed(out + 6 * s, nv12::pixel_rgb(k, luma[2 * s], c), bgr);
+        nv12::store_packed(out + 6 * s + 3, nv12::pixel_rgb(k, luma[2 * s + 1], c), bgr);
+    }
+}
+
+// The packed conversion of this thread's run (see above), in blocks of 32 x kPackedWarps threads.
+// kStaged: each output row goes through the warp's `stage` (32 x 3 vectors); otherwise every thread
+// stores its own vectors.
+template <int kSamples, bool kStaged>
+__device__ void packed_run(const fkl::TensorView& out, const fkl::TensorView& y, const fkl::TensorView& uv, int uv_row,
+                           bool bgr, const nv12::Coefficients& k, typename Vector<2 * kSamples>::type* stage) {
+    constexpr int kBytes = 2 * kSamples;  // a run's luma bytes per row, and its UV bytes
+    using Word = typename Vector<kBytes>::type;
+    const i64 height = out.shape[1], width = out.shape[2], b = blockIdx.z;
+    const int cr = blockIdx.y * blockDim.y + threadIdx.y, lane = threadIdx.x;
+    if (2 * cr >= height) return;  // the whole warp: its lanes share the chroma row
+    const int x0 = (blockIdx.x * blockDim.x + lane) * kBytes;  // this run's first pixel
+    const u8* pairs = row_start(uv, b, uv_row + cr) + x0;
+    const u8* luma[2] = {row_start(y, b, 2 * cr) + x0, row_start(y, b, 2 * cr + 1) + x0};
+    u8* const top = out.ptr<u8>() + ((b * height + 2 * cr) * width + x0) * 3;
+    u8* const rows[2] = {top, top + 3 * width};
+    // a lane's addresses are lane 0's plus multiples of the vector, so every lane agrees on this
+    const auto bits = [](const void* p) { return reinterpret_cast<unsigned long long>(p); };
+    const bool aligned = (bits(pairs) | bits(luma[0]) | bits(luma[1]) | bits(rows[0]) | bits(rows[1])) % kBytes == 0;
+    const bool whole = aligned && x0 + kBytes <= width;  // the whole lanes are a prefix of the warp
+    if (aligned) {
+        const int words = kStaged ? 3 * __popc(__ballot_sync(~0u, whole)) : 0;  // the warp's vectors per row
+        Bytes<kBytes, 1> in[3];  // the UV pairs, then the two luma rows
+        nv12::Chroma c[kSamples];
+        if (whole) {
+            in[0].word[0] = __ldg(reinterpret_cast<const Word*>(pairs));
+            in[1].word[0] = __ldg(reinterpret_cast<const Word*>(luma[0]));
+            in[2].word[0] = __ldg(reinterpret_cast<const Word*>(luma[1]));
+#pragma unroll
+            for (int s = 0; s < kSamples; ++s) {
+                const nv12::Chroma t = nv12::chroma_terms(k, in[0].byte[2 * s], in[0].byte[2 * s + 1]);
+                c[s] = bgr ? nv12::Chroma{t.b, t.g, t.r} : t;  // so that the pixels store R, G, B in place
+            }
+        }
+#pragma unroll
+        for (int dr = 0; dr < 2; ++dr) {
+            Bytes<kBytes, 3> pixels;
+            if (whole) {
+#pragma unroll
+                for (int x = 0; x < kBytes; ++x)
+                    nv12::store_packed(pixels.byte + 3 * x, nv12::pixel_rgb(k, in[1 + dr].byte[x], c[x / 2]), false);
+            }
+            if (!kStaged) {
+                if (whole) {
+#pragma unroll
+                    for (int w = 0; w < 3; ++w) reinterpret_cast<Word*>(rows[dr])[w] = pixels.word[w];
+                }
+                continue;
+            }
+            if (whole) {
+#pragma unroll
+                for (int w = 0; w < 3; ++w) stage[3 * lane + w] = pixels.word[w];
+            }
+            __syncwarp();
+            Word* const first = reinterpret_cast<Word*>(rows[dr] - 3 * kBytes * lane);  // lane 0's
+#pragma unroll
+            for (int w = 0; w < 3; ++w)
+                if (lane + 32 * w < words) first[lane + 32 * w] = stage[lane + 32 * w];
+            __syncwarp();  // the stage is read before the next row overwrites it
+        }
+    }
+    if (whole || x0 >= width) return;
+    const int samples = int(width - x0 < kBytes ? width - x0 : kBytes) / 2;
+    for (int dr = 0; dr < 2; ++dr) packed_bytes(rows[dr], luma[dr], pairs, samples, k, bgr);
+}
+
+// The shipped layout: runs of kPackedSamples chroma samples, stores staged by the warp
+constexpr int kPackedSamples = 8;
+
+// out[b, r, x] = (R, G, B) or (B, G, R) of Y[b, r, x] and its chroma pair. Blocks of 32 x kPackedWarps.
+__global__ void __launch_bounds__(32 * kPackedWarps)
+    nv12_to_rgb_packed(fkl::TensorView out, fkl::TensorView y, fkl::TensorView uv, int uv_row, bool bgr,
+                       int y_offset, int cy, int cvr, int cvg, int cug, int cub) {
+    __shared__ Vector<2 * kPackedSamples>::type stage[kPackedWarps][32 * 3];
+    packed_run<kPackedSamples, true>(out, y, uv, uv_row, bgr, {y_offset, cy, cvr, cvg, cug, cub},
+                                     stage[threadIdx.y]);
+}
+
+// ----- planar ------------------------------------------------------------------------------------------
+//
+// One thread per chroma sample: its (U, V) pair and the 2x2 pixels that share it, so that the pair is
+// read and its terms computed once; a warp covers 64 consecutive pixels of two rows, so its loads are
+// runs of consecutive bytes (coalesced). Grid (W / 2, H / 2, B) samples in blocks of 64 x 2 threads.
 
 // This thread's chroma sample: column cx (pixels 2cx, 2cx + 1), row cr (rows 2cr, 2cr + 1) of frame b.
 struct Sample {
@@ -21,54 +144,6 @@ struct Sample {
 
 __device__ inline Sample this_sample() {
     return {i64(blockIdx.x) * blockDim.x + threadIdx.x, i64(blockIdx.y) * blockDim.y + threadIdx.y, i64(blockIdx.z)};
-}
-
-// A packed block's tile: 64 chroma samples (128 pixels) by 2 (4 rows), staged in shared memory so
-// that the block writes each output row's 384 bytes as whole 4-byte words (a pixel's 3 bytes, written
-// straight, would make a warp's stores 3-byte strided).
-constexpr int kTileSamples = 64;
-constexpr int kTileSampleRows = 2;
-constexpr int kTileRowBytes = 2 * kTileSamples * 3;
-
-// rows x bytes of `tile` to `out` (rows `pitch` bytes apart), in Words: bytes and the addresses are
-// multiples of sizeof(Word).
-template <class Word>
-__device__ void copy_out(const u8 (*tile)[kTileRowBytes], u8* out, i64 pitch, int rows, int bytes) {
-    const int words = bytes / int(sizeof(Word));
-    const int thread = threadIdx.y * blockDim.x + threadIdx.x, threads = blockDim.x * blockDim.y;
-    for (int i = thread; i < rows * words; i += threads) {
-        const int row = i / words, word = i % words;
-        reinterpret_cast<Word*>(out + row * pitch)[word] = reinterpret_cast<const Word*>(tile[row])[word];
-    }
-}
-
-// out[b, r, x] = (R, G, B) or (B, G, R) of Y[b, r, x] and its chroma pair. Blocks of 64 x 2 threads.
-__global__ void nv12_to_rgb_packed(fkl::TensorView out, fkl::TensorView y, fkl::TensorView uv, int uv_row,
-                                   bool bgr, int y_offset, int cy, int cvr, int cvg, int cug, int cub) {
-    __shared__ __align__(16) u8 tile[2 * kTileSampleRows][kTileRowBytes];
-    const i64 height = out.shape[1], width = out.shape[2];
-    const Sample s = this_sample();
-    if (2 * s.cx < width && 2 * s.cr < height) {
-        const nv12::Coefficients k{y_offset, cy, cvr, cvg, cug, cub};
-        const u8* pair = row_start(uv, s.b, uv_row + s.cr) + 2 * s.cx;
-        const nv12::Chroma c = nv12::chroma_terms(k, pair[0], pair[1]);
-        for (int dr = 0; dr < 2; ++dr) {
-            const u8* luma = row_start(y, s.b, 2 * s.cr + dr) + 2 * s.cx;
-            u8* pixel = tile[2 * threadIdx.y + dr] + 6 * threadIdx.x;
-            nv12::store_packed(pixel, nv12::pixel_rgb(k, luma[0], c), bgr);
-            nv12::store_packed(pixel + 3, nv12::pixel_rgb(k, luma[1], c), bgr);
-        }
-    }
-    __syncthreads();
-    const i64 x0 = 2 * i64(blockIdx.x) * kTileSamples, r0 = 2 * i64(blockIdx.y) * kTileSampleRows;
-    const int columns = width - x0 < 2 * kTileSamples ? int(width - x0) : 2 * kTileSamples;  // the row's last tile
-    const int rows = height - r0 < 2 * kTileSampleRows ? int(height - r0) : 2 * kTileSampleRows;
-    u8* first = out.ptr<u8>() + ((s.b * height + r0) * width + x0) * 3;
-    // W % 4 == 0: every row and tile starts on a word, and a tile row's 3 * columns bytes are whole words
-    if (width % 4 == 0 && reinterpret_cast<unsigned long long>(out.data) % 4 == 0)
-        copy_out<fkl::u32>(tile, first, 3 * width, rows, 3 * columns);
-    else
-        copy_out<u8>(tile, first, 3 * width, rows, 3 * columns);
 }
 
 // out[b, c, r, x] = channel c of the packed result (c = 0 is B when bgr) times scale (1 or 1/255);

@@ -1,0 +1,247 @@
+"""Experiment: time layouts of the packed nv12_to_rgb kernel against the shipped one (device only).
+
+    PYTHONPATH=. python3 benchmarks/nv12_variants.py
+
+Variants of fklir/kernels/nv12_to_rgb/nv12_to_rgb.cuh's packed_run (runs of 4 or 8 chroma samples per
+thread, stores staged by the warp or each thread's own), the shipped kernel, and the kernel as it was at
+f8434d7 (one thread per chroma sample and a block-wide shared tile, embedded below). Each is built with
+NVRTC first, which runs without a GPU (with nvcc present, ptxas's register counts are printed too); on a
+GPU each is checked equal to cv2.cvtColor, then timed with bench_chain's method on issue 16's two packed
+workloads. Not a benchmark of record: it exists to choose the shipped layout (see RESULTS.md).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import astuple, dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_chain as bc  # the timing method; importing it also puts this tree's fklir on sys.path
+from bench_chain import Method
+from bench_nv12_to_rgb import Workload, cv2_reference
+
+import fklir as fkl
+from fklir import jit
+from fklir.backend import compilers
+from fklir.kernels import nv12_to_rgb as nv12
+
+KERNELS = Path(nv12.__file__).resolve().parent
+INCLUDE = Path(fkl.__file__).resolve().parent / "backend" / "include"
+ARCH = "sm_90"
+METHOD = Method(calls=20, reps=11, warmup=5)
+WORKLOADS = [
+    Workload("3840x2160 NV12 → RGB uint8", 1, 3840, 2160, False),
+    Workload("8 × 1920x1080 NV12 → RGB uint8", 8, 1920, 1080, False),
+]
+
+# The packed kernel at f8434d7 (git show f8434d7:fklir/kernels/nv12_to_rgb/nv12_to_rgb.cuh), packed part only
+F8434D7 = r"""
+#include "fkl/tensor_view.h"
+#include "nv12_color.h"
+
+using fkl::i64;
+using fkl::u8;
+using nv12::row_start;
+
+struct Sample {
+    i64 cx, cr, b;
+};
+
+__device__ inline Sample this_sample() {
+    return {i64(blockIdx.x) * blockDim.x + threadIdx.x, i64(blockIdx.y) * blockDim.y + threadIdx.y, i64(blockIdx.z)};
+}
+
+constexpr int kTileSamples = 64;
+constexpr int kTileSampleRows = 2;
+constexpr int kTileRowBytes = 2 * kTileSamples * 3;
+
+template <class Word>
+__device__ void copy_out(const u8 (*tile)[kTileRowBytes], u8* out, i64 pitch, int rows, int bytes) {
+    const int words = bytes / int(sizeof(Word));
+    const int thread = threadIdx.y * blockDim.x + threadIdx.x, threads = blockDim.x * blockDim.y;
+    for (int i = thread; i < rows * words; i += threads) {
+        const int row = i / words, word = i % words;
+        reinterpret_cast<Word*>(out + row * pitch)[word] = reinterpret_cast<const Word*>(tile[row])[word];
+    }
+}
+
+__global__ void nv12_to_rgb_packed(fkl::TensorView out, fkl::TensorView y, fkl::TensorView uv, int uv_row,
+                                   bool bgr, int y_offset, int cy, int cvr, int cvg, int cug, int cub) {
+    __shared__ __align__(16) u8 tile[2 * kTileSampleRows][kTileRowBytes];
+    const i64 height = out.shape[1], width = out.shape[2];
+    const Sample s = this_sample();
+    if (2 * s.cx < width && 2 * s.cr < height) {
+        const nv12::Coefficients k{y_offset, cy, cvr, cvg, cug, cub};
+        const u8* pair = row_start(uv, s.b, uv_row + s.cr) + 2 * s.cx;
+        const nv12::Chroma c = nv12::chroma_terms(k, pair[0], pair[1]);
+        for (int dr = 0; dr < 2; ++dr) {
+            const u8* luma = row_start(y, s.b, 2 * s.cr + dr) + 2 * s.cx;
+            u8* pixel = tile[2 * threadIdx.y + dr] + 6 * threadIdx.x;
+            nv12::store_packed(pixel, nv12::pixel_rgb(k, luma[0], c), bgr);
+            nv12::store_packed(pixel + 3, nv12::pixel_rgb(k, luma[1], c), bgr);
+        }
+    }
+    __syncthreads();
+    const i64 x0 = 2 * i64(blockIdx.x) * kTileSamples, r0 = 2 * i64(blockIdx.y) * kTileSampleRows;
+    const int columns = width - x0 < 2 * kTileSamples ? int(width - x0) : 2 * kTileSamples;
+    const int rows = height - r0 < 2 * kTileSampleRows ? int(height - r0) : 2 * kTileSampleRows;
+    u8* first = out.ptr<u8>() + ((s.b * height + r0) * width + x0) * 3;
+    if (width % 4 == 0 && reinterpret_cast<unsigned long long>(out.data) % 4 == 0)
+        copy_out<fkl::u32>(tile, first, 3 * width, rows, 3 * columns);
+    else
+        copy_out<u8>(tile, first, 3 * width, rows, 3 * columns);
+}
+"""
+
+# packed_run<kSamples, kStaged> as a kernel of its own, appended to the shipped source
+VARIANT = r"""
+template <int kSamples, bool kStaged>
+__global__ void __launch_bounds__(32 * kPackedWarps)
+    packed_variant(fkl::TensorView out, fkl::TensorView y, fkl::TensorView uv, int uv_row, bool bgr,
+                   int y_offset, int cy, int cvr, int cvg, int cug, int cub) {
+    __shared__ typename Vector<2 * kSamples>::type stage[kPackedWarps][32 * 3];
+    packed_run<kSamples, kStaged>(out, y, uv, uv_row, bgr, {y_offset, cy, cvr, cvg, cug, cub}, stage[threadIdx.y]);
+}
+"""
+
+
+@dataclass(frozen=True)
+class Variant:
+    label: str
+    source: str  # CUDA source text
+    name: str  # the __global__ function
+    template: str  # its template arguments ("" for none)
+    run: int  # pixels per thread and row (the grid's x step is 32 of them), 0: f8434d7's grid
+
+    def expression(self) -> str:
+        return f"{self.name}<{self.template}>" if self.template else self.name
+
+    def kernel(self) -> jit.Kernel:
+        template = (lambda: self.template) if self.template else None
+        args = nv12._arguments(jit.TensorMatcher((nv12.B, nv12.H, nv12.W, 3)).with_dtype("uint8"))  # pyright: ignore[reportPrivateUsage]
+        return jit.kernel(self.name, cuda=self.source, args=args, template=template, grid=self.grid)
+
+    def grid(self, B: int, H: int, W: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+        if not self.run:
+            return ((-(-(W // 2) // 64), -(-(H // 2) // 2), B), (64, 2, 1))
+        return ((-(-W // (32 * self.run)), -(-(H // 2) // nv12.WARPS), B), (32, nv12.WARPS, 1))
+
+
+def with_color_header(source: str) -> str:
+    """`source` with nv12_color.h included by its absolute path (a text source's includes resolve here)."""
+    return source.replace('#include "nv12_color.h"', f'#include "{KERNELS / "nv12_color.h"}"')
+
+
+def variants() -> list[Variant]:
+    shipped = with_color_header((KERNELS / "nv12_to_rgb.cuh").read_text())
+    found = [Variant("shipped (8 samples, staged)", shipped, "nv12_to_rgb_packed", "", nv12.RUN)]
+    for samples, staged in ((8, False), (4, True), (4, False)):
+        label = f"{samples} samples, {'staged' if staged else 'own stores'}"
+        template = f"{samples}, {'true' if staged else 'false'}"
+        found.append(Variant(label, shipped + VARIANT, "packed_variant", template, 2 * samples))
+    found.append(Variant("f8434d7 (1 sample, block tile)", with_color_header(F8434D7), "nv12_to_rgb_packed", "", 0))
+    return found
+
+
+def registers(variant: Variant) -> str:
+    """ptxas's 'N registers, M bytes smem' for the variant's kernel, or '?' without nvcc."""
+    nvcc = compilers.find_nvcc()
+    if nvcc is None:
+        return "?"
+    with tempfile.TemporaryDirectory() as folder:
+        source = Path(folder) / "kernel.cu"
+        instantiate = f"\ntemplate __global__ void {variant.expression()}" if variant.template else ""
+        signature = "(fkl::TensorView, fkl::TensorView, fkl::TensorView, int, bool, int, int, int, int, int, int);"
+        source.write_text(variant.source + (instantiate + signature if instantiate else ""))
+        command = [nvcc, "-std=c++20", f"-arch={ARCH}", "-cubin", "-Xptxas", "-v", "-I", str(INCLUDE)]
+        done = subprocess.run(
+            [*command, "-o", str(source.with_suffix(".cubin")), str(source)], capture_output=True, text=True
+        )
+    if done.returncode:
+        raise RuntimeError(f"{variant.label}: nvcc failed:\n{done.stderr}")
+    found = re.findall(
+        r"Compiling entry function '(\w+)'.*?Used (\d+) registers.*?(?:(\d+) bytes smem)?\n", done.stderr, re.S
+    )
+    mangled = (
+        variant.name
+        if not variant.template
+        else f"packed_variantILi{variant.run // 2}ELb{int('true' in variant.template)}E"
+    )
+    return ", ".join(f"{regs} regs, {smem or 0} B smem" for name, regs, smem in found if mangled in name) or "?"
+
+
+def build_check(all_variants: list[Variant]) -> list[str]:
+    """Each variant compiled by NVRTC and by nvcc, whichever are here: the table's ptxas column."""
+    if not (compilers.nvrtc_available() or compilers.find_nvcc()):
+        raise RuntimeError("neither NVRTC nor nvcc is installed: nothing can build the variants")
+    notes = []
+    for variant in all_variants:
+        if compilers.nvrtc_available():
+            compilers.compile_cubin_nvrtc_named(variant.source, INCLUDE, ARCH, [variant.expression()])
+        notes.append(registers(variant))
+    return notes
+
+
+def run_workload(
+    torch: Any, cv2: Any, np: Any, stream: Any, wl: Workload, kernels: list[jit.Kernel], l2: int, cycles: float
+) -> list[str]:
+    frame_bytes = wl.in_bytes + wl.out_bytes
+    sets = min(bc.MAX_BUFFER_SETS, max(2, math.ceil(bc.ROTATE_L2_MULTIPLE * l2 / frame_bytes)))
+    shape = (wl.batch, wl.height * 3 // 2, wl.width)
+    inputs = [torch.randint(0, 256, shape, dtype=torch.uint8, device="cuda") for _ in range(sets)]
+    outputs = [torch.empty((wl.batch, wl.height, wl.width, 3), dtype=torch.uint8, device="cuda") for _ in range(sets)]
+    expected = torch.from_numpy(cv2_reference(cv2, np, inputs[0].cpu().numpy())).cuda()
+    k = nv12.coefficients("bt601", full_range=False)
+    cells = []
+    for kernel in kernels:
+
+        def call(i: int, kernel: jit.Kernel = kernel) -> None:
+            frames = inputs[i % sets]
+            kernel(outputs[i % sets], frames, frames, wl.height, False, *astuple(k), stream=stream)
+
+        outputs[0].fill_(0xA5)
+        call(0)
+        if not torch.equal(outputs[0], expected):
+            cells.append("WRONG")
+            continue
+        result = bc.measure(torch, stream, call, METHOD, cycles, True)
+        median = sorted(result.gpu_us)[len(result.gpu_us) // 2]
+        cells.append(f"{median:.1f}")
+    return cells
+
+
+def main() -> int:
+    all_variants = variants()
+    built = build_check(all_variants)
+    print("| variant | ptxas (sm_90) | " + " | ".join(f"{wl.label} µs" for wl in WORKLOADS) + " |")
+    print("|---|---|" + "---|" * len(WORKLOADS))
+    timed: list[list[str]] = [["-"] * len(WORKLOADS) for _ in all_variants]
+    if fkl.gpu_available():
+        import cv2
+        import numpy as np
+        import torch  # pyright: ignore[reportMissingImports]
+
+        stream = torch.cuda.Stream()
+        l2 = int(getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0)) or bc.L2_FALLBACK_BYTES
+        kernels = [variant.kernel() for variant in all_variants]
+        with torch.cuda.stream(stream), torch.no_grad():
+            cycles = bc.calibrate_sleep(torch, stream)
+            for column, wl in enumerate(WORKLOADS):
+                for row, cell in enumerate(run_workload(torch, cv2, np, stream, wl, kernels, l2, cycles)):
+                    timed[row][column] = cell
+                torch.cuda.empty_cache()
+    for variant, note, cells in zip(all_variants, built, timed, strict=True):
+        print(f"| {variant.label} | {note} | " + " | ".join(cells) + " |")
+    if not fkl.gpu_available():
+        print("\nNo GPU: built only.")
+    return 1 if any("WRONG" in cells for cells in timed) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
