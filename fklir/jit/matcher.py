@@ -29,7 +29,7 @@ from fklir.jit.tensors import Tensor
 from fklir.runtime.params import slot_value
 
 ANY = -1  # a dimension or stride that may be anything
-_MEMO_LIMIT = 4096  # signatures remembered per kernel, so that a caller of ever-new shapes cannot grow it forever
+MEMO_LIMIT = 4096  # signatures remembered per kernel, so that a caller of ever-new shapes cannot grow it forever
 
 
 class SymbolicSize:
@@ -324,7 +324,7 @@ class Arguments:
         match = self._memo.get(key)
         if match is None:
             match = self._match(converted)
-            if len(self._memo) >= _MEMO_LIMIT:
+            if len(self._memo) >= MEMO_LIMIT:
                 self._memo.clear()
             self._memo[key] = match
         return match, converted

@@ -73,6 +73,10 @@ def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
 
 _Reader = Callable[[Any, str], Tensor]
 _readers: dict[type, _Reader] = {}
+# (pointer, key) of an array from its own accessors, where equal keys (of one array type) describe alike: a
+# repeated call's signature (call_plan.py). None: describe it in full (a freed DeviceBuffer, to raise).
+_KeyReader = Callable[[Any], "tuple[int, object] | None"]
+_key_readers: dict[type, _KeyReader] = {}
 
 
 def describe(x: object, what: str) -> Tensor:
@@ -81,10 +85,19 @@ def describe(x: object, what: str) -> Tensor:
     reader = _readers.get(type(x))
     if reader is None:
         reader = _readers[type(x)] = _choose_reader(x, what)
+        if (key_reader := _KEY_READERS.get(reader)) is not None:
+            _key_readers[type(x)] = key_reader
     tensor = reader(x, what)
     if len(tensor.shape) > MAX_DIMS:
         raise TypeError(f"{what}: a tensor of {len(tensor.shape)} dims; an fkl::TensorView holds at most {MAX_DIMS}")
     return tensor
+
+
+def read_key(x: object) -> tuple[int, object] | None:
+    """(pointer, key) of `x` (see _KeyReader) when its type has been described before and has a key reader,
+    else None. Everything describe() gives depends on the key, but the pointer, which is read alone."""
+    key_reader = _key_readers.get(type(x))
+    return None if key_reader is None else key_reader(x)
 
 
 def _choose_reader(x: object, what: str) -> _Reader:
@@ -150,3 +163,31 @@ def _other_gpu_array(x: Any, what: str) -> Tensor:
     strides = contiguous_strides(array.shape)
     device, framework = array.device, array.framework
     return Tensor(array.ptr, array.shape, strides, array.dtype_name, device, framework, array.stream, array.obj)
+
+
+def _numpy_key(x: Any) -> tuple[int, object]:
+    return int(x.ctypes.data), (x.dtype, x.shape, x.strides)
+
+
+def _torch_key(x: Any) -> tuple[int, object]:
+    return x.data_ptr(), (x.dtype, x.shape, x.stride(), x.get_device())
+
+
+def _cupy_key(x: Any) -> tuple[int, object]:
+    return int(x.data.ptr), (x.dtype, x.shape, x.strides, x.data.device_id)
+
+
+def _device_buffer_key(x: DeviceBuffer) -> tuple[int, object] | None:
+    if x.ptr == 0 and x.nbytes > 0:
+        return None
+    return x.ptr, (x.dtype_name, x.shape, x.device)
+
+
+# Arrays of other types (__cuda_array_interface__, DLPack) are described on every call: the owner DLPack gives
+# must live through the launch.
+_KEY_READERS: dict[_Reader, _KeyReader] = {
+    _numpy: _numpy_key,
+    _torch: _torch_key,
+    _cupy: _cupy_key,
+    _device_buffer: _device_buffer_key,
+}

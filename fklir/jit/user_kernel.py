@@ -27,7 +27,6 @@ compiles once; nothing needs clearing.
 
 from __future__ import annotations
 
-import ctypes
 import inspect
 import re
 import sys
@@ -38,10 +37,11 @@ from typing import Any
 
 from fklir import dtypes
 from fklir.jit import instance as instances
+from fklir.jit.call_plan import CallPlan, CpuLaunch, GpuLaunch
 from fklir.jit.highway import LINK_FLAGS, require_highway
-from fklir.jit.matcher import Arguments, Match
+from fklir.jit.matcher import MEMO_LIMIT, Arguments, Match
 from fklir.jit.template_args import cpp_args, cpp_type
-from fklir.jit.tensors import Tensor, TensorView
+from fklir.jit.tensors import Tensor, TensorView, read_key
 
 _CPP_NAME = re.compile(r"(::)?[A-Za-z_]\w*(::[A-Za-z_]\w*)*")
 
@@ -153,20 +153,51 @@ class Kernel:
         self._grid_parameters = _takes_symbols(grid, "grid", name, symbols)
         self.highway = highway
         self.link_flags = (*link_flags, *LINK_FLAGS) if highway else tuple(link_flags)
-        self._instances: dict[Match, _CpuLaunch | _GpuLaunch] = {}
+        self._instances: dict[Match, CpuLaunch | GpuLaunch] = {}
         self._lock = threading.Lock()
+        self._tensor_indices = tuple(self.arguments.matchers)
+        # a call's key (each tensor's type and read_key) -> its plan: a repeated call reads its tensors once
+        self._plans: dict[tuple[object, ...], CallPlan] = {}
 
     def __repr__(self) -> str:
         return f"<fkl.jit kernel {self.name}({', '.join(self.arguments.names)})>"
 
     def __call__(self, *values: object, stream: object = None) -> None:
+        read = self._read(values)
+        if read is not None and (plan := self._plans.get(read[0])) is not None:
+            plan.run(read[1], values, stream)
+            return
+        self._first_call(values, stream)
+
+    def _read(self, values: Sequence[object]) -> tuple[tuple[object, ...], list[int]] | None:
+        """(key, pointers) of a call's tensors from their own accessors (tensors.read_key); None when one has
+        no key (an array type not described yet, or without a key reader) or the count is wrong."""
+        if len(values) != len(self.arguments.names):
+            return None
+        key: list[object] = []
+        pointers: list[int] = []
+        for index in self._tensor_indices:
+            value = values[index]
+            if (read := read_key(value)) is None:
+                return None
+            pointers.append(read[0])
+            key += (type(value), read[1])
+        return tuple(key), pointers
+
+    def _first_call(self, values: Sequence[object], stream: object) -> None:
+        """A call of a new key (or of arrays without one): matched in full, its plan made and remembered."""
         match, converted = self.arguments.bind(values)
         launch = self._instances.get(match)
         if launch is None:
             launch = self._instantiate(match)
-        launch.run(converted, stream)
+        plan = CallPlan(launch, self.arguments, converted)
+        if (read := self._read(values)) is not None:
+            if len(self._plans) >= MEMO_LIMIT:
+                self._plans.clear()
+            self._plans[read[0]] = plan
+        plan.run([argument.ptr for argument in converted if isinstance(argument, Tensor)], values, stream)
 
-    def _instantiate(self, match: Match) -> _CpuLaunch | _GpuLaunch:
+    def _instantiate(self, match: Match) -> CpuLaunch | GpuLaunch:
         with self._lock:  # two threads meeting a new signature build its instance once
             if (launch := self._instances.get(match)) is not None:
                 return launch
@@ -178,7 +209,7 @@ class Kernel:
                 require_highway(self.name)
             wanted = instances.Instance(self.name, self._template_args(match), self._parameters(), match.target)
             entry = instances.load(source.read(), wanted, match.device, self.link_flags)
-            launch = _CpuLaunch(entry, self._ctypes()) if match.device is None else self._gpu_launch(entry, match)
+            launch = CpuLaunch(entry, self._ctypes()) if match.device is None else self._gpu_launch(entry, match)
             self._instances[match] = launch
             return launch
 
@@ -195,7 +226,7 @@ class Kernel:
             raise TypeError(f"{self.name}: template must return a string (cpp_args) or a tuple, got {result!r}")
         return result
 
-    def _gpu_launch(self, entry: Any, match: Match) -> _GpuLaunch:
+    def _gpu_launch(self, entry: Any, match: Match) -> GpuLaunch:
         if self._grid is None:
             raise TypeError(f"{self.name}: a GPU launch needs grid= (a callable returning (grid, block))")
         shape = self._grid(**self._symbols(self._grid_parameters, match))
@@ -204,7 +235,7 @@ class Kernel:
         grid = _dims(shape[0], f"{self.name}: grid")
         block = _dims(shape[1], f"{self.name}: block")
         assert match.device is not None
-        return _GpuLaunch(entry, grid, block, match.device)
+        return GpuLaunch(entry, grid, block, match.device)
 
     def _scalar_dtypes(self) -> dict[int, str]:
         return {index: dtype for index, (dtype, _convert) in self.arguments.scalars.items()}
@@ -222,48 +253,3 @@ class Kernel:
             dtypes.BY_NAME[scalars[index]].ctype if index in scalars else TensorView
             for index in range(len(self.arguments.names))
         ]
-
-
-def _passed(converted: Sequence[Tensor | Any]) -> list[Any]:
-    """Each argument as the kernel's parameter takes it: a TensorView, or the ctypes scalar."""
-    return [argument.view() if isinstance(argument, Tensor) else argument for argument in converted]
-
-
-class _CpuLaunch:
-    """The extern "C" trampoline, called with each argument by value."""
-
-    def __init__(self, entry: Any, argtypes: list[Any]) -> None:
-        entry.argtypes = argtypes
-        entry.restype = None
-        self.entry = entry
-
-    def run(self, converted: Sequence[Tensor | Any], stream: object) -> None:
-        if stream is not None:
-            raise ValueError("the CPU target has no streams: call without stream=")
-        self.entry(*_passed(converted))
-
-
-class _GpuLaunch:
-    """cuLaunchKernel of the instance with a void*[] of its arguments, on the caller's stream."""
-
-    def __init__(self, kernel: Any, grid: Dims, block: Dims, device: int) -> None:
-        self.kernel, self.grid, self.block, self.device = kernel, grid, block, device
-        self.empty = 0 in grid or 0 in block  # nothing to launch (CUDA refuses empty grids)
-
-    def run(self, converted: Sequence[Tensor | Any], stream: object) -> None:
-        from fklir.jit.binding import launch_stream
-        from fklir.runtime import cuda_driver
-
-        if self.empty:
-            return
-        passed = _passed(converted)
-        pointers = (ctypes.c_void_p * len(passed))(*(ctypes.addressof(argument) for argument in passed))
-        first = next(argument for argument in converted if isinstance(argument, Tensor))
-        handle, owned = launch_stream(first, stream)
-        # Plain launches, not the pipelines' programmatic ones: a user kernel does not wait for the
-        # previous kernel of the stream before reading (cudaGridDependencySynchronize), so it must not
-        # start before that kernel has finished.
-        with cuda_driver.using_device(self.device):
-            cuda_driver.launch(self.kernel, self.grid, self.block, ctypes.addressof(pointers), handle)
-            if owned:
-                cuda_driver.synchronize(handle)

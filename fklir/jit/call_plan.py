@@ -1,0 +1,161 @@
+"""A jit kernel's prepared call for one signature: its arguments laid out once, so that a repeated call only
+writes each tensor's pointer and each scalar's value, then launches.
+
+The matcher has checked the signature (every tensor's type, dtype, shape, strides and device) when the plan
+is made; the plan keeps each tensor's fkl::TensorView with its shape and strides filled, one ctypes object per
+scalar, and on the GPU the void*[] that cuLaunchKernel reads them through. A scalar is still checked on
+every call (its value is the call's own): a plain Python number in range is written as it is, anything else
+goes through the matcher's converter, which raises the same errors as a first call.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from fklir import dtypes
+from fklir.jit import tensors
+from fklir.jit.matcher import Arguments, ScalarConverter
+from fklir.jit.tensors import Tensor
+from fklir.runtime.streams import stream_handle
+
+Dims = tuple[int, int, int]
+_LAST_DEFAULT_STREAM = 2  # handles 0, 1, 2 are the *current* context's default streams
+
+
+class _Scalar:
+    """One scalar parameter: its ctypes object and the quick test of a value that needs no conversion."""
+
+    __slots__ = ("convert", "hi", "index", "lo", "name", "plain", "slot")
+
+    def __init__(self, index: int, name: str, dtype: str, convert: ScalarConverter) -> None:
+        record = dtypes.BY_NAME[dtype]
+        self.index, self.name, self.convert = index, name, convert
+        self.slot = record.ctype()
+        # the Python type whose in-range values the slot stores as they are (half floats travel as their bits)
+        self.plain = None if record.slot_kind in ("f16", "bf16") else _PLAIN[record.kind]
+        self.lo, self.hi = record.lo, record.hi
+
+    def write(self, slot: Any, value: Any) -> None:
+        if type(value) is self.plain and self.lo <= value <= self.hi:
+            slot.value = value
+        else:
+            slot.value = self.convert(value, self.name).value
+
+
+_PLAIN: dict[str, type] = {"bool": bool, "int": int, "uint": int, "float": float}
+
+
+class CallPlan:
+    """The arguments of one signature's calls (see the module docstring), and the launch that takes them."""
+
+    def __init__(self, launch: CpuLaunch | GpuLaunch, arguments: Arguments, converted: Sequence[Tensor | Any]) -> None:
+        self.launch = launch
+        self._tensor_indices = [index for index, argument in enumerate(converted) if isinstance(argument, Tensor)]
+        self._first = self._tensor_indices[0]
+        self._first_name = arguments.names[self._first]
+        self._scalars = [
+            _Scalar(index, arguments.names[index], dtype, convert)
+            for index, (dtype, convert) in arguments.scalars.items()
+        ]
+        # the objects in parameter order, each a TensorView (shape and strides filled) or a scalar's ctypes
+        # object, and the void*[] of their addresses that cuLaunchKernel reads
+        self.objects: list[Any] = [None] * len(converted)
+        for index in self._tensor_indices:
+            self.objects[index] = converted[index].view()
+        for scalar in self._scalars:
+            self.objects[scalar.index] = scalar.slot
+        self._addresses = (ctypes.c_void_p * len(self.objects))(*map(ctypes.addressof, self.objects))
+        self.address = ctypes.addressof(self._addresses)
+        self.lock = threading.Lock()  # the objects are one call's from its fill to its launch
+
+    def fill(self, objects: list[Any], pointers: Sequence[int], values: Sequence[object]) -> None:
+        """Write one call's pointers (in tensor order) and scalar values into `objects` (self.objects or
+        copies())."""
+        for index, pointer in zip(self._tensor_indices, pointers, strict=True):
+            objects[index].data = pointer
+        for scalar in self._scalars:
+            scalar.write(objects[scalar.index], values[scalar.index])
+
+    def copies(self) -> list[Any]:
+        """Objects of one call's own: a CPU call runs without the plan's lock."""
+        return [type(value).from_buffer_copy(value) for value in self.objects]
+
+    def run(self, pointers: Sequence[int], values: Sequence[object], stream: object) -> None:
+        """One call, its tensors' pointers read by the caller."""
+        self.launch.run(self, pointers, values, stream)
+
+    def first_tensor(self, values: Sequence[object]) -> Tensor:
+        """The call's first tensor, described: its framework says where an unbound call's stream is."""
+        return tensors.describe(values[self._first], self._first_name)
+
+
+class CpuLaunch:
+    """The extern "C" trampoline, called with each argument by value."""
+
+    def __init__(self, entry: Any, argtypes: list[Any]) -> None:
+        entry.argtypes = argtypes
+        entry.restype = None
+        self.entry = entry
+
+    def run(self, plan: CallPlan, pointers: Sequence[int], values: Sequence[object], stream: object) -> None:
+        if stream is not None:
+            raise ValueError("the CPU target has no streams: call without stream=")
+        objects = plan.copies()
+        plan.fill(objects, pointers, values)
+        self.entry(*objects)
+
+
+class GpuLaunch:
+    """cuLaunchKernel of the instance with a plan's void*[], on the caller's stream. Plain launches, not the
+    pipelines' programmatic ones: a user kernel does not wait for the previous kernel of the stream before
+    reading (cudaGridDependencySynchronize), so it must not start before that kernel has finished."""
+
+    def __init__(self, kernel: Any, grid: Dims, block: Dims, device: int) -> None:
+        from fklir.runtime import cuda_driver
+
+        self.kernel, self.grid, self.block, self.device = kernel, grid, block, device
+        self.empty = 0 in grid or 0 in block  # nothing to launch (CUDA refuses empty grids)
+        driver = cuda_driver._driver()  # pyright: ignore[reportPrivateUsage]
+        # everything but (stream, kernelParams, extra) bound
+        self._launch = functools.partial(driver.cuLaunchKernel, kernel.function, *grid, *block, 0)
+
+    def run(self, plan: CallPlan, pointers: Sequence[int], values: Sequence[object], stream: object) -> None:
+        with plan.lock:
+            plan.fill(plan.objects, pointers, values)
+            if self.empty:
+                return
+            if stream is None:
+                handle, owned = self._launch_unbound(plan, values)
+            else:
+                handle, owned = stream_handle(stream), False
+                # No query of the current context first: a stream carries its context, and a launch refused
+                # because another context is current queues nothing, so it is made again in ours.
+                if handle > _LAST_DEFAULT_STREAM and not self._launch(handle, plan.address, 0)[0]:
+                    return
+                self._launch_in_ours(plan, handle)
+        if owned:
+            self._synchronize(handle)
+
+    def _launch_in_ours(self, plan: CallPlan, handle: int) -> None:
+        from fklir.runtime import cuda_driver
+
+        with cuda_driver.using_device(self.device):
+            cuda_driver.launch(self.kernel, self.grid, self.block, plan.address, handle)
+
+    def _launch_unbound(self, plan: CallPlan, values: Sequence[object]) -> tuple[int, bool]:
+        """Launch on the stream of the first tensor's producer; (that stream, whether to wait for it)."""
+        from fklir.jit.binding import launch_stream
+
+        handle, owned = launch_stream(plan.first_tensor(values), None)
+        self._launch_in_ours(plan, handle)
+        return handle, owned
+
+    def _synchronize(self, handle: int) -> None:
+        from fklir.runtime import cuda_driver
+
+        with cuda_driver.using_device(self.device):
+            cuda_driver.synchronize(handle)
