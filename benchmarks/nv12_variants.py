@@ -99,14 +99,16 @@ __global__ void nv12_to_rgb_packed(fkl::TensorView out, fkl::TensorView y, fkl::
 }
 """
 
-# packed_run<kSamples, kStaged> as a kernel of its own, appended to the shipped source
+# packed_run<kSamples, kStaged, kNarrow> as a kernel of its own, of kWarps warps per block, appended to the
+# shipped source
 VARIANT = r"""
-template <int kSamples, bool kStaged>
-__global__ void __launch_bounds__(32 * kPackedWarps)
+template <int kSamples, bool kStaged, bool kNarrow, int kWarps>
+__global__ void __launch_bounds__(32 * kWarps)
     packed_variant(fkl::TensorView out, fkl::TensorView y, fkl::TensorView uv, int uv_row, bool bgr,
                    int y_offset, int cy, int cvr, int cvg, int cug, int cub) {
-    __shared__ typename Vector<2 * kSamples>::type stage[kPackedWarps][32 * 3];
-    packed_run<kSamples, kStaged>(out, y, uv, uv_row, bgr, {y_offset, cy, cvr, cvg, cug, cub}, stage[threadIdx.y]);
+    __shared__ uint4 stage[kWarps][32 * 6 * kSamples / 16];
+    packed_run<kSamples, kStaged, kNarrow>(out, y, uv, uv_row, bgr, {y_offset, cy, cvr, cvg, cug, cub},
+                                           stage[threadIdx.y]);
 }
 """
 
@@ -118,6 +120,7 @@ class Variant:
     name: str  # the __global__ function
     template: str  # its template arguments ("" for none)
     run: int  # pixels per thread and row (the grid's x step is 32 of them), 0: f8434d7's grid
+    warps: int = nv12.WARPS  # per block
 
     def expression(self) -> str:
         return f"{self.name}<{self.template}>" if self.template else self.name
@@ -130,7 +133,7 @@ class Variant:
     def grid(self, B: int, H: int, W: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
         if not self.run:
             return ((-(-(W // 2) // 64), -(-(H // 2) // 2), B), (64, 2, 1))
-        return ((-(-W // (32 * self.run)), -(-(H // 2) // nv12.WARPS), B), (32, nv12.WARPS, 1))
+        return ((-(-W // (32 * self.run)), -(-(H // 2) // self.warps), B), (32, self.warps, 1))
 
 
 def with_color_header(source: str) -> str:
@@ -140,11 +143,21 @@ def with_color_header(source: str) -> str:
 
 def variants() -> list[Variant]:
     shipped = with_color_header((KERNELS / "nv12_to_rgb.cuh").read_text())
-    found = [Variant("shipped (8 samples, staged)", shipped, "nv12_to_rgb_packed", "", nv12.RUN)]
-    for samples, staged in ((8, False), (4, True), (4, False)):
-        label = f"{samples} samples, {'staged' if staged else 'own stores'}"
-        template = f"{samples}, {'true' if staged else 'false'}"
-        found.append(Variant(label, shipped + VARIANT, "packed_variant", template, 2 * samples))
+    found = [
+        Variant(
+            f"shipped (8 samples, staged, {nv12.WARPS} warps, 8-byte vectors too)",
+            shipped,
+            "nv12_to_rgb_packed",
+            "",
+            nv12.RUN,
+        )
+    ]
+    layouts = ((8, True, False, 4), (8, True, True, 2), (8, True, True, 8), (8, False, True, 4), (4, True, True, 4))
+    for samples, staged, narrow, warps in layouts:
+        label = f"{samples} samples, {'staged' if staged else 'own stores'}, {warps} warps"
+        label += ", 8-byte vectors too" if narrow else ", 16-byte vectors only"
+        template = f"{samples}, {str(staged).lower()}, {str(narrow).lower()}, {warps}"
+        found.append(Variant(label, shipped + VARIANT, "packed_variant", template, 2 * samples, warps))
     found.append(Variant("f8434d7 (1 sample, block tile)", with_color_header(F8434D7), "nv12_to_rgb_packed", "", 0))
     return found
 
@@ -168,12 +181,8 @@ def registers(variant: Variant) -> str:
     found = re.findall(
         r"Compiling entry function '(\w+)'.*?Used (\d+) registers.*?(?:(\d+) bytes smem)?\n", done.stderr, re.S
     )
-    mangled = (
-        variant.name
-        if not variant.template
-        else f"packed_variantILi{variant.run // 2}ELb{int('true' in variant.template)}E"
-    )
-    return ", ".join(f"{regs} regs, {smem or 0} B smem" for name, regs, smem in found if mangled in name) or "?"
+    # the one kernel this variant times: the mangled names contain the plain ones
+    return ", ".join(f"{regs} regs, {smem or 0} B smem" for name, regs, smem in found if variant.name in name) or "?"
 
 
 def build_check(all_variants: list[Variant]) -> list[str]:

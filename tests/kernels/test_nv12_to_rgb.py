@@ -282,10 +282,11 @@ def backend(request: pytest.FixtureRequest) -> Iterator[str]:
     fkl.set_backend(previous)
 
 
-# The packed kernel's paths (nv12_to_rgb.cuh): 3840 and 1920 are whole warps of 16-pixel vector runs; 1040 ends
-# in a warp with one run; 1048 ends in a partial run and its odd rows are not 16-byte aligned (the byte path);
-# the others are narrower than a run.
-GPU_SIZES = [*SIZES, (1080, 1920), (4, 260), (6, 3840), (4, 1040), (4, 1048)]
+# The packed kernel's paths (nv12_to_rgb.cuh): 3840 and 1920 are whole warps of 16-pixel runs in 16-byte
+# vectors; 1040 ends in a warp with one run; 1048's odd rows are 8-byte aligned only (8-byte vectors) and it ends
+# in a partial run (the byte path); 1004's rows are 4-byte aligned only (the byte path); the SIZES are narrower
+# than a run.
+GPU_SIZES = [*SIZES, (1080, 1920), (4, 260), (6, 3840), (4, 1040), (4, 1048), (2, 1004)]
 
 
 @gpu
@@ -344,8 +345,8 @@ def test_gpu_pitched_and_misaligned() -> None:
 @pytest.mark.usefixtures("backend")
 @pytest.mark.parametrize("offset", [0, 1, 8, 16])
 def test_gpu_offset_views(offset: int) -> None:
-    """Input and output views `offset` bytes into their storage, on a width of whole vector runs: 0 and 16
-    keep the vector path, 1 and 8 break its alignment (the byte path)."""
+    """Input and output views `offset` bytes into their storage, on a width of whole runs: 0 and 16 take
+    16-byte vectors, 8 takes 8-byte ones, 1 the byte path."""
     torch = pytest.importorskip("torch")
     height, width = 6, 1024
     frames = random_frames((2,), height, width)

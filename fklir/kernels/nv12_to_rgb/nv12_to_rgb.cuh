@@ -12,35 +12,25 @@ using nv12::row_start;
 
 // ----- packed ------------------------------------------------------------------------------------------
 //
-// A thread converts kSamples chroma samples side by side on one chroma row: 2 kSamples pixels of two
-// rows. Its luma row, its UV pairs and each output row's 6 kSamples bytes are then one vector or three,
-// so that a thread's loads are few and wide and all issued before it computes. A warp is 32 such runs
-// of one chroma row; it stages each output row in shared memory so that its stores are consecutive
-// vectors (a thread's own three would leave gaps of two vectors between the warp's lanes). Blocks are
-// kPackedWarps warps on consecutive chroma rows; grid (W / (64 kSamples), H / (2 kPackedWarps), B).
+// A thread converts a run of kSamples chroma samples side by side on one chroma row: 2 kSamples pixels
+// of two rows. Its luma rows, its UV pairs and each output row's 6 kSamples bytes are then a few wide
+// vectors, so that its loads are few and all issued before it computes. A warp is 32 such runs of one
+// chroma row; it stages each output row in shared memory so that its stores are consecutive vectors (a
+// thread's own would leave gaps between the warp's lanes). Blocks are kPackedWarps warps on consecutive
+// chroma rows; grid (W / (64 kSamples), H / (2 kPackedWarps), B).
 //
-// Rows whose addresses are not multiples of the vector, and the end of a row that is not a whole run,
-// take the byte path: the same arithmetic, one pixel at a time.
+// The vector is 16 bytes where every address of the warp's rows is a multiple of 16, else 8 bytes where
+// they are multiples of 8 (a width of 8 mod 16); other rows (a 4-byte path would raise every thread's
+// register count), and the end of a row that is not a whole run, take the byte path: the same
+// arithmetic, one pixel at a time.
 constexpr int kPackedWarps = 4;
 
-// The vector of kBytes bytes
-template <int kBytes>
-struct Vector;
-template <>
-struct Vector<16> {
-    using type = uint4;
-};
-template <>
-struct Vector<8> {
-    using type = uint2;
-};
-
-// kWords vectors of kBytes bytes, addressed as bytes (the indices are constants once unrolled, so the
-// bytes stay in registers)
-template <int kBytes, int kWords>
+// Vectors of Word, addressed as bytes (the indices are constants once unrolled, so the bytes stay in
+// registers)
+template <class Word, int kWords>
 union Bytes {
-    typename Vector<kBytes>::type word[kWords];
-    u8 byte[kBytes * kWords];
+    Word word[kWords];
+    u8 byte[sizeof(Word) * kWords];
 };
 
 // Byte by byte: `samples` chroma samples' pixels of one row
@@ -53,82 +43,102 @@ __device__ void packed_bytes(u8* out, const u8* luma, const u8* pairs, int sampl
     }
 }
 
-// The packed conversion of this thread's run (see above), in blocks of 32 x kPackedWarps threads.
-// kStaged: each output row goes through the warp's `stage` (32 x 3 vectors); otherwise every thread
-// stores its own vectors.
-template <int kSamples, bool kStaged>
-__device__ void packed_run(const fkl::TensorView& out, const fkl::TensorView& y, const fkl::TensorView& uv, int uv_row,
-                           bool bgr, const nv12::Coefficients& k, typename Vector<2 * kSamples>::type* stage) {
-    constexpr int kBytes = 2 * kSamples;  // a run's luma bytes per row, and its UV bytes
-    using Word = typename Vector<kBytes>::type;
-    const i64 height = out.shape[1], width = out.shape[2], b = blockIdx.z;
-    const int cr = blockIdx.y * blockDim.y + threadIdx.y, lane = threadIdx.x;
-    if (2 * cr >= height) return;  // the whole warp: its lanes share the chroma row
-    const int x0 = (blockIdx.x * blockDim.x + lane) * kBytes;  // this run's first pixel
-    const u8* pairs = row_start(uv, b, uv_row + cr) + x0;
-    const u8* luma[2] = {row_start(y, b, 2 * cr) + x0, row_start(y, b, 2 * cr + 1) + x0};
-    u8* const top = out.ptr<u8>() + ((b * height + 2 * cr) * width + x0) * 3;
-    u8* const rows[2] = {top, top + 3 * width};
-    // a lane's addresses are lane 0's plus multiples of the vector, so every lane agrees on this
-    const auto bits = [](const void* p) { return reinterpret_cast<unsigned long long>(p); };
-    const bool aligned = (bits(pairs) | bits(luma[0]) | bits(luma[1]) | bits(rows[0]) | bits(rows[1])) % kBytes == 0;
-    const bool whole = aligned && x0 + kBytes <= width;  // the whole lanes are a prefix of the warp
-    if (aligned) {
-        const int words = kStaged ? 3 * __popc(__ballot_sync(~0u, whole)) : 0;  // the warp's vectors per row
-        Bytes<kBytes, 1> in[3];  // the UV pairs, then the two luma rows
-        nv12::Chroma c[kSamples];
-        if (whole) {
-            in[0].word[0] = __ldg(reinterpret_cast<const Word*>(pairs));
-            in[1].word[0] = __ldg(reinterpret_cast<const Word*>(luma[0]));
-            in[2].word[0] = __ldg(reinterpret_cast<const Word*>(luma[1]));
+// This thread's run in Words when `whole` (its run lies inside the row); the warp's lanes all call it,
+// the whole ones being a prefix of the warp. kStaged: each output row goes through the warp's `stage`
+// (32 runs of output bytes); otherwise every thread stores its own Words.
+template <int kSamples, bool kStaged, class Word>
+__device__ void packed_vectors(u8* const (&rows)[2], const u8* const (&luma)[2], const u8* pairs, bool whole,
+                               bool bgr, const nv12::Coefficients& k, Word* stage) {
+    constexpr int kBytes = 2 * kSamples;             // a run's luma bytes per row, and its UV bytes
+    constexpr int kIn = kBytes / int(sizeof(Word));  // Words per run of luma or UV
+    constexpr int kOut = 3 * kIn;                    // Words per output row of a run
+    const int lane = threadIdx.x;
+    const int words = kStaged ? kOut * __popc(__ballot_sync(~0u, whole)) : 0;  // the warp's Words per row
+    Bytes<Word, kIn> in[3];  // the UV pairs, then the two luma rows
+    nv12::Chroma c[kSamples];
+    if (whole) {
+        const u8* const from[3] = {pairs, luma[0], luma[1]};
 #pragma unroll
-            for (int s = 0; s < kSamples; ++s) {
-                const nv12::Chroma t = nv12::chroma_terms(k, in[0].byte[2 * s], in[0].byte[2 * s + 1]);
-                c[s] = bgr ? nv12::Chroma{t.b, t.g, t.r} : t;  // so that the pixels store R, G, B in place
-            }
+        for (int i = 0; i < 3; ++i) {
+#pragma unroll
+            for (int w = 0; w < kIn; ++w) in[i].word[w] = __ldg(reinterpret_cast<const Word*>(from[i]) + w);
         }
 #pragma unroll
-        for (int dr = 0; dr < 2; ++dr) {
-            Bytes<kBytes, 3> pixels;
-            if (whole) {
-#pragma unroll
-                for (int x = 0; x < kBytes; ++x)
-                    nv12::store_packed(pixels.byte + 3 * x, nv12::pixel_rgb(k, in[1 + dr].byte[x], c[x / 2]), false);
-            }
-            if (!kStaged) {
-                if (whole) {
-#pragma unroll
-                    for (int w = 0; w < 3; ++w) reinterpret_cast<Word*>(rows[dr])[w] = pixels.word[w];
-                }
-                continue;
-            }
-            if (whole) {
-#pragma unroll
-                for (int w = 0; w < 3; ++w) stage[3 * lane + w] = pixels.word[w];
-            }
-            __syncwarp();
-            Word* const first = reinterpret_cast<Word*>(rows[dr] - 3 * kBytes * lane);  // lane 0's
-#pragma unroll
-            for (int w = 0; w < 3; ++w)
-                if (lane + 32 * w < words) first[lane + 32 * w] = stage[lane + 32 * w];
-            __syncwarp();  // the stage is read before the next row overwrites it
+        for (int s = 0; s < kSamples; ++s) {
+            const nv12::Chroma t = nv12::chroma_terms(k, in[0].byte[2 * s], in[0].byte[2 * s + 1]);
+            c[s] = bgr ? nv12::Chroma{t.b, t.g, t.r} : t;  // so that the pixels store R, G, B in place
         }
     }
-    if (whole || x0 >= width) return;
+#pragma unroll
+    for (int dr = 0; dr < 2; ++dr) {
+        Bytes<Word, kOut> pixels;
+        if (whole) {
+#pragma unroll
+            for (int x = 0; x < kBytes; ++x)
+                nv12::store_packed(pixels.byte + 3 * x, nv12::pixel_rgb(k, in[1 + dr].byte[x], c[x / 2]), false);
+        }
+        if (!kStaged) {
+            if (whole) {
+#pragma unroll
+                for (int w = 0; w < kOut; ++w) reinterpret_cast<Word*>(rows[dr])[w] = pixels.word[w];
+            }
+            continue;
+        }
+        if (whole) {
+#pragma unroll
+            for (int w = 0; w < kOut; ++w) stage[kOut * lane + w] = pixels.word[w];
+        }
+        __syncwarp();
+        Word* const first = reinterpret_cast<Word*>(rows[dr] - 3 * kBytes * lane);  // lane 0's
+#pragma unroll
+        for (int w = 0; w < kOut; ++w)
+            if (lane + 32 * w < words) first[lane + 32 * w] = stage[lane + 32 * w];
+        __syncwarp();  // the stage is read before the next row overwrites it
+    }
+}
+
+// The packed conversion of this thread's run (see above), in blocks of 32 x kPackedWarps threads;
+// `stage` holds 32 runs of output rows (32 x 6 kSamples bytes, 16-byte aligned). kNarrow: rows aligned
+// to 8 bytes but not 16 take 8-byte vectors rather than the byte path.
+template <int kSamples, bool kStaged, bool kNarrow>
+__device__ void packed_run(const fkl::TensorView& out, const fkl::TensorView& y, const fkl::TensorView& uv, int uv_row,
+                           bool bgr, const nv12::Coefficients& k, uint4* stage) {
+    constexpr int kBytes = 2 * kSamples;
+    const i64 height = out.shape[1], width = out.shape[2], b = blockIdx.z;
+    const int cr = blockIdx.y * blockDim.y + threadIdx.y;
+    if (2 * cr >= height) return;  // the whole warp: its lanes share the chroma row
+    const int x0 = (blockIdx.x * blockDim.x + threadIdx.x) * kBytes;  // this run's first pixel
+    const u8* const pairs = row_start(uv, b, uv_row + cr) + x0;
+    const u8* const luma[2] = {row_start(y, b, 2 * cr) + x0, row_start(y, b, 2 * cr + 1) + x0};
+    u8* const top = out.ptr<u8>() + ((b * height + 2 * cr) * width + x0) * 3;
+    u8* const rows[2] = {top, top + 3 * width};
+    // a lane's addresses are lane 0's plus multiples of a run's bytes, which no vector exceeds, so every
+    // lane of the warp takes the same branch
+    const auto bits = [](const void* p) { return reinterpret_cast<unsigned long long>(p); };
+    const unsigned long long any = bits(pairs) | bits(luma[0]) | bits(luma[1]) | bits(rows[0]) | bits(rows[1]);
+    const bool whole = x0 + kBytes <= width;  // the whole runs are a prefix of the warp
+    const int vector = kBytes % 16 == 0 && any % 16 == 0 ? 16 : kNarrow && any % 8 == 0 ? 8 : 0;  // bytes
+    if constexpr (kBytes % 16 == 0) {
+        if (vector == 16) packed_vectors<kSamples, kStaged>(rows, luma, pairs, whole, bgr, k, stage);
+    }
+    if (vector == 8)
+        packed_vectors<kSamples, kStaged>(rows, luma, pairs, whole, bgr, k, reinterpret_cast<uint2*>(stage));
+    if ((whole && vector) || x0 >= width) return;
     const int samples = int(width - x0 < kBytes ? width - x0 : kBytes) / 2;
     for (int dr = 0; dr < 2; ++dr) packed_bytes(rows[dr], luma[dr], pairs, samples, k, bgr);
 }
 
-// The shipped layout: runs of kPackedSamples chroma samples, stores staged by the warp
+// The shipped layout: runs of kPackedSamples chroma samples, stores staged by the warp, 8-byte vectors
+// where 16 do not fit
 constexpr int kPackedSamples = 8;
 
 // out[b, r, x] = (R, G, B) or (B, G, R) of Y[b, r, x] and its chroma pair. Blocks of 32 x kPackedWarps.
 __global__ void __launch_bounds__(32 * kPackedWarps)
     nv12_to_rgb_packed(fkl::TensorView out, fkl::TensorView y, fkl::TensorView uv, int uv_row, bool bgr,
                        int y_offset, int cy, int cvr, int cvg, int cug, int cub) {
-    __shared__ Vector<2 * kPackedSamples>::type stage[kPackedWarps][32 * 3];
-    packed_run<kPackedSamples, true>(out, y, uv, uv_row, bgr, {y_offset, cy, cvr, cvg, cug, cub},
-                                     stage[threadIdx.y]);
+    __shared__ uint4 stage[kPackedWarps][32 * 6 * kPackedSamples / 16];
+    packed_run<kPackedSamples, true, true>(out, y, uv, uv_row, bgr, {y_offset, cy, cvr, cvg, cug, cub},
+                                           stage[threadIdx.y]);
 }
 
 // ----- planar ------------------------------------------------------------------------------------------
