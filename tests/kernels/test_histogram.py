@@ -248,3 +248,42 @@ def test_gpu_out_and_the_callers_stream(gpu_histogram: Histogram, torch: Any) ->
 def test_gpu_and_cpu_arrays_are_refused_together(torch: Any) -> None:
     with pytest.raises(TypeError, match=r"CPU and GPU tensors cannot be mixed"):
         histogram(torch.zeros((2, 4, 4, 3), dtype=torch.uint8, device="cuda"), out=np.zeros((2, 3, 256), np.int32))
+
+
+@gpu
+def test_gpu_calls_in_turn_on_one_stream_share_its_scratch(gpu_histogram: Histogram, torch: Any) -> None:
+    """Each call leaves the stream's scratch zero for the next, whatever their batch and channels."""
+    stream = torch.cuda.Stream()
+    shapes = [(3, 33, 17, 3), (1080, 1920), (2, 31, 29, 4), (3, 33, 17, 3), (5, 0, 3), (64, 40, 30, 1)]
+    images = [random_images(shape) for shape in shapes]
+    with torch.cuda.stream(stream):
+        results = [gpu_histogram(torch.from_numpy(image).cuda(), stream=stream) for image in images]
+    stream.synchronize()
+    for image, counts in zip(images, results, strict=True):
+        np.testing.assert_array_equal(on_host(counts), reference(image))
+
+
+@gpu
+def test_gpu_concurrent_calls_on_two_streams(gpu_histogram: Histogram, torch: Any) -> None:
+    """Calls on two streams at once, each into its own out, many times over."""
+    streams = [torch.cuda.Stream() for _ in range(2)]
+    images_np = [random_images((4, 270, 480, 3)), random_images((4, 270, 480, 3), "few values")]
+    images = [torch.from_numpy(image).cuda() for image in images_np]
+    outs = [[torch.full((4, 3, 256), -1, dtype=torch.int32, device="cuda") for _ in range(8)] for _ in streams]
+    for stream in streams:
+        stream.wait_stream(torch.cuda.current_stream())
+    for i in range(8):
+        for stream, image, out in zip(streams, images, outs, strict=True):
+            with torch.cuda.stream(stream):
+                gpu_histogram(image, out=out[i], stream=stream)
+    torch.cuda.synchronize()
+    for image, out in zip(images_np, outs, strict=True):
+        for counts in out:
+            np.testing.assert_array_equal(counts.cpu().numpy(), reference(image))
+
+
+@gpu
+def test_gpu_empty_images_clear_out(gpu_histogram: Histogram, torch: Any) -> None:
+    out = torch.full((3, 2, 256), 9, dtype=torch.int32, device="cuda")
+    gpu_histogram(torch.zeros((3, 0, 7, 2), dtype=torch.uint8, device="cuda"), out=out)
+    assert not out.cpu().numpy().any()

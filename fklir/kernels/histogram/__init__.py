@@ -13,18 +13,25 @@ DeviceBuffer CUDA arrays (the GPU kernel, on the caller's stream as for pipeline
 The counts are int32, the widest integer fklir's arrays have (and the type of cv2.cuda.calcHist and
 cvcuda.histogram): an image of more than 2**31 - 1 pixels (46341 x 46341), whose counts could overflow it,
 is refused with a ValueError.
+
+A GPU call is one kernel, which sums its blocks' counts in a scratch buffer of its stream's (histogram.cuh):
+the first call on a stream allocates it (synchronously, so not while a CUDA graph is being captured), and a
+graph captured on a stream must be replayed on that stream, where it runs in turn with the stream's calls.
 """
 
 from __future__ import annotations
 
 import math
 import sys
+import threading
 from typing import Any
 
 import numpy as np
 
 from fklir import jit
+from fklir.jit.binding import launch_stream
 from fklir.jit.tensors import Tensor, describe
+from fklir.runtime import cuda_driver
 from fklir.runtime.device_buffer import DeviceBuffer
 from fklir.runtime.interop import empty_like_framework
 
@@ -48,27 +55,32 @@ _COUNTS = jit.TensorMatcher((B, C, BINS)).with_dtype("int32").with_device(_DEVIC
 _IMAGES = jit.TensorMatcher((B, H, W, C)).with_dtype("uint8").with_device(_DEVICE)
 
 
+_SCRATCH = jit.TensorMatcher((-1,)).with_dtype("uint32").with_device(_DEVICE)
+
+
 def _blocks_per_image(image_bytes: int) -> int:
-    return min(math.ceil(image_bytes / BYTES_PER_BLOCK), MAX_BLOCKS_PER_IMAGE)
+    """At least one: an empty image's block still writes its zero counts."""
+    return max(1, min(math.ceil(image_bytes / BYTES_PER_BLOCK), MAX_BLOCKS_PER_IMAGE))
 
-
-_clear = jit.kernel(
-    "histogram_clear",
-    cuda="histogram.cuh",
-    cpu="histogram.cpp",
-    args=[("out", _COUNTS)],
-    grid=lambda B, C: ((B * C, 1, 1), (BINS, 1, 1)),
-)
 
 # The images come first: a call without stream= launches where the first tensor's producer queues its work.
-_count = jit.kernel(
+_count_gpu = jit.kernel(
     "histogram",
     cuda="histogram.cuh",
-    cpu="histogram.cpp",
-    args=[("images", _IMAGES), ("out", _COUNTS)],
+    args=[("images", _IMAGES), ("out", _COUNTS), ("scratch", _SCRATCH)],
     template=lambda C: (C,),
     grid=lambda B, H, W, C: ((_blocks_per_image(H * W * C), min(B, MAX_GRID_Y), 1), (THREADS, 1, 1)),
 )
+_count_cpu = jit.kernel(
+    "histogram",
+    cpu="histogram.cpp",
+    args=[("images", _IMAGES), ("out", _COUNTS)],
+    template=lambda C: (C,),
+)
+
+# (device, stream handle) -> the stream's scratch: its calls run in turn, so they may share it
+_scratch: dict[tuple[int, int], DeviceBuffer] = {}
+_scratch_lock = threading.Lock()
 
 
 def histogram(images: Any, out: Any = None, *, stream: object = None) -> Any:
@@ -92,9 +104,28 @@ def histogram(images: Any, out: Any = None, *, stream: object = None) -> Any:
         raise ValueError(f"out: expected shape {counts_shape} for images of shape {shape}, got {out_shape}")
     batch_out = out if batched else _with_axes(out, batch=True, channel=False)
     batch_images = images if batched else _with_axes(images, batch=True, channel=len(shape) == 2)
-    _clear(batch_out, stream=stream)
-    _count(batch_images, batch_out, stream=stream)
+    if described.device is None:
+        _count_cpu(batch_images, batch_out, stream=stream)
+        return out
+    handle, owned = launch_stream(described, stream)
+    scratch = _stream_scratch(described.device, handle, (shape[0] if batched else 1) * (channels * BINS + 1))
+    _count_gpu(batch_images, batch_out, scratch, stream=handle)
+    if owned:
+        with cuda_driver.using_device(described.device):
+            cuda_driver.synchronize(handle)
     return out
+
+
+def _stream_scratch(device: int, handle: int, size: int) -> DeviceBuffer:
+    """The zeroed scratch of at least `size` uint32 of the stream (histogram.cuh leaves it zero). A larger one
+    replaces it: made after the work queued so far (from_host waits for the device), so that none of that work
+    still uses the one it replaces."""
+    key = (device, handle)
+    with _scratch_lock:
+        scratch = _scratch.get(key)
+        if scratch is None or scratch.size < size:
+            scratch = _scratch[key] = DeviceBuffer.from_host(np.zeros(size, np.uint32), device)
+    return scratch
 
 
 def _new_counts(images: Any, tensor: Tensor, shape: tuple[int, ...]) -> Any:

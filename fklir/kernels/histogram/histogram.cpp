@@ -1,7 +1,7 @@
 // histogram.cpp — per-channel 256-bin histograms of a batch of uint8 images, on the CPU.
 //
-// The contract of histogram.cuh: out (B, C, 256) int32 and images (B, H, W, C) uint8, both
-// C-contiguous; histogram_clear zeroes out, then histogram adds every image's counts.
+// The contract of histogram.cuh, without its scratch: images (B, H, W, C) uint8 and out (B, C, 256)
+// int32, both C-contiguous; histogram zeroes out, then adds every image's counts.
 //
 // The images are cut into pieces of whole pixels that the OpenMP threads take in turn (dynamically, so
 // that a thread the OS holds back delays no other). A thread counts into a table of its own and adds
@@ -19,12 +19,6 @@ using fkl::u8;
 // Pixels per piece: enough work to outweigh adding a thread's table to out.
 constexpr i64 kPiecePixels = 16384;
 
-// out[i] = 0.
-void histogram_clear(fkl::TensorView out) {
-    const i64 count = out.shape[0] * out.shape[1] * out.shape[2];
-    std::fill(out.ptr<i32>(), out.ptr<i32>() + count, 0);
-}
-
 // totals[i] += counts[i], then counts[i] = 0; atomic, as other threads may add to the same image.
 static void add_counts(i32* totals, std::vector<i32>& counts) {
     for (size_t i = 0; i < counts.size(); ++i) {
@@ -35,9 +29,10 @@ static void add_counts(i32* totals, std::vector<i32>& counts) {
     }
 }
 
-// out[b, c, v] += the number of pixels of image b whose channel c is v.
+// out[b, c, v] = the number of pixels of image b whose channel c is v.
 template <int C>
 void histogram(fkl::TensorView images, fkl::TensorView out) {
+    std::fill(out.ptr<i32>(), out.ptr<i32>() + out.shape[0] * C * 256, 0);
     const i64 batch = images.shape[0];
     const i64 pixels = images.shape[1] * images.shape[2];  // of one image
     const i64 pieces = (pixels + kPiecePixels - 1) / kPiecePixels;  // of one image
