@@ -3,11 +3,12 @@
     PYTHONPATH=. python3 benchmarks/nv12_variants.py
 
 Variants of fklir/kernels/nv12_to_rgb/nv12_to_rgb.cuh's packed_run (runs of 4 or 8 chroma samples per
-thread, stores staged by the warp or each thread's own), the shipped kernel, and the kernel as it was at
-f8434d7 (one thread per chroma sample and a block-wide shared tile, embedded below). Each is built with
-NVRTC first, which runs without a GPU (with nvcc present, ptxas's register counts are printed too); on a
-GPU each is checked equal to cv2.cvtColor, then timed with bench_chain's method on issue 16's two packed
-workloads. Not a benchmark of record: it exists to choose the shipped layout (see RESULTS.md).
+thread, stores staged by the warp or each thread's own, 8-byte vectors or only 16, the byte path staged or
+not, warps per block), the shipped kernel, and the kernel as it was at f8434d7 (one thread per chroma
+sample and a block-wide shared tile, embedded below). Each is built with NVRTC and nvcc, whichever are
+installed, which needs no GPU (nvcc adds ptxas's register counts); on a GPU each is checked equal to
+cv2.cvtColor, then timed with bench_chain's method on issue 16's two packed workloads and on a width that
+takes the byte path (854 = 6 mod 16). Not a benchmark of record: it exists to choose the shipped layout.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ METHOD = Method(calls=20, reps=11, warmup=5)
 WORKLOADS = [
     Workload("3840x2160 NV12 → RGB uint8", 1, 3840, 2160, False),
     Workload("8 × 1920x1080 NV12 → RGB uint8", 8, 1920, 1080, False),
+    Workload("8 × 854x480 NV12 → RGB uint8 (the byte path)", 8, 854, 480, False),
 ]
 
 # The packed kernel at f8434d7 (git show f8434d7:fklir/kernels/nv12_to_rgb/nv12_to_rgb.cuh), packed part only
@@ -99,16 +101,15 @@ __global__ void nv12_to_rgb_packed(fkl::TensorView out, fkl::TensorView y, fkl::
 }
 """
 
-# packed_run<kSamples, kStaged, kNarrow> as a kernel of its own, of kWarps warps per block, appended to the
-# shipped source
+# packed_run as a kernel of its own, of kWarps warps per block, appended to the shipped source
 VARIANT = r"""
-template <int kSamples, bool kStaged, bool kNarrow, int kWarps>
+template <int kSamples, bool kStaged, bool kNarrow, bool kStagedBytes, int kWarps>
 __global__ void __launch_bounds__(32 * kWarps)
     packed_variant(fkl::TensorView out, fkl::TensorView y, fkl::TensorView uv, int uv_row, bool bgr,
                    int y_offset, int cy, int cvr, int cvg, int cug, int cub) {
     __shared__ uint4 stage[kWarps][32 * 6 * kSamples / 16];
-    packed_run<kSamples, kStaged, kNarrow>(out, y, uv, uv_row, bgr, {y_offset, cy, cvr, cvg, cug, cub},
-                                           stage[threadIdx.y]);
+    packed_run<kSamples, kStaged, kNarrow, kStagedBytes>(out, y, uv, uv_row, bgr,
+                                                         {y_offset, cy, cvr, cvg, cug, cub}, stage[threadIdx.y]);
 }
 """
 
@@ -152,12 +153,23 @@ def variants() -> list[Variant]:
             nv12.RUN,
         )
     ]
-    layouts = ((8, True, False, 4), (8, True, True, 2), (8, True, True, 8), (8, False, True, 4), (4, True, True, 4))
-    for samples, staged, narrow, warps in layouts:
+    # (samples per run, staged stores, 8-byte vectors, staged byte path, warps per block)
+    layouts = (
+        (8, True, False, False, 4),
+        (8, True, True, True, 4),
+        (8, True, True, False, 2),
+        (8, True, True, False, 8),
+        (8, False, True, False, 4),
+        (4, True, True, False, 4),
+    )
+    for samples, staged, narrow, staged_bytes, warps in layouts:
         label = f"{samples} samples, {'staged' if staged else 'own stores'}, {warps} warps"
         label += ", 8-byte vectors too" if narrow else ", 16-byte vectors only"
-        template = f"{samples}, {str(staged).lower()}, {str(narrow).lower()}, {warps}"
-        found.append(Variant(label, shipped + VARIANT, "packed_variant", template, 2 * samples, warps))
+        label += ", byte path staged" if staged_bytes else ""
+        flags = ", ".join(str(flag).lower() for flag in (staged, narrow, staged_bytes))
+        found.append(
+            Variant(label, shipped + VARIANT, "packed_variant", f"{samples}, {flags}, {warps}", 2 * samples, warps)
+        )
     found.append(Variant("f8434d7 (1 sample, block tile)", with_color_header(F8434D7), "nv12_to_rgb_packed", "", 0))
     return found
 

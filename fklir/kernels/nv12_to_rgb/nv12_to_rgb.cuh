@@ -20,9 +20,9 @@ using nv12::row_start;
 // chroma rows; grid (W / (64 kSamples), H / (2 kPackedWarps), B).
 //
 // The vector is 16 bytes where every address of the warp's rows is a multiple of 16, else 8 bytes where
-// they are multiples of 8 (a width of 8 mod 16); other rows (a 4-byte path would raise every thread's
-// register count), and the end of a row that is not a whole run, take the byte path: the same
-// arithmetic, one pixel at a time.
+// they are multiples of 8 (a width of 8 mod 16). Other rows (a 4-byte path would raise every thread's
+// register count), and the end of a row that is not a whole run, take the byte path: the same arithmetic,
+// one pixel at a time.
 constexpr int kPackedWarps = 4;
 
 // Vectors of Word, addressed as bytes (the indices are constants once unrolled, so the bytes stay in
@@ -40,6 +40,25 @@ __device__ void packed_bytes(u8* out, const u8* luma, const u8* pairs, int sampl
         const nv12::Chroma c = nv12::chroma_terms(k, pairs[2 * s], pairs[2 * s + 1]);
         nv12::store_packed(out + 6 * s, nv12::pixel_rgb(k, luma[2 * s], c), bgr);
         nv12::store_packed(out + 6 * s + 3, nv12::pixel_rgb(k, luma[2 * s + 1], c), bgr);
+    }
+}
+
+// This thread's run byte by byte, the warp's stores staged as in packed_vectors (byte stores of its
+// own would be 6 kSamples bytes apart from the next lane's); `stage`: 32 runs of output bytes.
+template <int kSamples>
+__device__ void packed_bytes_staged(u8* const (&rows)[2], const u8* const (&luma)[2], const u8* pairs, int x0,
+                                   i64 width, bool bgr, const nv12::Coefficients& k, u8* stage) {
+    constexpr int kBytes = 2 * kSamples;
+    const int lane = threadIdx.x;
+    const i64 warp_x0 = x0 - kBytes * lane;
+    const int bytes = 3 * int(width - warp_x0 < 32 * kBytes ? width - warp_x0 : 32 * kBytes);  // the warp's per row
+    const int samples = x0 >= width ? 0 : int(width - x0 < kBytes ? width - x0 : kBytes) / 2;
+    for (int dr = 0; dr < 2; ++dr) {
+        packed_bytes(stage + 3 * kBytes * lane, luma[dr], pairs, samples, k, bgr);
+        __syncwarp();
+        u8* const first = rows[dr] - 3 * kBytes * lane;  // lane 0's
+        for (int i = lane; i < bytes; i += 32) first[i] = stage[i];
+        __syncwarp();  // the stage is read before the next row overwrites it
     }
 }
 
@@ -99,8 +118,9 @@ __device__ void packed_vectors(u8* const (&rows)[2], const u8* const (&luma)[2],
 
 // The packed conversion of this thread's run (see above), in blocks of 32 x kPackedWarps threads;
 // `stage` holds 32 runs of output rows (32 x 6 kSamples bytes, 16-byte aligned). kNarrow: rows aligned
-// to 8 bytes but not 16 take 8-byte vectors rather than the byte path.
-template <int kSamples, bool kStaged, bool kNarrow>
+// to 8 bytes but not 16 take 8-byte vectors rather than the byte path. kStagedBytes: the byte path of a
+// warp without vectors stages its stores too (it raises the kernel's registers, the vector path's too).
+template <int kSamples, bool kStaged, bool kNarrow, bool kStagedBytes>
 __device__ void packed_run(const fkl::TensorView& out, const fkl::TensorView& y, const fkl::TensorView& uv, int uv_row,
                            bool bgr, const nv12::Coefficients& k, uint4* stage) {
     constexpr int kBytes = 2 * kSamples;
@@ -123,13 +143,15 @@ __device__ void packed_run(const fkl::TensorView& out, const fkl::TensorView& y,
     }
     if (vector == 8)
         packed_vectors<kSamples, kStaged>(rows, luma, pairs, whole, bgr, k, reinterpret_cast<uint2*>(stage));
+    if (kStagedBytes && !vector) return packed_bytes_staged<kSamples>(rows, luma, pairs, x0, width, bgr, k,
+                                                                   reinterpret_cast<u8*>(stage));
     if ((whole && vector) || x0 >= width) return;
     const int samples = int(width - x0 < kBytes ? width - x0 : kBytes) / 2;
     for (int dr = 0; dr < 2; ++dr) packed_bytes(rows[dr], luma[dr], pairs, samples, k, bgr);
 }
 
 // The shipped layout: runs of kPackedSamples chroma samples, stores staged by the warp, 8-byte vectors
-// where 16 do not fit
+// where 16 do not fit, the byte path's stores each thread's own
 constexpr int kPackedSamples = 8;
 
 // out[b, r, x] = (R, G, B) or (B, G, R) of Y[b, r, x] and its chroma pair. Blocks of 32 x kPackedWarps.
@@ -137,8 +159,8 @@ __global__ void __launch_bounds__(32 * kPackedWarps)
     nv12_to_rgb_packed(fkl::TensorView out, fkl::TensorView y, fkl::TensorView uv, int uv_row, bool bgr,
                        int y_offset, int cy, int cvr, int cvg, int cug, int cub) {
     __shared__ uint4 stage[kPackedWarps][32 * 6 * kPackedSamples / 16];
-    packed_run<kPackedSamples, true, true>(out, y, uv, uv_row, bgr, {y_offset, cy, cvr, cvg, cug, cub},
-                                           stage[threadIdx.y]);
+    packed_run<kPackedSamples, true, true, false>(out, y, uv, uv_row, bgr, {y_offset, cy, cvr, cvg, cug, cub},
+                                                  stage[threadIdx.y]);
 }
 
 // ----- planar ------------------------------------------------------------------------------------------
