@@ -20,10 +20,10 @@ from fklir import dtypes
 from fklir.jit import tensors
 from fklir.jit.matcher import Arguments, ScalarConverter
 from fklir.jit.tensors import Tensor
+from fklir.runtime.launch import LAST_DEFAULT_STREAM
 from fklir.runtime.streams import stream_handle
 
 Dims = tuple[int, int, int]
-_LAST_DEFAULT_STREAM = 2  # handles 0, 1, 2 are the *current* context's default streams
 
 
 class _Scalar:
@@ -134,15 +134,22 @@ class GpuLaunch:
                 handle, owned = stream_handle(stream), False
                 # No query of the current context first: a stream carries its context, and a launch refused
                 # because another context is current queues nothing, so it is made again in ours.
-                if handle > _LAST_DEFAULT_STREAM and not self._launch(handle, plan.address, 0)[0]:
+                if handle > LAST_DEFAULT_STREAM and not self._launch(handle, plan.address, 0)[0]:
                     return
                 self._launch_in_ours(plan, handle)
         if owned:
             self._synchronize(handle)
 
     def _launch_in_ours(self, plan: CallPlan, handle: int) -> None:
+        """Launch with our context current, then give the caller's back. A thread that had none keeps ours:
+        nothing of the caller's changes, and its next launch needs no retry."""
         from fklir.runtime import cuda_driver
 
+        current = cuda_driver.check(cuda_driver._driver().cuCtxGetCurrent(), "cuCtxGetCurrent")  # pyright: ignore[reportPrivateUsage]
+        if int(current) == 0:
+            cuda_driver.ensure_context(self.device)
+            cuda_driver.launch(self.kernel, self.grid, self.block, plan.address, handle)
+            return
         with cuda_driver.using_device(self.device):
             cuda_driver.launch(self.kernel, self.grid, self.block, plan.address, handle)
 

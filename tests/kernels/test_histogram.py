@@ -4,8 +4,11 @@ misaligned GPU inputs (the kernel's byte-by-byte head and tail), every input fra
 
 from __future__ import annotations
 
+import ctypes
 import importlib
+import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -13,8 +16,12 @@ import pytest
 
 import fklir as fkl
 from fklir.backend import build, compilers
+from fklir.jit import user_kernel
+from fklir.jit.tensors import TensorView
 from fklir.kernels import histogram as histogram_module
 from fklir.kernels.histogram import histogram
+from fklir.runtime import cuda_driver
+from tests.runtime.fake_driver import FakeDriver, installed, make_fake_torch
 
 RNG = np.random.default_rng(1616)
 gpu = pytest.mark.skipif(not fkl.gpu_available(), reason="needs a CUDA GPU")
@@ -287,3 +294,53 @@ def test_gpu_empty_images_clear_out(gpu_histogram: Histogram, torch: Any) -> Non
     out = torch.full((3, 2, 256), 9, dtype=torch.int32, device="cuda")
     gpu_histogram(torch.zeros((3, 0, 7, 2), dtype=torch.uint8, device="cuda"), out=out)
     assert not out.cpu().numpy().any()
+
+
+# ----- the GPU host path, on a fake driver (tests/runtime/fake_driver.py) ------------------------------
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[tuple[FakeDriver, Any, Any]]:
+    """(driver, torch, the histogram module imported afresh): a fake driver that records each launch's scratch
+    pointer, a fake torch, and instances 'loaded' without a compiler. The module is imported afresh again
+    after, so that no fake instance outlives the test."""
+    monkeypatch.setenv("FKLIR_CACHE_DIR", str(tmp_path))
+    torch = make_fake_torch()
+    monkeypatch.setitem(sys.modules, "torch", torch)
+
+    def load(source: Any, instance: Any, device: int | None, link_flags: Any = ()) -> Any:
+        return cuda_driver.load_kernel(b"stand-in cubin", instance.call, device or 0)
+
+    monkeypatch.setattr(user_kernel.instances, "load", load)
+    with installed(FakeDriver()) as driver:
+        driver.cuCtxSynchronize = lambda: (0,)
+        driver.cuMemcpyHtoD = lambda destination, source, nbytes: (0,)
+        launch = driver.cuLaunchKernel
+        driver.scratch = []  # the scratch pointer of each accepted launch
+
+        def recording(f: Any, gx: int, gy: int, gz: int, bx: int, by: int, bz: int, *rest: Any) -> Any:
+            result = launch(f, gx, gy, gz, bx, by, bz, *rest)
+            if not result[0]:
+                views = (ctypes.c_void_p * 3).from_address(rest[2])
+                driver.scratch.append(int(TensorView.from_address(views[2]).data))
+            return result
+
+        driver.cuLaunchKernel = recording
+        yield driver, torch, importlib.reload(histogram_module)
+    importlib.reload(histogram_module)
+
+
+def test_one_launch_per_gpu_call_with_a_scratch_per_stream(fake_gpu: tuple[FakeDriver, Any, Any]) -> None:
+    driver, torch, module = fake_gpu
+    images = torch.empty((2, 8, 8, 3), dtype=torch.uint8)
+    out = torch.empty((2, 3, 256), dtype=torch.int32)
+    first, second = torch.cuda.Stream(), torch.cuda.Stream()
+    for stream in (first, first, second):
+        assert module.histogram(images, out=out, stream=stream) is out
+    assert [launch[3] for launch in driver.launches] == [first.cuda_stream] * 2 + [second.cuda_stream]
+    assert driver.scratch[0] == driver.scratch[1] != driver.scratch[2], "calls on one stream share its scratch"
+    more = torch.empty((5, 8, 8, 3), dtype=torch.uint8)
+    module.histogram(more, out=torch.empty((5, 3, 256), dtype=torch.int32), stream=first)
+    assert driver.scratch[3] not in driver.scratch[:3], "a larger batch gets a larger scratch"
+    module.histogram(images, out=out, stream=first)
+    assert driver.scratch[4] == driver.scratch[3]

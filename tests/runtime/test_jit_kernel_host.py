@@ -143,3 +143,16 @@ def test_calls_on_two_devices_launch_each_in_its_own_context(fake: Any) -> None:
         x = torch.Tensor((4, 3), torch.float32, device)
         k(x, x, 1.0, 1, stream=torch.cuda.Stream(device))
     assert driver.launch_contexts == [int(driver.primary[d]) for d in (0, 1, 0)]
+
+
+def test_a_thread_without_a_context_keeps_ours(fake: Any) -> None:
+    driver, torch = fake
+    k = _kernel()
+    s = torch.cuda.Stream()
+    x = torch.empty((4, 3), dtype=torch.float32)
+    driver.set_current(None)
+    k(x, x, 1.0, 1, stream=s)
+    assert driver.current() == int(driver.primary[0])
+    attempts = driver.attempts
+    k(x, x, 1.0, 1, stream=s)
+    assert driver.attempts == attempts + 1, "accepted at once"

@@ -34,6 +34,7 @@ from fklir.jit.tensors import Tensor, describe
 from fklir.runtime import cuda_driver
 from fklir.runtime.device_buffer import DeviceBuffer
 from fklir.runtime.interop import empty_like_framework
+from fklir.runtime.launch import LAST_DEFAULT_STREAM
 
 __all__ = ["histogram"]
 
@@ -78,8 +79,10 @@ _count_cpu = jit.kernel(
     template=lambda C: (C,),
 )
 
-# (device, stream handle) -> the stream's scratch: its calls run in turn, so they may share it
-_scratch: dict[tuple[int, int], DeviceBuffer] = {}
+# (device, stream handle, thread) -> the stream's scratch: its calls run in turn, so they may share it. A default
+# stream handle (0, 1, 2) may be each thread's own stream (CUDA's per-thread default stream), so each thread
+# has its own scratch for them.
+_scratch: dict[tuple[int, int, int], DeviceBuffer] = {}
 _scratch_lock = threading.Lock()
 
 
@@ -120,7 +123,7 @@ def _stream_scratch(device: int, handle: int, size: int) -> DeviceBuffer:
     """The zeroed scratch of at least `size` uint32 of the stream (histogram.cuh leaves it zero). A larger one
     replaces it: made after the work queued so far (from_host waits for the device), so that none of that work
     still uses the one it replaces."""
-    key = (device, handle)
+    key = (device, handle, threading.get_ident() if handle <= LAST_DEFAULT_STREAM else 0)
     with _scratch_lock:
         scratch = _scratch.get(key)
         if scratch is None or scratch.size < size:
