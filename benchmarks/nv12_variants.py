@@ -101,15 +101,125 @@ __global__ void nv12_to_rgb_packed(fkl::TensorView out, fkl::TensorView y, fkl::
 }
 """
 
-# packed_run as a kernel of its own, of kWarps warps per block, appended to the shipped source
-VARIANT = r"""
+# The alternatives, appended to the shipped source: its packed_vectors and packed_run with switches for
+# what the shipped kernel does one way (kStaged: the warp stages its stores, else each thread stores its
+# own vectors; kNarrow: 8-byte vectors where 16 do not fit, else the byte path; kStagedBytes: the byte
+# path's stores staged too), as a kernel of kWarps warps per block
+ALTERNATIVES = r"""
+// This thread's run byte by byte, the warp's stores staged as in variant_vectors (byte stores of its
+// own would be 6 kSamples bytes apart from the next lane's); `stage`: 32 runs of output bytes.
+template <int kSamples>
+__device__ void variant_bytes_staged(u8* const (&rows)[2], const u8* const (&luma)[2], const u8* pairs, int x0,
+                                   i64 width, bool bgr, const nv12::Coefficients& k, u8* stage) {
+    constexpr int kBytes = 2 * kSamples;
+    const int lane = threadIdx.x;
+    const i64 warp_x0 = x0 - kBytes * lane;
+    const int bytes = 3 * int(width - warp_x0 < 32 * kBytes ? width - warp_x0 : 32 * kBytes);  // the warp's per row
+    const int samples = x0 >= width ? 0 : int(width - x0 < kBytes ? width - x0 : kBytes) / 2;
+    for (int dr = 0; dr < 2; ++dr) {
+        packed_bytes(stage + 3 * kBytes * lane, luma[dr], pairs, samples, k, bgr);
+        __syncwarp();
+        u8* const first = rows[dr] - 3 * kBytes * lane;  // lane 0's
+        for (int i = lane; i < bytes; i += 32) first[i] = stage[i];
+        __syncwarp();  // the stage is read before the next row overwrites it
+    }
+}
+
+// This thread's run in Words when `whole` (its run lies inside the row); the warp's lanes all call it,
+// the whole ones being a prefix of the warp. kStaged: each output row goes through the warp's `stage`
+// (32 runs of output bytes); otherwise every thread stores its own Words.
+template <int kSamples, bool kStaged, class Word>
+__device__ void variant_vectors(u8* const (&rows)[2], const u8* const (&luma)[2], const u8* pairs, bool whole,
+                               bool bgr, const nv12::Coefficients& k, Word* stage) {
+    constexpr int kBytes = 2 * kSamples;             // a run's luma bytes per row, and its UV bytes
+    constexpr int kIn = kBytes / int(sizeof(Word));  // Words per run of luma or UV
+    constexpr int kOut = 3 * kIn;                    // Words per output row of a run
+    const int lane = threadIdx.x;
+    const int words = kStaged ? kOut * __popc(__ballot_sync(~0u, whole)) : 0;  // the warp's Words per row
+    Bytes<Word, kIn> in[3];  // the UV pairs, then the two luma rows
+    nv12::Chroma c[kSamples];
+    if (whole) {
+        const u8* const from[3] = {pairs, luma[0], luma[1]};
+#pragma unroll
+        for (int i = 0; i < 3; ++i) {
+#pragma unroll
+            for (int w = 0; w < kIn; ++w) in[i].word[w] = __ldg(reinterpret_cast<const Word*>(from[i]) + w);
+        }
+#pragma unroll
+        for (int s = 0; s < kSamples; ++s) {
+            const nv12::Chroma t = nv12::chroma_terms(k, in[0].byte[2 * s], in[0].byte[2 * s + 1]);
+            c[s] = bgr ? nv12::Chroma{t.b, t.g, t.r} : t;  // so that the pixels store R, G, B in place
+        }
+    }
+#pragma unroll
+    for (int dr = 0; dr < 2; ++dr) {
+        Bytes<Word, kOut> pixels;
+        if (whole) {
+#pragma unroll
+            for (int x = 0; x < kBytes; ++x)
+                nv12::store_packed(pixels.byte + 3 * x, nv12::pixel_rgb(k, in[1 + dr].byte[x], c[x / 2]), false);
+        }
+        if (!kStaged) {
+            if (whole) {
+#pragma unroll
+                for (int w = 0; w < kOut; ++w) reinterpret_cast<Word*>(rows[dr])[w] = pixels.word[w];
+            }
+            continue;
+        }
+        if (whole) {
+#pragma unroll
+            for (int w = 0; w < kOut; ++w) stage[kOut * lane + w] = pixels.word[w];
+        }
+        __syncwarp();
+        Word* const first = reinterpret_cast<Word*>(rows[dr] - 3 * kBytes * lane);  // lane 0's
+#pragma unroll
+        for (int w = 0; w < kOut; ++w)
+            if (lane + 32 * w < words) first[lane + 32 * w] = stage[lane + 32 * w];
+        __syncwarp();  // the stage is read before the next row overwrites it
+    }
+}
+
+// The packed conversion of this thread's run (see above), in blocks of 32 x kPackedWarps threads;
+// `stage` holds 32 runs of output rows (32 x 6 kSamples bytes, 16-byte aligned). kNarrow: rows aligned
+// to 8 bytes but not 16 take 8-byte vectors rather than the byte path. kStagedBytes: the byte path of a
+// warp without vectors stages its stores too (it raises the kernel's registers, the vector path's too).
+template <int kSamples, bool kStaged, bool kNarrow, bool kStagedBytes>
+__device__ void variant_run(const fkl::TensorView& out, const fkl::TensorView& y, const fkl::TensorView& uv, int uv_row,
+                           bool bgr, const nv12::Coefficients& k, uint4* stage) {
+    constexpr int kBytes = 2 * kSamples;
+    const i64 height = out.shape[1], width = out.shape[2], b = blockIdx.z;
+    const int cr = blockIdx.y * blockDim.y + threadIdx.y;
+    if (2 * cr >= height) return;  // the whole warp: its lanes share the chroma row
+    const int x0 = (blockIdx.x * blockDim.x + threadIdx.x) * kBytes;  // this run's first pixel
+    const u8* const pairs = row_start(uv, b, uv_row + cr) + x0;
+    const u8* const luma[2] = {row_start(y, b, 2 * cr) + x0, row_start(y, b, 2 * cr + 1) + x0};
+    u8* const top = out.ptr<u8>() + ((b * height + 2 * cr) * width + x0) * 3;
+    u8* const rows[2] = {top, top + 3 * width};
+    // a lane's addresses are lane 0's plus multiples of a run's bytes, which no vector exceeds, so every
+    // lane of the warp takes the same branch
+    const auto bits = [](const void* p) { return reinterpret_cast<unsigned long long>(p); };
+    const unsigned long long any = bits(pairs) | bits(luma[0]) | bits(luma[1]) | bits(rows[0]) | bits(rows[1]);
+    const bool whole = x0 + kBytes <= width;  // the whole runs are a prefix of the warp
+    const int vector = kBytes % 16 == 0 && any % 16 == 0 ? 16 : kNarrow && any % 8 == 0 ? 8 : 0;  // bytes
+    if constexpr (kBytes % 16 == 0) {
+        if (vector == 16) variant_vectors<kSamples, kStaged>(rows, luma, pairs, whole, bgr, k, stage);
+    }
+    if (vector == 8)
+        variant_vectors<kSamples, kStaged>(rows, luma, pairs, whole, bgr, k, reinterpret_cast<uint2*>(stage));
+    if (kStagedBytes && !vector) return variant_bytes_staged<kSamples>(rows, luma, pairs, x0, width, bgr, k,
+                                                                   reinterpret_cast<u8*>(stage));
+    if ((whole && vector) || x0 >= width) return;
+    const int samples = int(width - x0 < kBytes ? width - x0 : kBytes) / 2;
+    for (int dr = 0; dr < 2; ++dr) packed_bytes(rows[dr], luma[dr], pairs, samples, k, bgr);
+}
+
 template <int kSamples, bool kStaged, bool kNarrow, bool kStagedBytes, int kWarps>
 __global__ void __launch_bounds__(32 * kWarps)
     packed_variant(fkl::TensorView out, fkl::TensorView y, fkl::TensorView uv, int uv_row, bool bgr,
                    int y_offset, int cy, int cvr, int cvg, int cug, int cub) {
     __shared__ uint4 stage[kWarps][32 * 6 * kSamples / 16];
-    packed_run<kSamples, kStaged, kNarrow, kStagedBytes>(out, y, uv, uv_row, bgr,
-                                                         {y_offset, cy, cvr, cvg, cug, cub}, stage[threadIdx.y]);
+    variant_run<kSamples, kStaged, kNarrow, kStagedBytes>(out, y, uv, uv_row, bgr,
+                                                          {y_offset, cy, cvr, cvg, cug, cub}, stage[threadIdx.y]);
 }
 """
 
@@ -168,7 +278,7 @@ def variants() -> list[Variant]:
         label += ", byte path staged" if staged_bytes else ""
         flags = ", ".join(str(flag).lower() for flag in (staged, narrow, staged_bytes))
         found.append(
-            Variant(label, shipped + VARIANT, "packed_variant", f"{samples}, {flags}, {warps}", 2 * samples, warps)
+            Variant(label, shipped + ALTERNATIVES, "packed_variant", f"{samples}, {flags}, {warps}", 2 * samples, warps)
         )
     found.append(Variant("f8434d7 (1 sample, block tile)", with_color_header(F8434D7), "nv12_to_rgb_packed", "", 0))
     return found

@@ -43,36 +43,17 @@ __device__ void packed_bytes(u8* out, const u8* luma, const u8* pairs, int sampl
     }
 }
 
-// This thread's run byte by byte, the warp's stores staged as in packed_vectors (byte stores of its
-// own would be 6 kSamples bytes apart from the next lane's); `stage`: 32 runs of output bytes.
-template <int kSamples>
-__device__ void packed_bytes_staged(u8* const (&rows)[2], const u8* const (&luma)[2], const u8* pairs, int x0,
-                                   i64 width, bool bgr, const nv12::Coefficients& k, u8* stage) {
-    constexpr int kBytes = 2 * kSamples;
-    const int lane = threadIdx.x;
-    const i64 warp_x0 = x0 - kBytes * lane;
-    const int bytes = 3 * int(width - warp_x0 < 32 * kBytes ? width - warp_x0 : 32 * kBytes);  // the warp's per row
-    const int samples = x0 >= width ? 0 : int(width - x0 < kBytes ? width - x0 : kBytes) / 2;
-    for (int dr = 0; dr < 2; ++dr) {
-        packed_bytes(stage + 3 * kBytes * lane, luma[dr], pairs, samples, k, bgr);
-        __syncwarp();
-        u8* const first = rows[dr] - 3 * kBytes * lane;  // lane 0's
-        for (int i = lane; i < bytes; i += 32) first[i] = stage[i];
-        __syncwarp();  // the stage is read before the next row overwrites it
-    }
-}
-
 // This thread's run in Words when `whole` (its run lies inside the row); the warp's lanes all call it,
-// the whole ones being a prefix of the warp. kStaged: each output row goes through the warp's `stage`
-// (32 runs of output bytes); otherwise every thread stores its own Words.
-template <int kSamples, bool kStaged, class Word>
+// the whole ones being a prefix of the warp. Each output row goes through the warp's `stage` (32 runs of
+// output bytes).
+template <int kSamples, class Word>
 __device__ void packed_vectors(u8* const (&rows)[2], const u8* const (&luma)[2], const u8* pairs, bool whole,
                                bool bgr, const nv12::Coefficients& k, Word* stage) {
     constexpr int kBytes = 2 * kSamples;             // a run's luma bytes per row, and its UV bytes
     constexpr int kIn = kBytes / int(sizeof(Word));  // Words per run of luma or UV
     constexpr int kOut = 3 * kIn;                    // Words per output row of a run
     const int lane = threadIdx.x;
-    const int words = kStaged ? kOut * __popc(__ballot_sync(~0u, whole)) : 0;  // the warp's Words per row
+    const int words = kOut * __popc(__ballot_sync(~0u, whole));  // the warp's Words per row
     Bytes<Word, kIn> in[3];  // the UV pairs, then the two luma rows
     nv12::Chroma c[kSamples];
     if (whole) {
@@ -95,15 +76,6 @@ __device__ void packed_vectors(u8* const (&rows)[2], const u8* const (&luma)[2],
 #pragma unroll
             for (int x = 0; x < kBytes; ++x)
                 nv12::store_packed(pixels.byte + 3 * x, nv12::pixel_rgb(k, in[1 + dr].byte[x], c[x / 2]), false);
-        }
-        if (!kStaged) {
-            if (whole) {
-#pragma unroll
-                for (int w = 0; w < kOut; ++w) reinterpret_cast<Word*>(rows[dr])[w] = pixels.word[w];
-            }
-            continue;
-        }
-        if (whole) {
 #pragma unroll
             for (int w = 0; w < kOut; ++w) stage[kOut * lane + w] = pixels.word[w];
         }
@@ -117,10 +89,8 @@ __device__ void packed_vectors(u8* const (&rows)[2], const u8* const (&luma)[2],
 }
 
 // The packed conversion of this thread's run (see above), in blocks of 32 x kPackedWarps threads;
-// `stage` holds 32 runs of output rows (32 x 6 kSamples bytes, 16-byte aligned). kNarrow: rows aligned
-// to 8 bytes but not 16 take 8-byte vectors rather than the byte path. kStagedBytes: the byte path of a
-// warp without vectors stages its stores too (it raises the kernel's registers, the vector path's too).
-template <int kSamples, bool kStaged, bool kNarrow, bool kStagedBytes>
+// `stage` holds 32 runs of output rows (32 x 6 kSamples bytes, 16-byte aligned).
+template <int kSamples>
 __device__ void packed_run(const fkl::TensorView& out, const fkl::TensorView& y, const fkl::TensorView& uv, int uv_row,
                            bool bgr, const nv12::Coefficients& k, uint4* stage) {
     constexpr int kBytes = 2 * kSamples;
@@ -137,21 +107,16 @@ __device__ void packed_run(const fkl::TensorView& out, const fkl::TensorView& y,
     const auto bits = [](const void* p) { return reinterpret_cast<unsigned long long>(p); };
     const unsigned long long any = bits(pairs) | bits(luma[0]) | bits(luma[1]) | bits(rows[0]) | bits(rows[1]);
     const bool whole = x0 + kBytes <= width;  // the whole runs are a prefix of the warp
-    const int vector = kBytes % 16 == 0 && any % 16 == 0 ? 16 : kNarrow && any % 8 == 0 ? 8 : 0;  // bytes
+    const int vector = kBytes % 16 == 0 && any % 16 == 0 ? 16 : any % 8 == 0 ? 8 : 0;  // bytes
     if constexpr (kBytes % 16 == 0) {
-        if (vector == 16) packed_vectors<kSamples, kStaged>(rows, luma, pairs, whole, bgr, k, stage);
+        if (vector == 16) packed_vectors<kSamples>(rows, luma, pairs, whole, bgr, k, stage);
     }
-    if (vector == 8)
-        packed_vectors<kSamples, kStaged>(rows, luma, pairs, whole, bgr, k, reinterpret_cast<uint2*>(stage));
-    if (kStagedBytes && !vector) return packed_bytes_staged<kSamples>(rows, luma, pairs, x0, width, bgr, k,
-                                                                   reinterpret_cast<u8*>(stage));
+    if (vector == 8) packed_vectors<kSamples>(rows, luma, pairs, whole, bgr, k, reinterpret_cast<uint2*>(stage));
     if ((whole && vector) || x0 >= width) return;
     const int samples = int(width - x0 < kBytes ? width - x0 : kBytes) / 2;
     for (int dr = 0; dr < 2; ++dr) packed_bytes(rows[dr], luma[dr], pairs, samples, k, bgr);
 }
 
-// The shipped layout: runs of kPackedSamples chroma samples, stores staged by the warp, 8-byte vectors
-// where 16 do not fit, the byte path's stores each thread's own
 constexpr int kPackedSamples = 8;
 
 // out[b, r, x] = (R, G, B) or (B, G, R) of Y[b, r, x] and its chroma pair. Blocks of 32 x kPackedWarps.
@@ -159,8 +124,7 @@ __global__ void __launch_bounds__(32 * kPackedWarps)
     nv12_to_rgb_packed(fkl::TensorView out, fkl::TensorView y, fkl::TensorView uv, int uv_row, bool bgr,
                        int y_offset, int cy, int cvr, int cvg, int cug, int cub) {
     __shared__ uint4 stage[kPackedWarps][32 * 6 * kPackedSamples / 16];
-    packed_run<kPackedSamples, true, true, false>(out, y, uv, uv_row, bgr, {y_offset, cy, cvr, cvg, cug, cub},
-                                                  stage[threadIdx.y]);
+    packed_run<kPackedSamples>(out, y, uv, uv_row, bgr, {y_offset, cy, cvr, cvg, cug, cub}, stage[threadIdx.y]);
 }
 
 // ----- planar ------------------------------------------------------------------------------------------
