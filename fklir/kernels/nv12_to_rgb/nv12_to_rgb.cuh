@@ -117,7 +117,7 @@ __device__ void packed_run(const fkl::TensorView& out, const fkl::TensorView& y,
     for (int dr = 0; dr < 2; ++dr) packed_bytes(rows[dr], luma[dr], pairs, samples, k, bgr);
 }
 
-constexpr int kPackedSamples = 8;
+constexpr int kPackedSamples = 8;  // a run: 16 pixels, so 16-byte vectors (__init__.py's RUN)
 
 // out[b, r, x] = (R, G, B) or (B, G, R) of Y[b, r, x] and its chroma pair. Blocks of 32 x kPackedWarps.
 __global__ void __launch_bounds__(32 * kPackedWarps)
