@@ -14,7 +14,7 @@ import ctypes
 import functools
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from fklir import dtypes
 from fklir.jit import tensors
@@ -26,27 +26,26 @@ from fklir.runtime.streams import stream_handle
 Dims = tuple[int, int, int]
 
 
-class _Scalar:
-    """One scalar parameter: its ctypes object and the quick test of a value that needs no conversion."""
+class _Scalar(NamedTuple):
+    """One scalar parameter and the quick test of a value its slot stores as it is: an instance of `plain`
+    within [lo, hi] (half floats, which travel as their bits, have none). Any other value goes through
+    `convert`, which converts it or raises the matcher's error."""
 
-    __slots__ = ("convert", "hi", "index", "lo", "name", "plain", "slot")
-
-    def __init__(self, index: int, name: str, dtype: str, convert: ScalarConverter) -> None:
-        record = dtypes.BY_NAME[dtype]
-        self.index, self.name, self.convert = index, name, convert
-        self.slot = record.ctype()
-        # the Python type whose in-range values the slot stores as they are (half floats travel as their bits)
-        self.plain = None if record.slot_kind in ("f16", "bf16") else _PLAIN[record.kind]
-        self.lo, self.hi = record.lo, record.hi
-
-    def write(self, slot: Any, value: Any) -> None:
-        if type(value) is self.plain and self.lo <= value <= self.hi:
-            slot.value = value
-        else:
-            slot.value = self.convert(value, self.name).value
+    index: int
+    plain: type | None
+    lo: float
+    hi: float
+    name: str
+    convert: ScalarConverter
 
 
 _PLAIN: dict[str, type] = {"bool": bool, "int": int, "uint": int, "float": float}
+
+
+def _scalar(index: int, name: str, dtype: str, convert: ScalarConverter) -> _Scalar:
+    record = dtypes.BY_NAME[dtype]
+    plain = None if record.slot_kind in ("f16", "bf16") else _PLAIN[record.kind]
+    return _Scalar(index, plain, record.lo, record.hi, name, convert)
 
 
 class CallPlan:
@@ -58,7 +57,7 @@ class CallPlan:
         self._first = self._tensor_indices[0]
         self._first_name = arguments.names[self._first]
         self._scalars = [
-            _Scalar(index, arguments.names[index], dtype, convert)
+            _scalar(index, arguments.names[index], dtype, convert)
             for index, (dtype, convert) in arguments.scalars.items()
         ]
         # the objects in parameter order, each a TensorView (shape and strides filled) or a scalar's ctypes
@@ -66,8 +65,8 @@ class CallPlan:
         self.objects: list[Any] = [None] * len(converted)
         for index in self._tensor_indices:
             self.objects[index] = converted[index].view()
-        for scalar in self._scalars:
-            self.objects[scalar.index] = scalar.slot
+        for index, (dtype, _convert) in arguments.scalars.items():
+            self.objects[index] = dtypes.BY_NAME[dtype].ctype()
         self._addresses = (ctypes.c_void_p * len(self.objects))(*map(ctypes.addressof, self.objects))
         self.address = ctypes.addressof(self._addresses)
         self.lock = threading.Lock()  # the objects are one call's from its fill to its launch
@@ -77,8 +76,9 @@ class CallPlan:
         copies())."""
         for index, pointer in zip(self._tensor_indices, pointers, strict=True):
             objects[index].data = pointer
-        for scalar in self._scalars:
-            scalar.write(objects[scalar.index], values[scalar.index])
+        for index, plain, lo, hi, name, convert in self._scalars:
+            value = values[index]
+            objects[index].value = value if type(value) is plain and lo <= value <= hi else convert(value, name).value
 
     def copies(self) -> list[Any]:
         """Objects of one call's own: a CPU call runs without the plan's lock."""
