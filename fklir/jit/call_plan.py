@@ -84,9 +84,11 @@ class CallPlan:
         """Objects of one call's own: a CPU call runs without the plan's lock."""
         return [type(value).from_buffer_copy(value) for value in self.objects]
 
-    def run(self, pointers: Sequence[int], values: Sequence[object], stream: object) -> None:
-        """One call, its tensors' pointers read by the caller."""
-        self.launch.run(self, pointers, values, stream)
+    def run(
+        self, pointers: Sequence[int], values: Sequence[object], stream: object, first: Tensor | None = None
+    ) -> None:
+        """One call, its tensors' pointers read by the caller; `first`: its first tensor, when described."""
+        self.launch.run(self, pointers, values, stream, first)
 
     def first_tensor(self, values: Sequence[object]) -> Tensor:
         """The call's first tensor, described: its framework says where an unbound call's stream is."""
@@ -101,7 +103,9 @@ class CpuLaunch:
         entry.restype = None
         self.entry = entry
 
-    def run(self, plan: CallPlan, pointers: Sequence[int], values: Sequence[object], stream: object) -> None:
+    def run(
+        self, plan: CallPlan, pointers: Sequence[int], values: Sequence[object], stream: object, first: Tensor | None
+    ) -> None:
         if stream is not None:
             raise ValueError("the CPU target has no streams: call without stream=")
         objects = plan.copies()
@@ -123,13 +127,15 @@ class GpuLaunch:
         # everything but (stream, kernelParams, extra) bound
         self._launch = functools.partial(driver.cuLaunchKernel, kernel.function, *grid, *block, 0)
 
-    def run(self, plan: CallPlan, pointers: Sequence[int], values: Sequence[object], stream: object) -> None:
+    def run(
+        self, plan: CallPlan, pointers: Sequence[int], values: Sequence[object], stream: object, first: Tensor | None
+    ) -> None:
         with plan.lock:
             plan.fill(plan.objects, pointers, values)
             if self.empty:
                 return
             if stream is None:
-                handle, owned = self._launch_unbound(plan, values)
+                handle, owned = self._launch_unbound(plan, first or plan.first_tensor(values))
             else:
                 handle, owned = stream_handle(stream), False
                 # No query of the current context first: a stream carries its context, and a launch refused
@@ -153,11 +159,11 @@ class GpuLaunch:
         with cuda_driver.using_device(self.device):
             cuda_driver.launch(self.kernel, self.grid, self.block, plan.address, handle)
 
-    def _launch_unbound(self, plan: CallPlan, values: Sequence[object]) -> tuple[int, bool]:
+    def _launch_unbound(self, plan: CallPlan, first: Tensor) -> tuple[int, bool]:
         """Launch on the stream of the first tensor's producer; (that stream, whether to wait for it)."""
         from fklir.jit.binding import launch_stream
 
-        handle, owned = launch_stream(plan.first_tensor(values), None)
+        handle, owned = launch_stream(first, None)
         self._launch_in_ours(plan, handle)
         return handle, owned
 

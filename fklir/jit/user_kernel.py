@@ -20,7 +20,9 @@ in the source's folder, then fklir's include folder (`fkl/tensor_view.h`, `fkl/c
 
 The template and grid callables take the symbols of the matchers by parameter name (SymbolicDevice's
 value is "cpu" or the CUDA ordinal). Each signature (the tensors' dtypes, shapes, strides and device) is
-matched once; its instance (template arguments, grid) is built once. The sources are read when an
+matched once; its instance (template arguments, grid) is built once, and its arguments are laid out once
+(call_plan.py): a repeated call reads each tensor's pointer and signature from the array's own accessors,
+writes them and the scalars, and launches. The sources are read when an
 instance is built, so a kernel made after an edit (the module or notebook cell run again) sees it and
 compiles once; nothing needs clearing.
 """
@@ -195,7 +197,8 @@ class Kernel:
             if len(self._plans) >= MEMO_LIMIT:
                 self._plans.clear()
             self._plans[read[0]] = plan
-        plan.run([argument.ptr for argument in converted if isinstance(argument, Tensor)], values, stream)
+        described = [argument for argument in converted if isinstance(argument, Tensor)]
+        plan.run([tensor.ptr for tensor in described], values, stream, described[0])
 
     def _instantiate(self, match: Match) -> CpuLaunch | GpuLaunch:
         with self._lock:  # two threads meeting a new signature build its instance once

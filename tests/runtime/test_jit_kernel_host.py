@@ -156,3 +156,13 @@ def test_a_thread_without_a_context_keeps_ours(fake: Any) -> None:
     attempts = driver.attempts
     k(x, x, 1.0, 1, stream=s)
     assert driver.attempts == attempts + 1, "accepted at once"
+
+
+def test_a_call_without_a_stream_launches_on_the_producers_and_waits(fake: Any) -> None:
+    driver, torch = fake
+    k = _kernel()
+    x = torch.empty((4, 3), dtype=torch.float32)
+    for _ in range(2):
+        k(x, x, 1.0, 1)
+    assert [launch[3] for launch in driver.launches] == [torch.cuda.current_stream(0).cuda_stream] * 2
+    assert driver.calls["cuStreamSynchronize"] == 2
