@@ -31,7 +31,7 @@ class _Scalar(NamedTuple):
     within [lo, hi] (half floats, which travel as their bits, have none). Any other value goes through
     `convert`, which converts it or raises the matcher's error."""
 
-    index: int
+    position: int  # among the kernel's arguments
     plain: type | None
     lo: float
     hi: float
@@ -71,7 +71,7 @@ class CallPlan:
         self.address = ctypes.addressof(self._addresses)
         self.lock = threading.Lock()  # the objects are one call's from its fill to its launch
 
-    def fill(self, objects: list[Any], pointers: Sequence[int], values: Sequence[object]) -> None:
+    def fill(self, objects: list[Any], pointers: Sequence[int], values: Sequence[Any]) -> None:
         """Write one call's pointers (in tensor order) and scalar values into `objects` (self.objects or
         copies())."""
         for index, pointer in zip(self._tensor_indices, pointers, strict=True):
