@@ -54,11 +54,14 @@ def lower_pipeline(
     planes: int,
     images: int = 0,
     plane_map: Sequence[int] | None = None,
+    rects: int = 0,
 ) -> ModuleOp:
     """The module for a composed pipeline on an input of the given element type and channels.
 
     - one chain, no rect list: one read ... write;
     - `Crop([r0, ..., rn])`: one chain per rect, chain i writing plane i (fkl-batch-horizontal merges them);
+      `rects` more than the list's length: the kernel of that capacity (jit.signature.batch_capacity),
+      whose chains past the list repeat its first rect;
     - a list of `images` inputs: one chain per image reading "src<i>", writing plane i (same);
     - `plane_map` (divergent): chain k writes the planes z with plane_map[z] == k (fkl-batch-divergent);
       with a list of `images`, every chain reads their pointer table (plane z reads image z).
@@ -80,8 +83,9 @@ def lower_pipeline(
         return module
     crop_list = next((op for op in chain if isinstance(op, Crop) and op.batched), None)
     if crop_list is not None:
-        for i in range(len(crop_list.rects)):
-            _lower_one(b, chain, source_type, "src", [i], i)
+        given = len(crop_list.rects)
+        for i in range(max(rects, given)):
+            _lower_one(b, chain, source_type, "src", [i], i if i < given else 0)
         return module
     _lower_one(b, chain, source_type, "src", None, None)
     return module

@@ -1,16 +1,19 @@
 """`fkl.compose(*ops, target=...)` and `fkl.compose_divergent(plane_map, *chains)`: lazy pipelines,
 compiled per input signature on first use.
 
-Cold path (once per element type / channels / planes / list length / device): descriptors → fkl IR
-→ default passes → C++ → compiled kernel (memory or disk cache) → launch plan with its values
-packed. Warm path: check the input, compute the output size from the descriptors, allocate the
-output, fill the parameter header, launch. The warm path touches no xDSL object.
+Cold path (once per element type / channels / planes / list or rect capacity / device): descriptors →
+fkl IR → default passes → C++ → compiled kernel (memory or disk cache) → launch plan with its values
+packed. A structure compiled before, with other rects or counts, skips the IR: its plan is found by a
+description of the ops without their rects, and the rects are packed straight into the block. Warm
+path: check the input, compute the output size from the descriptors, allocate the output, fill the
+parameter header, launch. The warm path touches no xDSL object.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import importlib
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -29,7 +32,7 @@ from fklir.jit.binding import (
     launch_prepared,
     launch_stream,
 )
-from fklir.jit.signature import Signature, input_signature
+from fklir.jit.signature import Signature, batch_capacity, input_signature
 from fklir.limits import check_index
 from fklir.runtime import cuda_driver
 from fklir.runtime.interop import (
@@ -176,7 +179,8 @@ class Pipeline:
         from fklir.diagnostics import OpError, first_invalid_op, located_message
         from fklir.frontend.lowering import lower_pipeline, run_passes
 
-        module = lower_pipeline(self.chains, sig.dtype, sig.channels, sig.planes, sig.images, self.plane_map)
+        sig = self._compiled(sig)
+        module = lower_pipeline(self.chains, sig.dtype, sig.channels, sig.planes, sig.images, self.plane_map, sig.rects)
         try:
             return run_passes(module)
         except OpError as e:
@@ -185,13 +189,28 @@ class Pipeline:
             failure = first_invalid_op(module)
             raise ValueError(located_message(*failure) if failure else str(e)) from None
 
+    def _compiled(self, sig: Signature) -> Signature:
+        """The signature the kernel for a call of `sig` is compiled for: list and rect counts rounded up to
+        their capacity (jit.signature.batch_capacity), so that one kernel serves every count."""
+        if sig.planes == 0:  # a batch of no images never launches; it needs the output type and channels only
+            return replace(sig, planes=1)
+        if self.plane_map is not None:  # the plane map fixes a divergent kernel's planes
+            return sig
+        if sig.images:
+            return replace(sig, images=batch_capacity(sig.images))
+        crop_list = next((op for op in self.ops if isinstance(op, fops.Crop) and op.batched), None)
+        if crop_list is None:
+            return sig
+        # n rects of an n-plane input crop one plane each: the input's planes already fix the count
+        count = len(crop_list.rects)
+        return replace(sig, rects=batch_capacity(count) if sig.planes == 1 else count)
+
     def _plan(self, sig: Signature, device: int) -> LaunchPlan:
-        if (plan := self._plans.get((sig, device))) is not None:
+        compiled = self._compiled(sig)
+        if (plan := self._plans.get((compiled, device))) is not None:
             return plan
         from fklir.backend import build
 
-        # a batch of no images never launches; it needs the kernel's output type and channels only
-        compiled = replace(sig, planes=1) if sig.planes == 0 else sig
         described = build.description_key(self._description(compiled), self.target, device)
         built = build.load_plan(described, self.target, device)
         if built is None:
@@ -201,14 +220,32 @@ class Pipeline:
             if self.target == "gpu":
                 from fklir.backend.emit_cpp import emit_kernel
 
-                check_param_block(emit_kernel(kernel).layout, *self._parameter_owner(compiled))
+                check_param_block(emit_kernel(kernel).layout, *self._parameter_owner(sig))
             built = build.build_kernel(kernel, self.target, device)
             build.remember_plan(described, built)
         launch_type = CpuLaunch if self.target == "cpu" else GpuLaunch
-        plan = launch_type(built.entry, built.layout, built.values)
+        plan = launch_type(built.entry, built.layout, self._values(built.layout.slots, built.values))
         plan.op_names = (self.ops[0].op_name, self.ops[-1].op_name)
-        self._plans[(sig, device)] = plan
+        self._plans[(compiled, device)] = plan
         return plan
+
+    def _values(
+        self, slots: Sequence[tuple[str, str, int]], values: dict[str, tuple[float, ...]]
+    ) -> dict[str, tuple[float, ...]]:
+        """The plan's values with this pipeline's rects: the plan may be another pipeline's of the same
+        structure (the description leaves rects out). Crops hoist into the only rect slots, in chain order;
+        a rect that every plane shares fills its slot, a rect list the planes it names."""
+        if self.plane_map is not None:  # a divergent kernel's rects are part of its description
+            return values
+        crops = [op for op in self.ops if isinstance(op, fops.Crop)]
+        if not crops:
+            return values
+        rect_slots = [(name, count) for name, kind, count in slots if kind == "rect"]
+        ours: dict[str, tuple[float, ...]] = {}
+        for (name, count), crop in zip(rect_slots, crops, strict=True):
+            rects = crop.rects * count if len(crop.rects) == 1 else crop.rects
+            ours[name] = tuple(itertools.chain.from_iterable(rects))
+        return values | ours
 
     def _parameter_owner(self, sig: Signature) -> tuple[str, str]:
         """(op, what) that a parameter block too large for a GPU kernel is blamed on: the many images,
@@ -221,8 +258,12 @@ class Pipeline:
         return ("Crop", f"{rects} rects") if rects > 1 else (self.ops[-1].op_name, "the chain")
 
     def _description(self, sig: Signature) -> str:
-        """Everything the compiled kernel and its values depend on, as text (no buffers, no locations)."""
-        chains = [[describe_op(op) for op in chain] for chain in self.chains]
+        """Everything the compiled kernel and its values depend on, as text (no buffers, no locations), but
+        the rects of a single chain: `_values` packs them, so new rects find the plan of the old."""
+        if self.plane_map is None:
+            chains = [[_describe_structure(op) for op in chain] for chain in self.chains]
+        else:
+            chains = [[describe_op(op) for op in chain] for chain in self.chains]
         return repr((sig, self.plane_map, chains))
 
     def _signature_for(self, dtype: object, shape: Sequence[int] | None) -> Signature:
@@ -556,6 +597,13 @@ def describe_op(op: fops.Op) -> tuple[object, ...]:
         names = tuple(f.name for f in dataclasses.fields(op) if f.name not in ("location", "binding"))
         _DESCRIBED_FIELDS[type(op)] = names
     return (type(op).__qualname__, tuple((name, getattr(op, name)) for name in names))
+
+
+def _describe_structure(op: fops.Op) -> tuple[object, ...]:
+    """describe_op without a Crop's rects: their count is the compiled signature's (`rects`)."""
+    if isinstance(op, fops.Crop):
+        return (type(op).__qualname__, op.batched)
+    return describe_op(op)
 
 
 def _plane_map(plane_map: object, chains: int) -> tuple[int, ...]:

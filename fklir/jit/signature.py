@@ -1,9 +1,33 @@
 """What a compiled kernel depends on: the signature of an input (element type, channels, planes, list
-length), read from its shape; sizes are not part of it."""
+length), read from its shape; sizes are not part of it.
+
+The number of images in a list call and of rects in `Crop([rects])` is a value, not a type: a kernel is
+compiled for a capacity (`batch_capacity`) and serves every count up to it. The per-plane tables (the
+source pointer table, the crop's rect slot) are sized to the capacity in the parameter block, and the
+count travels in the header as `dst_planes`, which is the launch's plane extent on the GPU and the
+plane loop's bound on the CPU: no kernel reads a table entry at or past it. The tables stay in the
+parameter block rather than in a device buffer because a call writes them anyway and the block reaches
+the kernel with the launch, with no allocation, copy or ordering of its own. The capacity is a power of
+two from BATCH_MIN, so that a detector's 1..64 boxes per frame share one kernel and larger counts
+compile a few buckets only; BATCH_MIN rects (16 bytes each) or pointers (8 bytes) keep the block within
+the classic 4 KiB kernel parameter limit with room for the chain's own slots, and BATCH_MAX rects fill
+half of the 32 KiB that CUDA 12.1+ allows on sm_70+. Past BATCH_MAX a kernel is compiled for the count
+itself, which keeps every count the parameter limit admits (runtime.launch.check_param_block) callable.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+BATCH_MIN = 64
+BATCH_MAX = 1024
+
+
+def batch_capacity(count: int) -> int:
+    """The planes a kernel is compiled for to serve a list of `count` images or rects (see above)."""
+    if count > BATCH_MAX:
+        return count
+    return max(BATCH_MIN, 1 << (count - 1).bit_length())
 
 
 @dataclass(frozen=True)
@@ -14,7 +38,8 @@ class Signature:
     channels: int
     planes: int
     batched: bool  # the input has a leading plane dimension
-    images: int = 0  # > 0: a list of this many same-size images (one plane each)
+    images: int = 0  # > 0: a list of this many same-size images (one plane each); compiled: the capacity
+    rects: int = 0  # compiled for Crop([rects]): the capacity of its rect table (0: no rect list)
     # a 1-D input (N,): read as one row (1, N), and an output of one row is given back 1-D. Not in the
     # repr, which is the plan's description: the kernel is the one a (1, N) input compiles.
     row: bool = field(default=False, repr=False)

@@ -7,6 +7,7 @@ The layout mirrors the emitted C++ `struct Params` (natural C alignment on both 
 from __future__ import annotations
 
 import ctypes
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -47,13 +48,15 @@ class RectStruct(ctypes.Structure):
 SLOT_CTYPE: dict[str, Any] = {record.slot_kind: record.ctype for record in dtypes.DTYPES} | {"rect": RectStruct}
 
 
+@functools.cache
 def params_struct_type(
-    slots: Sequence[tuple[str, str, int]],
+    slots: tuple[tuple[str, str, int], ...],
     src_table: int = 0,
     dst_table: int = 0,
-    reciprocals: Sequence[str] = (),
+    reciprocals: tuple[str, ...] = (),
 ) -> type[ctypes.Structure]:
-    """Mirror of the emitted `struct Params`: header, pointer tables, slots, then float reciprocals."""
+    """Mirror of the emitted `struct Params`: header, pointer tables, slots, then float reciprocals. One class
+    per layout: a loop composing new values every frame makes a plan per frame, and a class is costly to make."""
     fields: list[tuple[str, Any]] = [("h", KernelHeader)]
     if src_table:
         fields.append(("src_table", ctypes.c_void_p * src_table))
@@ -110,13 +113,14 @@ def slot_value(kind: str, v: float) -> object:
 def pack_slots(
     params: ctypes.Structure, slots: Sequence[tuple[str, str, int]], values: Mapping[str, Sequence[float]]
 ) -> None:
-    """Write every slot's values into `params` (rects come as flat x, y, w, h groups)."""
+    """Write every slot's values into `params` (rects come as flat x, y, w, h groups; a rect table past the
+    rects given, a capacity's unused planes, keeps the zeros of a new block)."""
     for name, kind, count in slots:
         array = getattr(params, name)
         flat = values[name]
         if kind == "rect":
-            for i in range(count):
-                array[i] = RectStruct(*(int(v) for v in flat[4 * i : 4 * i + 4]))
+            rects = np.asarray(flat[: 4 * count], dtype=np.int32)  # one copy for a table of rects
+            ctypes.memmove(ctypes.addressof(array), rects.ctypes.data, rects.nbytes)
             continue
         for i in range(count):
             array[i] = slot_value(kind, flat[i])

@@ -79,7 +79,7 @@ def test_dnn_preprocessing_64_rois_one_launch(target: str) -> None:
 
 
 @pytest.mark.parametrize("target", TARGETS)
-def test_rect_values_and_image_size_do_not_recompile_but_a_new_b_does(target: str) -> None:
+def test_rect_values_counts_and_image_size_do_not_recompile(target: str) -> None:
     img = RNG.integers(0, 256, (120, 200, 3), dtype=np.uint8)
     _dnn_pipe(_random_rects(5, 200, 120, 40, 30), target, 24)(_to(target, img))
     compiles = STATS.compiles
@@ -89,10 +89,13 @@ def test_rect_values_and_image_size_do_not_recompile_but_a_new_b_does(target: st
         out = _back(target, _dnn_pipe(rects, target, 24)(_to(target, other)))
         np.testing.assert_allclose(out, _dnn_reference(other, rects, 24), atol=2e-4)
     assert STATS.compiles == compiles, "rect values and image sizes must not recompile"
-    _dnn_pipe(_random_rects(6, 200, 120, 40, 30), target, 24)(_to(target, img))
-    assert STATS.compiles == compiles + 1, "a new B compiles once"
-    _dnn_pipe(_random_rects(6, 200, 120, 20, 10), target, 24)(_to(target, img))
-    assert STATS.compiles == compiles + 1
+    for n in (6, 1, 64):  # a count is a value up to the kernel's capacity
+        rects = _random_rects(n, 200, 120, 20, 10)
+        out = _back(target, _dnn_pipe(rects, target, 24)(_to(target, img)))
+        np.testing.assert_allclose(out, _dnn_reference(img, rects, 24), atol=2e-4)
+    assert STATS.compiles == compiles
+    _dnn_pipe(_random_rects(65, 200, 120, 20, 10), target, 24)(_to(target, img))
+    assert STATS.compiles == compiles + 1, "a count past the capacity compiles the next one, once"
 
 
 @pytest.mark.parametrize("target", TARGETS)
