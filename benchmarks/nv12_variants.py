@@ -5,16 +5,19 @@
 Variants of fklir/kernels/nv12_to_rgb/nv12_to_rgb.cuh's packed_run (runs of 4 or 8 chroma samples per
 thread, stores staged by the warp or each thread's own, 8-byte vectors or only 16, the byte path staged or
 not, warps per block), the shipped kernel, and the kernel as it was at f8434d7 (one thread per chroma
-sample and a block-wide shared tile, embedded below). Each is built with NVRTC and nvcc, whichever are
-installed, which needs no GPU (nvcc adds ptxas's register counts); on a GPU each is checked equal to
+sample and a block-wide shared tile, embedded below). Each is built first, which needs no GPU (nvcc for
+ptxas's register counts, NVRTC where no GPU builds it on first call); on a GPU each is checked equal to
 cv2.cvtColor, then timed with bench_chain's method on issue 16's two packed workloads and on a width that
-takes the byte path (854 = 6 mod 16). Not a benchmark of record: it exists to choose the shipped layout.
+takes the byte path (854 = 6 mod 16), beside bench_nv12_to_rgb's copy floor and CV-CUDA (when installed).
+Not a benchmark of record: it exists to choose the shipped layout.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -25,7 +28,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_chain as bc  # the timing method; importing it also puts this tree's fklir on sys.path
 from bench_chain import Method
-from bench_nv12_to_rgb import Workload, cv2_reference
+from bench_nv12_to_rgb import Workload, compare, cv2_reference, gpu_peers
 
 import fklir as fkl
 from fklir import jit
@@ -308,20 +311,25 @@ def registers(variant: Variant) -> str:
 
 
 def build_check(all_variants: list[Variant]) -> list[str]:
-    """Each variant compiled by NVRTC and by nvcc, whichever are here: the table's ptxas column."""
+    """Each variant compiled by nvcc (its registers) and, without a GPU to build it on first call, by NVRTC:
+    the table's ptxas column."""
     if not (compilers.nvrtc_available() or compilers.find_nvcc()):
         raise RuntimeError("neither NVRTC nor nvcc is installed: nothing can build the variants")
     notes = []
     for variant in all_variants:
-        if compilers.nvrtc_available():
+        if compilers.nvrtc_available() and not fkl.gpu_available():
             compilers.compile_cubin_nvrtc_named(variant.source, INCLUDE, ARCH, [variant.expression()])
         notes.append(registers(variant))
     return notes
 
 
+PEERS = ("copy", "cvcuda")  # bench_nv12_to_rgb's: the bandwidth floor and CV-CUDA, beside the variants
+
+
 def run_workload(
     torch: Any, cv2: Any, np: Any, stream: Any, wl: Workload, kernels: list[jit.Kernel], l2: int, cycles: float
 ) -> list[str]:
+    """One cell per kernel, then per peer: GPU µs per call (median), WRONG, or why it was not timed."""
     frame_bytes = wl.in_bytes + wl.out_bytes
     sets = min(bc.MAX_BUFFER_SETS, max(2, math.ceil(bc.ROTATE_L2_MULTIPLE * l2 / frame_bytes)))
     shape = (wl.batch, wl.height * 3 // 2, wl.width)
@@ -329,21 +337,37 @@ def run_workload(
     outputs = [torch.empty((wl.batch, wl.height, wl.width, 3), dtype=torch.uint8, device="cuda") for _ in range(sets)]
     expected = torch.from_numpy(cv2_reference(cv2, np, inputs[0].cpu().numpy())).cuda()
     k = nv12.coefficients("bt601", full_range=False)
-    cells = []
-    for kernel in kernels:
 
-        def call(i: int, kernel: jit.Kernel = kernel) -> None:
+    def launcher(kernel: jit.Kernel) -> bc.Peer:
+        def call(i: int) -> None:
             frames = inputs[i % sets]
             kernel(outputs[i % sets], frames, frames, wl.height, False, *astuple(k), stream=stream)
 
-        outputs[0].fill_(0xA5)
-        call(0)
-        if not torch.equal(outputs[0], expected):
-            cells.append("WRONG")
-            continue
-        result = bc.measure(torch, stream, call, METHOD, cycles, True)
-        median = sorted(result.gpu_us)[len(result.gpu_us) // 2]
-        cells.append(f"{median:.1f}")
+        return call, lambda: outputs[0]
+
+    peers = gpu_peers(torch, fkl, stream, wl, inputs, outputs, [None] * sets)
+    factories = [functools.partial(launcher, kernel) for kernel in kernels] + [peers[name] for name in PEERS]
+    cells = []
+    for index, factory in enumerate(factories):
+        try:
+            call, output = factory()
+            outputs[0].fill_(0xA5)
+            call(0)
+            got = output()
+            # the variants equal cv2 exactly; a peer within ±1, as bench_nv12_to_rgb checks it (copy: nothing)
+            exact = index < len(kernels)
+            if got is None:
+                ok = True
+            else:
+                ok = torch.equal(got, expected) if exact else compare(torch, got, expected, False)[0]
+            if not ok:
+                cells.append("WRONG")
+                continue
+            result = bc.measure(torch, stream, call, METHOD, cycles, True)
+            cells.append(f"{statistics.median(result.gpu_us):.1f}")
+        except Exception as error:  # one variant failing must not lose the others' numbers
+            print(f"nv12_variants: {wl.label}: {type(error).__name__}: {error}", file=sys.stderr)
+            cells.append("failed")
     return cells
 
 
@@ -352,7 +376,9 @@ def main() -> int:
     built = build_check(all_variants)
     print("| variant | ptxas (sm_90) | " + " | ".join(f"{wl.label} µs" for wl in WORKLOADS) + " |")
     print("|---|---|" + "---|" * len(WORKLOADS))
-    timed: list[list[str]] = [["-"] * len(WORKLOADS) for _ in all_variants]
+    labels = [*(variant.label for variant in all_variants), "copy of the same bytes (floor)", "CV-CUDA"]
+    notes = [*built, "", ""]
+    timed: list[list[str]] = [["-"] * len(WORKLOADS) for _ in labels]
     if fkl.gpu_available():
         import cv2
         import numpy as np
@@ -367,11 +393,11 @@ def main() -> int:
                 for row, cell in enumerate(run_workload(torch, cv2, np, stream, wl, kernels, l2, cycles)):
                     timed[row][column] = cell
                 torch.cuda.empty_cache()
-    for variant, note, cells in zip(all_variants, built, timed, strict=True):
-        print(f"| {variant.label} | {note} | " + " | ".join(cells) + " |")
+    for label, note, cells in zip(labels, notes, timed, strict=True):
+        print(f"| {label} | {note} | " + " | ".join(cells) + " |")
     if not fkl.gpu_available():
         print("\nNo GPU: built only.")
-    return 1 if any("WRONG" in cells for cells in timed) else 0
+    return 1 if any("WRONG" in cells or "failed" in cells for cells in timed[: len(all_variants)]) else 0
 
 
 if __name__ == "__main__":
