@@ -283,9 +283,8 @@ def backend(request: pytest.FixtureRequest) -> Iterator[str]:
 
 
 # The packed kernel's paths (nv12_to_rgb.cuh): 3840 and 1920 are whole warps of 16-pixel runs in 16-byte
-# vectors; 1040 ends in a warp with one run; 1048's odd rows are 8-byte aligned only (8-byte vectors) and it ends
-# in a partial run (the byte path); 1004's rows are 4-byte aligned only (the byte path); the SIZES are narrower
-# than a run.
+# vectors; 1040 ends in a warp with one run; 1048 (8 mod 16) takes 8-byte vectors and ends in a partial run (the
+# byte path); 1004 (4 mod 8) takes the byte path; the SIZES are narrower than a run.
 GPU_SIZES = [*SIZES, (1080, 1920), (4, 260), (6, 3840), (4, 1040), (4, 1048), (2, 1004)]
 
 
