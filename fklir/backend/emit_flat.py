@@ -44,16 +44,11 @@ CPU_PARALLEL_MIN_ELEMENTS = 1 << 16
 
 
 @dataclass(frozen=True)
-class FlatShape:
-    """How a flat kernel cuts the image: one group of `group` elements per thread, `threads` per block."""
+class _Types:
+    """The element types of a flat kernel's input and output."""
 
     in_dtype: str
     out_dtype: str
-    channels: int
-    group: int
-    threads: int
-    staged: bool  # through a shared-memory tile (see the module docstring)
-    table: bool = False  # a list input: plane z (grid y) reads Params::src_table[z], n counts one plane
 
     @property
     def t_in(self) -> str:
@@ -63,14 +58,25 @@ class FlatShape:
     def t_out(self) -> str:
         return CPP_TYPE[self.out_dtype]
 
+    def lanes(self, dtype: str) -> int:
+        """Elements of `dtype` in one 16-byte vector."""
+        return 16 // ELEMENT_SIZE[dtype]
+
+
+@dataclass(frozen=True)
+class FlatShape(_Types):
+    """How a flat kernel cuts the image: one group of `group` elements per thread, `threads` per block."""
+
+    channels: int
+    group: int
+    threads: int
+    staged: bool  # through a shared-memory tile (see the module docstring)
+    table: bool = False  # a list input: plane z (grid y) reads Params::src_table[z], n counts one plane
+
     @property
     def per_thread(self) -> int:
         """Elements per thread (the launcher's grid is elements / per_thread / threads)."""
         return self.group
-
-    def lanes(self, dtype: str) -> int:
-        """Elements of `dtype` in one 16-byte vector."""
-        return 16 // ELEMENT_SIZE[dtype]
 
     def vectors(self, dtype: str) -> int:
         """16-byte vectors of `dtype` in one group."""
@@ -81,12 +87,17 @@ def flat_shape(in_dtype: str, out_dtype: str, channels: int, table: bool = False
     """Up to MAX_THREADS per block, fewer when the tile would not fit TILE_BYTES (the input and the
     results share the tile in turn)."""
     group = math.lcm(16 // ELEMENT_SIZE[in_dtype], 16 // ELEMENT_SIZE[out_dtype], channels)
-    group_bytes = group * max(ELEMENT_SIZE[in_dtype], ELEMENT_SIZE[out_dtype])
+    threads = _threads(group * max(ELEMENT_SIZE[in_dtype], ELEMENT_SIZE[out_dtype]))
+    staged = max(ELEMENT_SIZE[in_dtype], ELEMENT_SIZE[out_dtype]) > 1
+    return FlatShape(in_dtype, out_dtype, channels, group, threads, staged, table)
+
+
+def _threads(group_bytes: int) -> int:
+    """Up to MAX_THREADS per block, fewer when a tile of `group_bytes` per thread would not fit TILE_BYTES."""
     threads = MAX_THREADS
     while threads > 32 and threads * group_bytes > TILE_BYTES:
         threads //= 2
-    staged = max(ELEMENT_SIZE[in_dtype], ELEMENT_SIZE[out_dtype]) > 1
-    return FlatShape(in_dtype, out_dtype, channels, group, threads, staged, table)
+    return threads
 
 
 def emit_flat_gpu(s: FlatShape, divisors: str | None = None) -> list[str]:
@@ -111,10 +122,19 @@ def emit_flat_gpu(s: FlatShape, divisors: str | None = None) -> list[str]:
         f" ({s.group // s.channels} whole pixels,",
         f"// {vin} input and {vout} output vectors), one per thread. {how}",
         *planes,
-        f'extern "C" __global__ void __launch_bounds__({s.threads}) fkl_kernel(const Params p) {{',
+        *_gpu_entry(
+            s.threads, _staged_body(s, divisors) if s.staged else [*_plane_pointers(s), *_direct_body(s, divisors)]
+        ),
+    ]
+
+
+def _gpu_entry(threads: int, body: list[str]) -> list[str]:
+    """`fkl_kernel` of `threads` per block around `body`."""
+    return [
+        f'extern "C" __global__ void __launch_bounds__({threads}) fkl_kernel(const Params p) {{',
         LET_NEXT_START,
         WAIT_FOR_PREVIOUS,  # the whole kernel is memory traffic: no set-up to overlap
-        *(_staged_body(s, divisors) if s.staged else [*_plane_pointers(s), *_direct_body(s, divisors)]),
+        *body,
         "}",
     ]
 
@@ -192,7 +212,7 @@ def _load_words(vector: str, vectors: int) -> list[str]:
     ]
 
 
-def _plane_pointers(s: FlatShape) -> list[str]:
+def _plane_pointers(s: FlatShape | PixelFlatShape) -> list[str]:
     """`in_base` and `out_base`: the first element of this kernel's (grid y's) source and output."""
     if not s.table:
         return [
@@ -322,6 +342,18 @@ def emit_flat_cpu(s: FlatShape) -> list[str]:
         *(f"        dst[at + {e}] = compute(q, src[at + {e}], {e % c});" for e in range(g)),
         "    }",
         "}",
+        *_cpu_entry(
+            s,
+            [f"const fkl::i64 groups = q.h.n / {g};"],
+            f"for (fkl::i64 e = groups * {g}; e < q.h.n; ++e) dst[e] = compute(q, src[e], (int)(e % {c}));",
+        ),
+    ]
+
+
+def _cpu_entry(s: FlatShape | PixelFlatShape, count: list[str], tail: str) -> list[str]:
+    """`fkl_run`: run_groups over the image, or over each image of a list; `count` defines `groups`,
+    `tail` computes what follows the last whole group."""
+    return [
         'extern "C" void fkl_run(const Params* p) {',
         "    const Params q = *p;",
         *(
@@ -329,27 +361,146 @@ def emit_flat_cpu(s: FlatShape) -> list[str]:
             if s.table
             else []
         ),
-        *_cpu_plane(s),
+        *_cpu_plane(s, count, tail),
         "}",
     ]
 
 
-def _cpu_plane(s: FlatShape) -> list[str]:
+def _cpu_plane(s: FlatShape | PixelFlatShape, count: list[str], tail: str) -> list[str]:
     """The CPU loop over one run of elements (the image, or image z of a list)."""
-    g, c = s.group, s.channels
     indent = "    " * (2 if s.table else 1)
     src = "(const {0}*)q.src_table[z]" if s.table else "(const {0}*)q.h.src"
     dst = "({0}*)q.h.dst + z * q.h.dst_plane_stride" if s.table else "({0}*)q.h.dst"
     lines = [
         f"const {s.t_in}* src = {src.format(s.t_in)};",
         f"{s.t_out}* dst = {dst.format(s.t_out)};",
-        f"const fkl::i64 groups = q.h.n / {g};",
+        *count,
         "const fkl::i64 chunk = 4096;",
         f"#pragma omp parallel for schedule(static) if(groups > chunk && q.h.n >= {CPU_PARALLEL_MIN_ELEMENTS})",
         "for (fkl::i64 g = 0; g < groups; g += chunk) {",
         "    run_groups(q, src, dst, g, g + chunk < groups ? g + chunk : groups);",
         "}",
-        f"for (fkl::i64 e = groups * {g}; e < q.h.n; ++e) dst[e] = compute(q, src[e], (int)(e % {c}));",
+        tail,
     ]
     body = [line if line.startswith("#") else indent + line for line in lines]
     return [*body, "    }"] if s.table else body
+
+
+@dataclass(frozen=True)
+class PixelFlatShape(_Types):
+    """How a pixel-wise flat kernel cuts the image: one group of `pixels` whole pixels per thread, whose
+    inputs and results both fill whole 16-byte vectors, `threads` per block."""
+
+    in_channels: int
+    out_channels: int
+    pixels: int
+    threads: int
+    table: bool = False  # a list input, as FlatShape.table
+
+    @property
+    def per_thread(self) -> int:
+        """Output elements per thread (the launcher's grid is output elements / per_thread / threads)."""
+        return self.pixels * self.out_channels
+
+    @property
+    def vectors_in(self) -> int:
+        return self.pixels * self.in_channels * ELEMENT_SIZE[self.in_dtype] // 16
+
+    @property
+    def vectors_out(self) -> int:
+        return self.pixels * self.out_channels * ELEMENT_SIZE[self.out_dtype] // 16
+
+
+def pixel_flat_shape(
+    in_dtype: str, in_channels: int, out_dtype: str, out_channels: int, table: bool = False
+) -> PixelFlatShape:
+    """The fewest whole pixels whose inputs and results are whole 16-byte vectors (16 for uint8 RGB ->
+    gray: 48 bytes in, 16 out), and the threads whose tile fits TILE_BYTES."""
+    in_bytes, out_bytes = in_channels * ELEMENT_SIZE[in_dtype], out_channels * ELEMENT_SIZE[out_dtype]
+    pixels = math.lcm(16 // math.gcd(16, in_bytes), 16 // math.gcd(16, out_bytes))
+    threads = _threads(pixels * max(in_bytes, out_bytes))
+    return PixelFlatShape(in_dtype, out_dtype, in_channels, out_channels, pixels, threads, table)
+
+
+def emit_pixel_flat_gpu(s: PixelFlatShape) -> list[str]:
+    """The `fkl_kernel` entry of a pixel-wise flat kernel (inside the emitter's `#if defined(__CUDACC__)`).
+
+    Always staged: lanes that loaded their own groups straight from global memory would be a group's bytes
+    apart (48 for uint8 RGB), while the tile's 16-byte shared loads at that stride meet no bank conflict.
+    A partial last tile or unaligned pointers take a pixel-by-pixel loop, never unrolled."""
+    vin, vout, b, g = s.vectors_in, s.vectors_out, s.threads, s.pixels
+    cin, cout, lin, lout = s.in_channels, s.out_channels, s.lanes(s.in_dtype), s.lanes(s.out_dtype)
+    tile = b * g
+    planes = (
+        ["// A list input: grid y is the image; image z comes from the pointer table, its output plane follows."]
+        if s.table
+        else []
+    )
+    body = [
+        f"    __shared__ fkl::Vec16<fkl::u8> tile[{b * max(vin, vout)}];  // raw 16-byte vectors: inputs, then results",
+        *_plane_pointers(s),
+        f"    const fkl::i64 pixels = p.h.n / {cout};",
+        f"    const fkl::i64 begin = (fkl::i64)blockIdx.x * {tile};  // the tile's first pixel",
+        f"    const bool whole = p.h.aligned && begin + {tile} <= pixels;  // the same in every thread of the block",
+        "    const int t = threadIdx.x;",
+        "    if (!whole) {  // this block's share of a partial tile or unaligned pointers",
+        f"        const fkl::i64 end = begin + {tile} < pixels ? begin + {tile} : pixels;",
+        "#pragma unroll 1",  # a rare path: unrolling it would multiply the chain NVRTC compiles
+        f"        for (fkl::i64 x = begin + t; x < end; x += {b})",
+        f"            compute_pixel(p, in_base + x * {cin}, out_base + x * {cout});",
+        "        return;",
+        "    }",
+        f"    const fkl::u8* src = (const fkl::u8*)(in_base + begin * {cin});",
+        "#pragma unroll",
+        f"    for (int k = 0; k < {vin}; ++k) tile[t + k * {b}] = fkl::load16(src + (t + k * {b}) * 16);",
+        "    __syncthreads();",
+        f"    fkl::Vec16<{s.t_in}> in[{vin}];",
+        "#pragma unroll",
+        f"    for (int k = 0; k < {vin}; ++k) in[k] = fkl::load16((const {s.t_in}*)tile[t * {vin} + k].v);",
+        f"    fkl::Vec16<{s.t_out}> out[{vout}];",
+        "#pragma unroll",
+        f"    for (int i = 0; i < {g}; ++i) {{",
+        f"        {s.t_in} px[{cin}];",
+        "#pragma unroll",
+        f"        for (int c = 0; c < {cin}; ++c) px[c] = in[(i * {cin} + c) / {lin}].v[(i * {cin} + c) % {lin}];",
+        f"        {s.t_out} r[{cout}];",
+        "        compute_pixel(p, px, r);",
+        "#pragma unroll",
+        f"        for (int c = 0; c < {cout}; ++c) out[(i * {cout} + c) / {lout}].v[(i * {cout} + c) % {lout}] = r[c];",
+        "    }",
+        "    __syncthreads();  // every input is read before a result overwrites it",
+        "#pragma unroll",
+        f"    for (int k = 0; k < {vout}; ++k) fkl::store16(({s.t_out}*)tile[t * {vout} + k].v, out[k]);",
+        "    __syncthreads();",
+        f"    fkl::u8* dst = (fkl::u8*)(out_base + begin * {cout});",
+        "#pragma unroll",
+        f"    for (int k = 0; k < {vout}; ++k) fkl::store16(dst + (t + k * {b}) * 16, tile[t + k * {b}]);",
+    ]
+    return [
+        f"// Block b owns pixels [b * {tile}, (b + 1) * {tile}): {b} groups of {g} whole pixels ({vin} input and",
+        f"// {vout} output vectors), one per thread. The tile goes through shared memory so that global loads",
+        "// and stores are coalesced 16-byte accesses.",
+        *planes,
+        *_gpu_entry(b, body),
+    ]
+
+
+def emit_pixel_flat_cpu(s: PixelFlatShape) -> list[str]:
+    """`run_groups` and the `fkl_run` entry of a pixel-wise flat kernel (inside the emitter's `#else`)."""
+    g, cin, cout = s.pixels, s.in_channels, s.out_channels
+    return [
+        f"// Groups [g0, g1) of {g} whole pixels: a loop of a fixed trip count over restrict pointers (the GPU",
+        "// kernel computes the same values).",
+        f"static void run_groups(const Params& q, const {s.t_in}* __restrict__ src, {s.t_out}* __restrict__ dst,",
+        "                       fkl::i64 g0, fkl::i64 g1) {",
+        "    for (fkl::i64 g = g0; g < g1; ++g) {",
+        f"        const fkl::i64 at = g * {g};",
+        f"        for (int i = 0; i < {g}; ++i) compute_pixel(q, src + (at + i) * {cin}, dst + (at + i) * {cout});",
+        "    }",
+        "}",
+        *_cpu_entry(
+            s,
+            [f"const fkl::i64 pixels = q.h.n / {cout};", f"const fkl::i64 groups = pixels / {g};"],
+            f"for (fkl::i64 x = groups * {g}; x < pixels; ++x) compute_pixel(q, src + x * {cin}, dst + x * {cout});",
+        ),
+    ]

@@ -441,12 +441,14 @@ fkl.write %7, "dst" : !fkl.image<?x?x?xnone>
 // CHECK-NEXT:      fkl::f32 v7[1];
 // CHECK-NEXT:      v7[0] = fkl::VectorReduce<fkl::Max>::exec<3>(v6);
 // CHECK-NEXT:      for (int c = 0; c < 1; ++c) out[c] = v7[c];
-// No geometry, but not flat: pixels, each sampled through stage0 (the read).
-// CHECK-NOT:   flat_elementwise
-// CHECK:       FKL_HD void sample(const Params& p, const Plane& q, fkl::i32 x, fkl::i32 y, fkl::i32 z, fkl::f32 out[1]) {
-// CHECK-NEXT:      fkl::u8 in[4];
-// CHECK-NEXT:      stage0(p, q, x, y, z, in);
-// CHECK-NEXT:      compute_pixel(p, in, out);
+// No geometry: a pixel-wise flat kernel, 4 whole pixels a thread (16 bytes in, 16 out), staged.
+// CHECK-NOT:   stage0
+// CHECK:       fkl_kernel(const Params p) {
+// CHECK:           const fkl::i64 pixels = p.h.n / 1;
+// CHECK:           compute_pixel(p, in_base + x * 4, out_base + x * 1);
+// CHECK:           fkl::Vec16<fkl::u8> in[1];
+// CHECK:           fkl::Vec16<fkl::f32> out[1];
+// CHECK:           compute_pixel(p, px, r);
 // CHECK:       {{//}} -----
 
 // CPP-LABEL:   // ---- fkl.kernel @k0 (target cpp) ----
