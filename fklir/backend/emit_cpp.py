@@ -3,9 +3,9 @@
 The same text compiles with nvcc (entry `fkl_kernel`, a `__global__` taking the parameter block by
 value) and with g++ (entry `fkl_run`, an OpenMP loop taking a pointer to it). Two shapes:
 
-- flat: a packed read, no geometry, a packed write and channel-wise ops only. The image is a
-  flat run of elements, cut into groups of whole pixels and whole 16-byte vectors; the chain runs
-  per element (`compute(p, v, c)` with a compile-time channel c). See emit_flat.
+- flat: a packed read, no geometry and a packed write. The image is a flat run of elements, cut
+  into groups of whole pixels and whole 16-byte vectors; a channel-wise chain runs per element
+  (`compute(p, v, c)` with a compile-time channel c), any other per pixel (`compute_pixel`). See emit_flat.
 - pixel: one thread per output pixel. The read and the geometry after it become one function per
   stage (`stage0` reads the source, `stage1` crops it, `stage2` resizes the crop, ...; see
   emit_geometry), so each thread loads exactly the source pixels it needs; then the compute

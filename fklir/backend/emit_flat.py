@@ -1,4 +1,7 @@
-"""Flat kernels: a packed read, channel-wise ops only, a packed write, so the image is one run of elements.
+"""Flat kernels: a packed read, no geometry, a packed write, so the image is one run of elements.
+
+Channel-wise chains (FlatShape) run per element, as below; chains whose ops mix or change channels
+(PixelFlatShape) run per pixel, see its emitters at the end.
 
 The work unit is a *group* of G elements, G = lcm(16-byte vector of the input, of the output, channels):
 whole pixels and whole 16-byte vectors on both sides, so element e of a group has the compile-time
@@ -24,6 +27,11 @@ A list input (Params::src_table) runs image z of the list in grid row z, each a 
 so a list of same-size images moves at the rate of one flat run rather than as a pixel kernel.
 
 CPU: a loop over groups with restrict pointers, which g++ vectorises (`run_groups`).
+
+Pixel-wise chains (ColorConversion, VectorReorder, AddLast, user pixel ops, ...): the group is the fewest
+whole pixels whose inputs and results both fill whole 16-byte vectors (16 pixels for uint8 RGB -> gray),
+each pixel through `compute_pixel`. The GPU kernel always stages its tile: the channel counts differ, so
+a lane's own group would be read at a stride of its input bytes and written at another.
 """
 
 from __future__ import annotations
