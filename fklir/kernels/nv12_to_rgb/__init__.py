@@ -251,6 +251,12 @@ def _kernel(planar: bool, use_highway: bool | None, on_cpu: bool) -> jit.Kernel:
     return highway_kernel()
 
 
+@functools.cache
+def _coefficient_values(standard: str, full_range: bool) -> tuple[int, ...]:
+    """coefficients() as the kernels' int arguments, once per (standard, range): a call does not rebuild them."""
+    return astuple(coefficients(standard, full_range))
+
+
 def nv12_to_rgb(
     frame: Any,
     uv: Any = None,
@@ -280,11 +286,11 @@ def nv12_to_rgb(
     planar = dtype == "float32"
     if normalize and not planar:
         raise ValueError(f"{NAME}: normalize=True scales the float32 output; the uint8 output is 0..255")
-    k = coefficients(standard, full_range)
+    k = _coefficient_values(standard, full_range)
     frames = _frames(frame, uv)
     result, written = _output(out, frames, planar)
     launch = _kernel(planar, highway, frames.first.device is None)
-    values: list[object] = [written, frames.y, frames.uv, frames.uv_row, order == "BGR", *astuple(k)]
+    values: list[object] = [written, frames.y, frames.uv, frames.uv_row, order == "BGR", *k]
     if planar:
         values.append(1 / 255 if normalize else 1.0)
     launch(*values, stream=stream)
