@@ -5,8 +5,10 @@ chain per image, each writing its plane (`fkl.write %v, "dst" planes [i]`). Chai
 same thing — the same ops with the same values — differing only in their crop rect or their
 source buffer become one B-plane chain: the rects become one `fkl.crop` with B rects (one per
 plane, hoisted into the parameter block later), the sources a pointer table
-(`fkl.read ["src0", ...]`). B is then part of the types (one compile per B); rect values and image
-sizes are not. Chains that differ in anything else are left alone (see `fkl-batch-divergent`).
+(`fkl.read ["src0", ...]`). B is then part of the types; rect values and image sizes are not, and
+compose() lowers as many chains as the capacity it compiles for (jit.signature.batch_capacity), so
+that one kernel serves every count up to it. Chains that differ in anything else are left alone (see
+`fkl-batch-divergent`).
 
 Run before `fkl-infer-types` or after it: a merged chain's types are re-inferred when its read is
 typed. No options.
