@@ -23,7 +23,7 @@ from fklir.backend.build import INCLUDE_DIR, kernel_values
 from fklir.backend.emit_cpp import EmittedKernel, emit_kernel
 from fklir.backend.emit_flat import TILE_BYTES, pixel_flat_shape
 from fklir.frontend import ops as fops
-from fklir.frontend.lowering import kernels_of, lower_chain, run_passes
+from fklir.frontend.lowering import kernels_of, lower_chain, lower_pipeline, run_passes
 from fklir.runtime.launch import Extent, LaunchPlan
 
 RNG = np.random.default_rng(19)
@@ -175,8 +175,9 @@ extern "C" void launch(const Params* p, int blocks, int rows, int threads) {
 """
 
 
-def _emulate(emitted: EmittedKernel, values: Any, x: np.ndarray, out: np.ndarray, tmp: Path) -> None:
-    """Run the emitted GPU kernel on x (planes, h, w, c) into out as the launcher would launch it."""
+def _emulate(emitted: EmittedKernel, values: Any, sources: list[np.ndarray], out: np.ndarray, tmp: Path) -> None:
+    """Run the emitted GPU kernel into out (planes, h, w, c) as the launcher would launch it: on sources[0]
+    (planes, h, w, c), or on the list `sources` (each h, w, c) through the pointer table."""
     (tmp / "kernel.cu").write_text(emitted.source)
     (tmp / "harness.cpp").write_text(_HARNESS)
     library = tmp / "harness.so"
@@ -184,12 +185,14 @@ def _emulate(emitted: EmittedKernel, values: Any, x: np.ndarray, out: np.ndarray
     subprocess.run([*command, "-o", str(library), str(tmp / "harness.cpp")], check=True)
     layout = emitted.layout
     plan = LaunchPlan(layout, values)
-    planes, h, w, cin = x.shape
-    plan.set_extent(Extent(w, h, planes, cin, w, h, planes, out.shape[-1]))
-    plan.set_pointers(x.ctypes.data, out.ctypes.data)
+    planes, h, w, cout = out.shape
+    plan.set_sources([x.ctypes.data for x in sources])
+    plan.set_extent(Extent(w, h, planes, sources[0].shape[-1], w, h, planes, cout))
+    plan.set_pointers(sources[0].ctypes.data, out.ctypes.data)
+    rows = planes if layout.src_table else 1
     threads = -(-plan.header.n // layout.elements_per_thread)
     blocks = max(1, -(-threads // layout.flat_block))
-    ctypes.CDLL(str(library)).launch(ctypes.byref(plan.params), blocks, 1, layout.flat_block)
+    ctypes.CDLL(str(library)).launch(ctypes.byref(plan.params), blocks, rows, layout.flat_block)
 
 
 @pytest.mark.parametrize(
@@ -208,5 +211,18 @@ def test_the_gpu_kernel_emulated(code: str, channels: int, size: tuple[int, int]
     expected = cv2.cvtColor(x[..., 0] if channels == 1 else x, getattr(cv2, f"COLOR_{code}"))
     expected = expected.reshape(*size, -1)
     out = np.full((1, *expected.shape), 7, np.uint8)
-    _emulate(emitted, values, source, out, tmp_path)
+    _emulate(emitted, values, [source], out, tmp_path)
     np.testing.assert_array_equal(out[0], expected)
+
+
+def test_the_gpu_kernel_emulated_on_a_list(tmp_path: Path) -> None:
+    ops = [fops.TensorRead(), fkl.ColorConversion("RGB2BGRA"), fops.TensorWrite()]
+    (kernel,) = kernels_of(run_passes(lower_pipeline([ops], "uint8", 3, 1, images=3)))
+    emitted = emit_kernel(kernel)
+    assert emitted.layout.mode == "flat" and emitted.layout.src_table
+    # grid row z is image z: two whole tiles and a partial one each
+    images = [_misaligned(_image("uint8", (70, 131, 3)), 0) for _ in range(3)]
+    out = np.full((3, 70, 131, 4), 7, np.uint8)
+    _emulate(emitted, kernel_values(kernel), images, out, tmp_path)
+    for k, image in enumerate(images):
+        np.testing.assert_array_equal(out[k], cv2.cvtColor(image, cv2.COLOR_RGB2BGRA))
