@@ -295,7 +295,7 @@ def _parse_plan(raw: bytes) -> tuple[str, KernelLayout, dict[str, tuple[float, .
     entry = json.loads(raw)
     layout_fields = dict(entry["layout"])
     layout_fields["slots"] = tuple(tuple(slot) for slot in layout_fields["slots"])
-    layout_fields["reciprocals"] = tuple(layout_fields.get("reciprocals", ()))  # JSON gives lists; a layout holds tuples
+    layout_fields["reciprocals"] = tuple(layout_fields.get("reciprocals", ()))  # JSON gives lists
     values = {str(name): tuple(float(v) for v in vs) for name, vs in entry["values"].items()}
     kernel = entry["kernel"]
     if not isinstance(kernel, str):
