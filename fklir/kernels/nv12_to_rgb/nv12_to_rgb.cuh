@@ -21,8 +21,8 @@ using nv12::row_start;
 //
 // The vector is 16 bytes where every address of the warp's rows is a multiple of 16, else 8 bytes where
 // they are multiples of 8 (a width of 8 mod 16). Other rows (a 4-byte path would raise every thread's
-// register count), and the end of a row that is not a whole run, take the byte path: the same arithmetic,
-// one pixel at a time.
+// register count) take the byte path, its stores staged by the warp too; the end of a row that is not a
+// whole run is converted byte by byte by its thread: the same arithmetic, one pixel at a time.
 constexpr int kPackedWarps = 4;
 
 // Vectors of Word, addressed as bytes (the indices are constants once unrolled, so the bytes stay in
@@ -88,6 +88,26 @@ __device__ void packed_vectors(u8* const (&rows)[2], const u8* const (&luma)[2],
     }
 }
 
+// This thread's run byte by byte, for a warp whose rows take no vectors: the warp's stores staged as in
+// packed_vectors (a lane's own byte stores would be 6 kSamples bytes from the next lane's, which makes
+// every store instruction touch 32 separate segments); `stage`: 32 runs of output bytes.
+template <int kSamples>
+__device__ void packed_bytes_staged(u8* const (&rows)[2], const u8* const (&luma)[2], const u8* pairs, int x0,
+                                    i64 width, bool bgr, const nv12::Coefficients& k, u8* stage) {
+    constexpr int kBytes = 2 * kSamples;
+    const int lane = threadIdx.x;
+    const i64 warp_x0 = x0 - kBytes * lane;
+    const int bytes = 3 * int(width - warp_x0 < 32 * kBytes ? width - warp_x0 : 32 * kBytes);  // the warp's per row
+    const int samples = x0 >= width ? 0 : int(width - x0 < kBytes ? width - x0 : kBytes) / 2;
+    for (int dr = 0; dr < 2; ++dr) {
+        packed_bytes(stage + 3 * kBytes * lane, luma[dr], pairs, samples, k, bgr);
+        __syncwarp();
+        u8* const first = rows[dr] - 3 * kBytes * lane;  // lane 0's
+        for (int i = lane; i < bytes; i += 32) first[i] = stage[i];
+        __syncwarp();  // the stage is read before the next row overwrites it
+    }
+}
+
 // The packed conversion of this thread's run (see above), in blocks of 32 x kPackedWarps threads;
 // `stage` holds 32 runs of output rows (32 x 6 kSamples bytes, 16-byte aligned).
 template <int kSamples>
@@ -112,7 +132,8 @@ __device__ void packed_run(const fkl::TensorView& out, const fkl::TensorView& y,
         if (vector == 16) packed_vectors<kSamples>(rows, luma, pairs, whole, bgr, k, stage);
     }
     if (vector == 8) packed_vectors<kSamples>(rows, luma, pairs, whole, bgr, k, reinterpret_cast<uint2*>(stage));
-    if ((whole && vector) || x0 >= width) return;
+    if (!vector) return packed_bytes_staged<kSamples>(rows, luma, pairs, x0, width, bgr, k, reinterpret_cast<u8*>(stage));
+    if (whole || x0 >= width) return;
     const int samples = int(width - x0 < kBytes ? width - x0 : kBytes) / 2;
     for (int dr = 0; dr < 2; ++dr) packed_bytes(rows[dr], luma[dr], pairs, samples, k, bgr);
 }
