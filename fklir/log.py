@@ -11,24 +11,60 @@ a script can be watched without changing its code.
 from __future__ import annotations
 
 import contextlib
-import logging
+import functools
 import os
 import sys
 import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator
-from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-LOGGER = logging.getLogger("fklir")
+if TYPE_CHECKING:
+    import logging
+    from pathlib import Path
+
 ENV_VARIABLE = "FKLIR_LOG"
 SLOW_COMPILE_S = 2.0  # a compile longer than this says so while it runs: nvcc's are often a few seconds
-_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
+# logging's own levels, by value: the logging module is imported only when something is logged
+_LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40}
 _FORMAT = "%(asctime)s fklir %(levelname)s: %(message)s"
 
 
-class _EnvironmentHandler(logging.StreamHandler):  # type: ignore[type-arg]
-    """The handler FKLIR_LOG adds (its own class, so that it is recognised and never added twice)."""
+def __getattr__(name: str) -> Any:
+    """LOGGER and _EnvironmentHandler, made on first use: importing logging would weigh on every fresh
+    process, and one that configured no logging never logs a compile or a cache hit."""
+    if name == "LOGGER":
+        return _logger()
+    if name == "_EnvironmentHandler":
+        return _environment_handler()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@functools.cache
+def _logger() -> logging.Logger:
+    import logging
+
+    return logging.getLogger("fklir")
+
+
+@functools.cache
+def _environment_handler() -> type[logging.StreamHandler[Any]]:
+    import logging
+
+    class _EnvironmentHandler(logging.StreamHandler):  # type: ignore[type-arg]
+        """The handler FKLIR_LOG adds (its own class, so that it is recognised and never added twice)."""
+
+    return _EnvironmentHandler
+
+
+def _enabled_logger(level: int) -> logging.Logger | None:
+    """The "fklir" logger when it logs at `level`, else None. Until some module imports logging, no
+    application has configured it (FKLIR_LOG imports it at fklir's import), so nothing is logged."""
+    if "logging" not in sys.modules:
+        return None
+    logger = _logger()
+    return logger if logger.isEnabledFor(level) else None
 
 
 def configure_from_environment() -> None:
@@ -41,32 +77,37 @@ def configure_from_environment() -> None:
     if level is None:
         warnings.warn(f"{ENV_VARIABLE}={value!r} is not a log level; use one of {', '.join(_LEVELS)}", stacklevel=2)
         return
-    LOGGER.setLevel(level)
-    if any(isinstance(handler, _EnvironmentHandler) for handler in LOGGER.handlers):
+    import logging
+
+    logger = _logger()
+    logger.setLevel(level)
+    handler_type = _environment_handler()
+    if any(isinstance(handler, handler_type) for handler in logger.handlers):
         return
-    handler = _EnvironmentHandler(sys.stderr)
+    handler = handler_type(sys.stderr)
     handler.setFormatter(logging.Formatter(_FORMAT))
-    LOGGER.addHandler(handler)
+    logger.addHandler(handler)
 
 
 def cache_hit(where: str, key: str, describe: Callable[[], str]) -> None:
     """DEBUG: kernel `key` was found in the `where` cache ("memory" or "disk"); `describe` runs only when
     the line is logged, so that a hit costs nothing more with logging off."""
-    if LOGGER.isEnabledFor(logging.DEBUG):
-        LOGGER.debug("%s cache hit: %s (kernel %s)", where, describe(), key[:16])
+    if (logger := _enabled_logger(_LEVELS["debug"])) is not None:
+        logger.debug("%s cache hit: %s (kernel %s)", where, describe(), key[:16])
 
 
 @contextlib.contextmanager
 def compiling(chain: str, target: str, compiler: str, entry: Path) -> Iterator[None]:
     """Time the compile of `chain` in the block: INFO when it ends, and INFO while it runs once it has
     taken SLOW_COMPILE_S (from a timer thread, cancelled when the block ends)."""
-    if not LOGGER.isEnabledFor(logging.INFO):
+    logger = _enabled_logger(_LEVELS["info"])
+    if logger is None:
         yield
         return
     start = time.perf_counter()
     timer = threading.Timer(
         SLOW_COMPILE_S,
-        LOGGER.info,
+        logger.info,
         ("still compiling %s for %s with %s (%.0f s so far) ...", chain, target, compiler, SLOW_COMPILE_S),
     )
     timer.daemon = True
@@ -76,7 +117,7 @@ def compiling(chain: str, target: str, compiler: str, entry: Path) -> Iterator[N
     finally:
         timer.cancel()
     seconds = time.perf_counter() - start
-    LOGGER.info("compiled %s for %s with %s in %.2f s: %s", chain, target, compiler, seconds, entry)
+    logger.info("compiled %s for %s with %s in %.2f s: %s", chain, target, compiler, seconds, entry)
 
 
 configure_from_environment()

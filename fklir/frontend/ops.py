@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import FrozenInstanceError
 from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar, cast
 
 from fklir.dialects.constants import ASPECT_RATIOS, DEINTERLACE_MODES, REDUCTIONS, invert_warp_matrix
@@ -65,7 +65,7 @@ _INTERNAL: dict[str, bool] = {}
 
 
 def _is_internal(filename: str) -> bool:
-    """Frames to skip: fklir's own files and generated code (dataclass __init__ is "<string>")."""
+    """Frames to skip: fklir's own files and generated code ("<string>")."""
     known = _INTERNAL.get(filename)
     if known is None:
         paths = (os.path.abspath(filename), os.path.realpath(filename))
@@ -74,11 +74,33 @@ def _is_internal(filename: str) -> bool:
     return known
 
 
-@dataclass(frozen=True, eq=False)
 class Op:
-    """Base of every descriptor."""
+    """Base of every descriptor. Its fields are its classes' annotated attributes (ClassVar aside), base
+    classes first: set once by __init__, shown by repr, and what the plan cache describes
+    (jit.pipeline.describe_op); a descriptor is frozen and equal only to itself. Not a dataclass:
+    @dataclass builds every class's methods from source text, which weighs on a fresh process's import."""
 
-    location: UserLocation = field(default_factory=_user_location, init=False, repr=False)
+    FIELDS: ClassVar[tuple[str, ...]] = ()
+    location: UserLocation  # the user's call site, not a field
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        annotations: dict[str, str] = vars(cls).get("__annotations__", {})
+        own = [name for name, kind in annotations.items() if not str(kind).startswith("ClassVar")]
+        cls.FIELDS = (*cls.FIELDS, *(name for name in own if name not in cls.FIELDS))
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "location", _user_location())
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in type(self).FIELDS)
+        return f"{type(self).__qualname__}({shown})"
 
     @property
     def op_name(self) -> str:
@@ -150,8 +172,7 @@ class Read(Op):
 class Write(Op):
     """Base of the ops that end a chain."""
 
-    # Subclasses that are dataclasses assign theirs unannotated: @dataclass reads every annotated class
-    # attribute, which would look the IR class up at import.
+    # Subclasses assign theirs unannotated: an annotated class attribute is a field (see Op).
     IR_OP: ClassVar[IrClass[WriteIrOp]] = IrClass("WriteOp")
 
     def lower_write(self, b: Builder, x: SSAValue, planes: list[int] | None) -> None:
@@ -163,7 +184,6 @@ class Write(Op):
         raise ValueError(f"{self.op_name} may only end a chain")
 
 
-@dataclass(frozen=True, eq=False)
 class TensorRead(Read):
     """Reads the input: packed (H, W[, C]) or (B, H, W[, C]).
 
@@ -171,10 +191,13 @@ class TensorRead(Read):
     `pipe()` reads `x` with no argument. The binding is a call default, never part of the cache key.
     """
 
-    binding: object = None
+    binding: object
+
+    def __init__(self, binding: object = None):
+        object.__setattr__(self, "binding", binding)
+        object.__setattr__(self, "location", _user_location())
 
 
-@dataclass(frozen=True, eq=False, init=False)
 class TensorPack(Read):
     """Reads a planar input, (C, H, W) or (B, C, H, W), as packed pixels of `channels` channels
     (the inverse of TensorSplit). The IR reads a `planar` image type.
@@ -197,7 +220,6 @@ class TensorPack(Read):
         return self._place(b, fkl.ReadOp(source, planar))
 
 
-@dataclass(frozen=True, eq=False, init=False)
 class ReadSet(Read):
     """A w x h image whose every pixel is `value` (one number per channel, or one number for
     `channels` channels, default 1), of `dtype`: a generator that reads no memory. Its output
@@ -243,30 +265,30 @@ class ReadSet(Read):
         return [self.size]
 
 
-@dataclass(frozen=True, eq=False)
 class TensorWrite(Write):
     """Writes packed output: (H, W[, C]) or (B, H, W[, C]). `TensorWrite(out)` binds the output."""
 
-    binding: object = None
+    binding: object
+
+    def __init__(self, binding: object = None):
+        object.__setattr__(self, "binding", binding)
+        object.__setattr__(self, "location", _user_location())
 
     IR_OP = IrClass("WriteOp")
 
 
-@dataclass(frozen=True, eq=False)
 class TensorSplit(TensorWrite):
     """Writes planar output: (C, H, W) or (B, C, H, W)."""
 
     IR_OP = IrClass("SplitOp")
 
 
-@dataclass(frozen=True, eq=False)
 class TensorTSplit(Write):
     """Writes channel-major output: (C, B, H, W) (for one plane the same bytes as TensorSplit)."""
 
     IR_OP = IrClass("TSplitOp")
 
 
-@dataclass(frozen=True, eq=False)
 class SplitWrite(Write):
     """Writes each channel to its own (B, H, W) buffer (C outputs)."""
 
@@ -281,7 +303,6 @@ READ_DESCRIPTORS = (TensorRead, TensorPack, ReadSet)
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, eq=False, init=False)
 class _BinaryValue(Op):
     values: tuple[float, ...]
 
@@ -301,7 +322,6 @@ class _BinaryValue(Op):
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, eq=False, init=False)
 class Cast(Op):
     """C conversion to `dtype` (float → int truncates toward zero)."""
 
@@ -336,7 +356,6 @@ class _NoValue(Op):
         return self._place(b, type(self).IR_OP(x))
 
 
-@dataclass(frozen=True, eq=False, init=False)
 class Saturate(Op):
     """Clamp each channel to [lo, hi] in the chain type (NaN passes through); lo and hi are one
     value or one per channel."""
@@ -427,7 +446,6 @@ def _indices(op: str, idx: tuple[object, ...]) -> tuple[int, ...]:
     return tuple(in_range(op, i, 0, 3, "channel indices are integers from 0 to 3") for i in indices)
 
 
-@dataclass(frozen=True, eq=False, init=False)
 class VectorReduce(Op):
     """Left fold over the channels with "Add", "Mul", "Max" or "Min", each step in the chain type
     → 1 channel."""
@@ -447,7 +465,6 @@ class VectorReduce(Op):
         return self._place(b, fkl.VectorReduceOp(x, self.reduction))
 
 
-@dataclass(frozen=True, eq=False, init=False)
 class Discard(Op):
     """Keep the first `keep_n` channels."""
 
@@ -463,7 +480,6 @@ class Discard(Op):
         return self._place(b, fkl.DiscardOp(x, self.keep_n))
 
 
-@dataclass(frozen=True, eq=False, init=False)
 class AddLast(Op):
     """Append one channel holding `value` (in the chain type)."""
 
@@ -481,7 +497,6 @@ class AddLast(Op):
         return self._place(b, fkl.AddLastOp(x, self.value))
 
 
-@dataclass(frozen=True, eq=False, init=False)
 class VectorReorder(Op):
     """Output channel k is input channel i_k: `VectorReorder(2, 1, 0)` (compile-time; repeats allowed)."""
 
@@ -531,7 +546,6 @@ def _matrix(op: str, m: object, shapes: tuple[tuple[int, int], ...]) -> tuple[tu
     return shape, tuple(float(v) for v in array.reshape(-1))
 
 
-@dataclass(frozen=True, eq=False, init=False)
 class MxVFloat3(Op):
     """The row-major 3x3 matrix `m` times the float3 pixel (chain must be exactly float32 x 3)."""
 
@@ -548,7 +562,6 @@ class MxVFloat3(Op):
         return self._place(b, fkl.MxVFloat3Op(x, self.matrix))
 
 
-@dataclass(frozen=True, eq=False, init=False)
 class StaticLoop(Op):
     """Apply the binary op (Add, Sub, Mul, Div, Max or Min with its value) `n` times; `n` is
     compile-time and the value is one parameter slot. `StaticLoop(Mul(2.0), 3)` is x * 8."""
@@ -576,7 +589,6 @@ class StaticLoop(Op):
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, eq=False, init=False)
 class ColorConversion(Op):
     """cv2.cvtColor(code) on each pixel: "RGB2GRAY", "BGR2RGBA", ... (also "COLOR_RGB2GRAY")."""
 
@@ -655,7 +667,6 @@ def check_empty_source(geometry: Sequence[Geometry], size: Size) -> None:
         sizes = made
 
 
-@dataclass(frozen=True, eq=False, init=False)
 class BorderReader(Geometry):
     """Defines the image at every coordinate, however far outside: "constant" (`value`, one or one
     per channel), "replicate", "reflect", "reflect101" or "wrap" (numpy.pad's constant, edge,
@@ -680,7 +691,6 @@ class BorderReader(Geometry):
         return BorderedSizes(sizes)
 
 
-@dataclass(frozen=True, eq=False, init=False)
 class Crop(Geometry):
     """`Crop(x, y, w, h)` (every plane) or `Crop([rects])` (one output plane per rect). Right after a
     BorderReader a rect may leave the image (negative x, y included); otherwise it must fit."""
@@ -740,7 +750,6 @@ class Crop(Geometry):
         return out
 
 
-@dataclass(frozen=True, eq=False, init=False)
 class Resize(Geometry):
     """Resize to (w, h); linear (OpenCV INTER_LINEAR, float32 out) or nearest (keeps the type).
 
@@ -787,7 +796,6 @@ class Resize(Geometry):
         return [self.size for _ in sizes]
 
 
-@dataclass(frozen=True, eq=False, init=False)
 class Warping(Geometry):
     """Bilinear warp to (w, h) by `M`, 2x3 (cv2.warpAffine) or 3x3 (cv2.warpPerspective), which maps
     source to destination as in OpenCV; inverse=True gives the destination → source map directly.
@@ -821,7 +829,6 @@ class Warping(Geometry):
         return [self.size for _ in sizes]
 
 
-@dataclass(frozen=True, eq=False, init=False)
 class Deinterlace(Geometry):
     """ "blend": row y > 0 → (row y + row y−1) / 2; "linear": odd rows → (row above + row below) / 2
     (the last odd row copies the row above). Output float32, same size."""

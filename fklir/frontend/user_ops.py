@@ -43,7 +43,6 @@ class UserOpSpec:
     pixel: bool
 
 
-@dataclass(frozen=True, eq=False, init=False)
 class UserOpDescriptor(Op):
     """Base of the classes fkl.op returns: `Gamma(gamma=2.2)` holds the values of the declared params."""
 

@@ -11,7 +11,6 @@ parameter header, launch. The warm path touches no xDSL object.
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import itertools
 from collections.abc import Callable, Sequence
@@ -588,15 +587,10 @@ class DivergentPipeline(Pipeline):
         return Extent(width, height, given, sig.channels, dst_w, dst_h, planes if given else 0, out_channels)
 
 
-_DESCRIBED_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
 def describe_op(op: fops.Op) -> tuple[object, ...]:
-    names = _DESCRIBED_FIELDS.get(type(op))
-    if names is None:  # once per descriptor class: dataclasses.fields weighs on every compose() otherwise
-        names = tuple(f.name for f in dataclasses.fields(op) if f.name not in ("location", "binding"))
-        _DESCRIBED_FIELDS[type(op)] = names
-    return (type(op).__qualname__, tuple((name, getattr(op, name)) for name in names))
+    """The descriptor's class and field values: its part of a plan's description (a binding is a call
+    default, not part of what compiles)."""
+    return (type(op).__qualname__, tuple((name, getattr(op, name)) for name in type(op).FIELDS if name != "binding"))
 
 
 def _describe_structure(op: fops.Op) -> tuple[object, ...]:

@@ -27,6 +27,8 @@ import numpy as np
 
 from fklir import dtypes
 from fklir.runtime import cuda_driver, dlpack
+from fklir.runtime.array_views import host_view_for as host_view_for
+from fklir.runtime.array_views import normalize_shape as normalize_shape
 from fklir.runtime.dlpack import DLDeviceType
 from fklir.runtime.streams import stream_handle
 
@@ -57,30 +59,6 @@ def element_type_name(dtype: object, what: str = "dtype") -> str:
     if name not in ELEMENT_TYPES:
         raise TypeError(f"{what}: unsupported element type {dtype!r}; supported: {', '.join(ELEMENT_TYPES)}")
     return name
-
-
-def host_view_for(array: np.ndarray[Any, Any], dtype_name: str) -> np.ndarray[Any, Any] | None:
-    """`array` reinterpreted as the storage dtype of `dtype_name`, or None if its dtype does not match.
-
-    For bfloat16 both raw uint16 bits and an ml_dtypes bfloat16 array are accepted.
-    """
-    storage = ELEMENT_TYPES[dtype_name]
-    if dtype_name == "bfloat16":
-        if array.dtype == np.uint16 or (array.dtype.name == "bfloat16" and array.dtype.itemsize == 2):
-            return array.view(np.uint16)
-        return None
-    return array if array.dtype == storage else None
-
-
-def normalize_shape(shape: int | Sequence[int], what: str = "shape") -> tuple[int, ...]:
-    """A tuple of non-negative ints; ValueError/TypeError naming the bad value otherwise."""
-    items = (shape,) if isinstance(shape, int) else tuple(shape)
-    for extent in items:
-        if isinstance(extent, bool) or not isinstance(extent, (int, np.integer)):
-            raise TypeError(f"{what}: extents must be integers, got {shape!r}")
-        if extent < 0:
-            raise ValueError(f"{what}: extents must be >= 0, got {shape!r}")
-    return tuple(int(extent) for extent in items)
 
 
 def has_channel_dim(shape: tuple[int, ...]) -> bool:

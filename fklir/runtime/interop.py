@@ -19,14 +19,17 @@ import math
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from fklir import dtypes
 from fklir.errors import ReadOnlyOutputError
 from fklir.runtime import cuda_driver
-from fklir.runtime.device_buffer import DeviceBuffer, host_view_for, normalize_shape
+from fklir.runtime.array_views import host_view_for, normalize_shape
+
+if TYPE_CHECKING:
+    from fklir.runtime.device_buffer import DeviceBuffer
 
 ACCEPTED_GPU_ARRAYS = (
     "a CUDA torch.Tensor, a CuPy array, an fklir DeviceBuffer, or an object with __cuda_array_interface__ "
@@ -89,7 +92,7 @@ def _choose_describer(x: object, what: str) -> _Describer:
     cupy = sys.modules.get("cupy")
     if cupy is not None and isinstance(x, cupy.ndarray):
         return _describe_cupy
-    if isinstance(x, DeviceBuffer):
+    if _is_device_buffer(x):
         return _describe_device_buffer
     if hasattr(x, "__cuda_array_interface__"):
         return _describe_cai
@@ -101,6 +104,13 @@ def _choose_describer(x: object, what: str) -> _Describer:
     if hasattr(x, "__dlpack__"):
         return _describe_dlpack
     raise TypeError(f"{what}: expected {ACCEPTED_GPU_ARRAYS}, got {type(x).__module__}.{type(x).__qualname__}")
+
+
+def _is_device_buffer(x: object) -> bool:
+    """A DeviceBuffer exists only once its module is imported: asked like torch and CuPy, so that the CPU
+    target's calls never import it (nor DLPack's ctypes structures)."""
+    module = sys.modules.get("fklir.runtime.device_buffer")
+    return module is not None and isinstance(x, module.DeviceBuffer)
 
 
 def _torch_dtype_name(dtype: object, what: str) -> str:
@@ -318,7 +328,7 @@ def _choose_warm_reader(x: object) -> _WarmReader | None:
     cupy = sys.modules.get("cupy")
     if cupy is not None and isinstance(x, cupy.ndarray):
         return _cupy_warm
-    if isinstance(x, DeviceBuffer):
+    if _is_device_buffer(x):
         return _device_buffer_warm
     return None
 
@@ -340,7 +350,7 @@ def _device_buffer_warm(x: DeviceBuffer) -> tuple[WarmKey, int] | None:
     ptr = x.ptr
     if ptr == 0 and x.nbytes > 0:
         return None  # freed: describe_gpu_array says so
-    return (DeviceBuffer, x.dtype_name, x.shape, x.device, x.readonly), ptr
+    return (type(x), x.dtype_name, x.shape, x.device, x.readonly), ptr
 
 
 def producer_stream(framework: str, device: int, advertised: int | None) -> int | None:
@@ -410,6 +420,8 @@ def empty_like_framework(
         with cupy.cuda.Device(device):
             array = cupy.empty(shape, dtype=record.storage)
         return array, int(array.data.ptr)
+    from fklir.runtime.device_buffer import DeviceBuffer
+
     buffer = DeviceBuffer(shape, dtype_name, device)
     return buffer, buffer.ptr
 
