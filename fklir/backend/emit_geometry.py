@@ -46,6 +46,10 @@ def _taps_as(cpp_type: str, convert: str) -> tuple[str, str]:
 # A resize blends in f32, as OpenCV's float path does; Warping and Deinterlace in f64.
 _TAPS_TO_F32 = _taps_as("f32", "fkl::tap_f32")
 _TAPS_TO_F64 = _taps_as("f64", "fkl::Cast<fkl::f64>::exec")
+_TAPS_TO_F64_FAST = _taps_as("f64", "fkl::tap_f64")  # u8 and u16 (see fkl::tap_f64)
+_FINITE_TAP_TYPES = frozenset({"uint8", "int8", "uint16", "int16", "int32", "uint32", "bool"})
+# A warp's four taps: the variable and its offset from (ix, iy).
+_CORNERS = (("a", "", ""), ("b", " + 1", ""), ("c", "", " + 1"), ("d", " + 1", " + 1"))
 
 
 def _plane_expr(t: fkl.ImageType) -> str:
@@ -448,6 +452,23 @@ def _warp(
         ]
         tap_comment = "outside the source it is constant 0 (cv2's BORDER_CONSTANT)"
     kind = op.kind.data  # fkl::Warping's function and cv2's warp function are named after it
+    taps = [f"    {t_in} a[{channels}], b[{channels}], c[{channels}], d[{channels}];"]
+    outside = [f"tap{k}(p, q, s.ix{dx}, s.iy{dy}, {zin}, {v});" for v, dx, dy in _CORNERS]
+    if bordered:
+        taps += [f"    {line}" for line in outside]
+    else:  # a sample whose four taps lie inside reads them without tap's bounds checks
+        taps += [
+            f"    const fkl::Size src = size{prev}(p, {zin});",
+            "    if (s.ix >= 0 && s.iy >= 0 && s.ix < src.w - 1 && s.iy < src.h - 1) {",
+            *(f"        stage{prev}(p, q, s.ix{dx}, s.iy{dy}, {zin}, {v});" for v, dx, dy in _CORNERS),
+            "    } else {",
+            *(f"        {line}" for line in outside),
+            "    }",
+        ]
+    # an integer source has finite taps only: the blend without step's inf/NaN branches, the same bits
+    finite = in_type.dtype in _FINITE_TAP_TYPES
+    blend = "blend_finite" if finite else "blend"
+    to_f64 = _TAPS_TO_F64_FAST if in_type.dtype in ("uint8", "uint16") else _TAPS_TO_F64
     return [
         f"// A source tap of stage{k}: {tap_comment}.",
         f"FKL_HD void tap{k}({STAGE_ARGS}, {t_in} out[{channels}]) {{",
@@ -461,14 +482,10 @@ def _warp(
         f"        for (int c = 0; c < {channels}; ++c) out[c] = {fill};",
         "        return;",
         "    }",
-        f"    {t_in} a[{channels}], b[{channels}], c[{channels}], d[{channels}];",
-        f"    tap{k}(p, q, s.ix, s.iy, {zin}, a);",
-        f"    tap{k}(p, q, s.ix + 1, s.iy, {zin}, b);",
-        f"    tap{k}(p, q, s.ix, s.iy + 1, {zin}, c);",
-        f"    tap{k}(p, q, s.ix + 1, s.iy + 1, {zin}, d);",
+        *taps,
         f"    for (int k = 0; k < {channels}; ++k) {{",
-        *_TAPS_TO_F64,
-        "        out[k] = fkl::Warping::blend(fa, fb, fc, fd, s.fx, s.fy);",
+        *to_f64,
+        f"        out[k] = fkl::Warping::{blend}(fa, fb, fc, fd, s.fx, s.fy);",
         "    }",
         "}",
         *_size_fn(k, [f"    return {{p.{size}[0], p.{size}[1]}};"]),
