@@ -163,7 +163,7 @@ def _flat() -> list[Case]:
 
 
 def _vector() -> list[Case]:
-    """Ops that change or mix channels (pixel kernels without geometry)."""
+    """Ops that change or mix channels (flat kernels of whole pixels, no geometry)."""
     return [
         _case("vec_bool_and", "bool", (9, 9, 3), fkl.VectorAnd()),
         _case("vec_u8_is_even_and", "uint8", (7, 11, 4), fkl.IsEven(), fkl.VectorAnd()),
