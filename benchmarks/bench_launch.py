@@ -57,6 +57,15 @@ def host_us(call: Callable[[], object], sync: Callable[[], None], n: int, reps: 
     return statistics.median(samples)
 
 
+def cvcuda_as_images(images: list[Any]) -> Callable[[], object] | None:
+    """CV-CUDA's wrapping of a list of tensors (what its var-shape ops need per call), or None without it."""
+    try:
+        import cvcuda  # pyright: ignore[reportMissingImports]
+    except ImportError:
+        return None
+    return lambda: cvcuda.as_images(images, cvcuda.Format.RGB8)
+
+
 def bare_launch(torch: Any, x: Any, stream: Any) -> Callable[[], object]:
     from cuda.bindings import driver
 
@@ -346,6 +355,15 @@ def main(argv: list[str]) -> int:
         rows["fklir unbound pipe(x, out=y, stream=s), torch"] = host_us(
             lambda: unbound(x, out=y, stream=stream), sync, n, reps
         )
+        for count in (16, 32):  # issue 18 item 4: a list call's host cost, and what each extra tensor adds
+            images = [torch.randint(0, 256, (64, 48, 3), dtype=torch.uint8, device="cuda") for _ in range(count)]
+            stacked = torch.empty((count, 64, 48, 3), dtype=torch.uint8, device="cuda")
+            rows[f"fklir unbound list call pipe([{count} tensors], out=y, stream=s)"] = host_us(
+                lambda images=images, stacked=stacked: unbound(images, out=stacked, stream=stream), sync, n, reps
+            )
+            as_images = cvcuda_as_images(images)
+            if as_images is not None:
+                rows[f"CV-CUDA as_images([{count} tensors]) alone"] = host_us(as_images, sync, n, reps)
         rows["torch tiny op (x.add_(1))"] = host_us(lambda: x.add_(1), sync, n, reps)
         cupy_call = cupy_launch(x_np)
         rows["CuPy RawKernel"] = (
