@@ -91,6 +91,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--size", type=size, default=(3840, 2160), metavar="WxH", help="default 3840x2160")
     p.add_argument("--out", type=Path, metavar="PATH", help="also append the markdown report to PATH")
     p.add_argument("--flat", action="store_true", help="only the flat chains: f32/f16/u8 with 1-4 channels (issue 19)")
+    p.add_argument("--no-compile", action="store_true", help="leave torch.compile out (it compiles per workload)")
     return p.parse_args(argv)
 
 
@@ -323,8 +324,10 @@ def run_workload(
     l2: int,
     cycles_per_us: float,
     log: list[str],
+    compile_peer: bool = True,
 ) -> dict[str, Result | str]:
-    """Per peer: a Result, or a short string saying why there is none."""
+    """Per peer: a Result, or a short string saying why there is none (torch.compile's: "not run" without
+    compile_peer)."""
     frame_bytes = math.prod(wl.shape) * wl.itemsize
     sets = min(MAX_BUFFER_SETS, max(2, math.ceil(ROTATE_L2_MULTIPLE * l2 / (2 * frame_bytes))))
     inputs = [wl.make_input() for _ in range(sets)]
@@ -336,6 +339,9 @@ def run_workload(
     ring: list[Any] = [None] * sets
     results: dict[str, Result | str] = dict.fromkeys(PEERS, "-")  # "-": the peer is not available
     for name, factory in peers(torch, fkl, cp, stream, wl, inputs, outputs, ring).items():
+        if name == "compile" and not compile_peer:
+            results[name] = "not run"
+            continue
         try:
             call, output = factory()
             outputs[0].fill_(0xA5 if wl.integer else math.nan)  # poison: unwritten elements fail the check
@@ -531,7 +537,9 @@ def main(argv: list[str]) -> int:
         say(f"- sleep kernel: {cycles_per_us:.0f} cycles per µs", log)
         chosen = flat_workloads(torch, fkl, *args.size) if args.flat else workloads(torch, fkl, *args.size)
         for wl in chosen:
-            rows.append((wl, run_workload(torch, fkl, cp, stream, wl, method, l2, cycles_per_us, log)))
+            rows.append(
+                (wl, run_workload(torch, fkl, cp, stream, wl, method, l2, cycles_per_us, log, not args.no_compile))
+            )
             torch.cuda.empty_cache()
     sections = [*environment(torch, cp, method, l2), "", *report(rows, method), "", "Checks and setup:", ""]
     text = "\n".join([*sections, *log, ""])

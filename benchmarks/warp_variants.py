@@ -2,8 +2,9 @@
 
 Each variant keeps the emitted kernel and replaces only stage1 (the warp's sampling), so its output
 must equal the pipeline's own bit for bit. Written against codegen v17's stage1 (fkl::Warping::blend
-and Cast<f64> taps); v18 ships its "interior + magic + finite" row. Not a benchmark of record: it exists to choose how the
-emitter reads a warp's four taps (see RESULTS.md). Usage: python3 benchmarks/warp_variants.py [--sass DIR]
+and Cast<f64> taps); v18 ships its "interior + magic + finite" row. Not a benchmark of record: it
+exists to choose how the emitter reads a warp's four taps (see RESULTS.md).
+Usage: python3 benchmarks/warp_variants.py [--sass DIR]
 """
 
 from __future__ import annotations
