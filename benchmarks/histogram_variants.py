@@ -1,19 +1,21 @@
-"""Experiment: time variants of the GPU histogram kernel against the shipped one (device only).
+"""Experiment: time layouts of the GPU histogram kernel against the shipped one (device only).
 
     PYTHONPATH=. python3 benchmarks/histogram_variants.py
 
 The shipped kernel (fklir/kernels/histogram/histogram.cuh: one launch, the blocks' counts summed in the
 stream's scratch and moved to out by each image's last block) through histogram() itself; the same kernel
-with other template arguments (Words: 16-byte words per thread and round; Copies: sub-histograms per block,
-one per warp) or with its grid's rows bounded by the blocks the device holds at once; and the two launches of
-f8434d7 (clear out, then add every block's counts to it with global atomics). Each is built with nvcc first,
-which runs without a GPU (ptxas's register counts are printed); on a GPU each is checked equal to numpy's
-bincount, then timed with bench_chain's method on issue 16's three workloads and a constant image. Not a
-benchmark of record: it exists to choose the shipped kernel (see RESULTS.md).
+with other Layouts (threads per block, 16-byte words per thread and round, a copy of the bins per lane or one
+per block, runs of equal bytes merged or only uniform words, blocks per image of a batch from the device's
+resident blocks or from the bytes alone); and the two launches of f8434d7 (clear out, then add every block's
+counts to it with global atomics). Each is built with nvcc first, which runs without a GPU (ptxas's register
+counts are printed); on a GPU each is checked equal to numpy's bincount, then timed with bench_chain's method
+on issue 16's three workloads and a constant image. Not a benchmark of record: it exists to choose the shipped
+layout, histogram's LAYOUT (see RESULTS.md).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import subprocess
@@ -35,21 +37,18 @@ import fklir as fkl
 from fklir import jit
 from fklir.backend import compilers
 from fklir.kernels import histogram as shipped
-from fklir.runtime import cuda_driver
+from fklir.kernels.histogram import LAYOUT, Layout
 
 SHIPPED_CUH = Path(shipped.__file__).resolve().parent / "histogram.cuh"
 INCLUDE = Path(fkl.__file__).resolve().parent / "backend" / "include"
 ARCH = "sm_90"
 WORKLOADS = (*ASKED, MORE[0])  # issue 16's three and a constant image (one bin takes every count)
 METHOD = Method(calls=20, reps=11, warmup=5)
+# The one-launch kernel as 3c83fe0 shipped it: 256 threads of 4 words, one copy of the bins, runs merged.
+BEFORE = Layout(threads=256, words=4, striped=False, runs=True, batch_waves=0)
 
-# The shipped count_images with other template arguments, and f8434d7's two kernels on the shipped counting.
-VARIANTS_CUH = f"""#include "{SHIPPED_CUH}"
-
-template <int C, int Words, int Copies>
-__global__ void histogram_variant(fkl::TensorView images, fkl::TensorView out, fkl::TensorView scratch) {{
-    count_images<C, Words, Copies>(images, out, scratch);
-}}
+# f8434d7's two kernels on the shipped counting (one copy of the bins, runs merged).
+TWO_KERNELS_CUH = f"""#include "{SHIPPED_CUH}"
 
 // f8434d7: out[i] = 0, one thread per count ...
 __global__ void histogram_clear(fkl::TensorView out) {{
@@ -66,7 +65,7 @@ __global__ void histogram_add(fkl::TensorView images, fkl::TensorView out) {{
     for (i64 image = blockIdx.y; image < images.shape[0]; image += gridDim.y) {{
         for (int i = threadIdx.x; i < C * 256; i += blockDim.x) bins[i] = 0;
         __syncthreads();
-        count_share<C, kWords>(bins, images.ptr<u8>() + image * bytes, bytes);
+        count_share<C, {BEFORE.threads}, {BEFORE.words}, 1, true>(bins, images.ptr<u8>() + image * bytes, bytes);
         __syncthreads();
         i32* counts = out.ptr<i32>() + image * C * 256;
         for (int i = threadIdx.x; i < C * 256; i += blockDim.x) {{
@@ -77,38 +76,27 @@ __global__ void histogram_add(fkl::TensorView images, fkl::TensorView out) {{
 }}
 """
 
-Grid = tuple[tuple[int, int, int], tuple[int, int, int]]
-
 
 @dataclass(frozen=True)
 class Variant:
     label: str
-    words: int = 4  # 16-byte words per thread and round
-    copies: int = 1  # sub-histograms per block
-    bounded_rows: bool = False  # grid rows bounded by the blocks the device holds at once
-    two_kernels: bool = False  # f8434d7's clear, then add
+    layout: Layout | None  # None: f8434d7's clear, then add (on BEFORE's layout)
     product: bool = False  # histogram() itself
 
-    def entries(self) -> list[str]:
-        """The kernels' names as nvcc's ptxas reports them (mangled names contain them)."""
-        return ["histogram_clear", "histogram_add"] if self.two_kernels else ["histogram_variant"]
 
-    def grid(self, B: int, H: int, W: int, C: int, device: int) -> Grid:
-        per_block = shipped.THREADS * self.words * 16
-        x = max(1, min(math.ceil(H * W * C / per_block), shipped.MAX_BLOCKS_PER_IMAGE))
-        rows = min(B, shipped.MAX_GRID_Y)
-        if self.bounded_rows:
-            rows = min(rows, max(1, cuda_driver.resident_threads(device) // shipped.THREADS // x))
-        return (x, rows, 1), (shipped.THREADS, 1, 1)
+def other(label: str, **changes: Any) -> Variant:
+    return Variant(label, dataclasses.replace(LAYOUT, **changes))
 
 
 VARIANTS = [
-    Variant("shipped: one launch, 4 words, 1 copy", product=True),
-    Variant("one launch, 2 words", words=2),
-    Variant("one launch, 8 words", words=8),
-    Variant("one launch, per-warp copies (8)", copies=8),
-    Variant("one launch, rows bounded by resident blocks", bounded_rows=True),
-    Variant("f8434d7: clear + add (two launches)", two_kernels=True),
+    Variant(f"shipped: {LAYOUT}", LAYOUT, product=True),
+    Variant("3c83fe0: 256 threads x 4 words, one copy, runs", BEFORE),
+    other("1024 x 1, one copy, runs", striped=False, runs=True),
+    other("1024 x 1, striped, runs", runs=True),
+    other("shipped, grid from the bytes alone", batch_waves=0),
+    other("shipped, 2 blocks per SM (32 registers)", min_blocks=2),
+    other("256 x 4, striped", threads=256, words=4),
+    Variant("f8434d7: clear + add (two launches)", None),
 ]
 
 B, H, W, C = shipped.B, shipped.H, shipped.W, shipped.C
@@ -122,19 +110,19 @@ def kernel_calls(variant: Variant) -> Callable[[Any, Any, Any, Any], None]:
     """call(images (B, H, W, C), out (B, C, 256), scratch, stream) of the variant."""
     if variant.product:
         return lambda images, out, _scratch, stream: shipped.histogram(images, out=out, stream=stream)
-    if variant.two_kernels:
+    if variant.layout is None:
         clear = jit.kernel(
             "histogram_clear",
-            cuda=VARIANTS_CUH,
+            cuda=TWO_KERNELS_CUH,
             args=[("out", COUNTS)],
             grid=lambda B, C: ((B * C, 1, 1), (256, 1, 1)),
         )
         add = jit.kernel(
             "histogram_add",
-            cuda=VARIANTS_CUH,
+            cuda=TWO_KERNELS_CUH,
             args=[("images", IMAGES), ("out", COUNTS)],
             template=lambda C: (C,),
-            grid=variant.grid,
+            grid=BEFORE.grid,
         )
 
         def two(images: Any, out: Any, _scratch: Any, stream: Any) -> None:
@@ -143,31 +131,35 @@ def kernel_calls(variant: Variant) -> Callable[[Any, Any, Any, Any], None]:
 
         return two
     one = jit.kernel(
-        "histogram_variant",
-        cuda=VARIANTS_CUH,
+        "histogram",
+        cuda=SHIPPED_CUH,
         args=[("images", IMAGES), ("out", COUNTS), ("scratch", SCRATCH)],
-        template=lambda C: (C, variant.words, variant.copies),
-        grid=variant.grid,
+        template=variant.layout.template,
+        grid=variant.layout.grid,
     )
     return lambda images, out, scratch, stream: one(images, out, scratch, stream=stream)
 
 
+def mangled(layout: Layout, c: int) -> str:
+    """histogram<C, Threads, Words, Striped, Runs, MinBlocks>'s template arguments as Itanium mangling spells
+    them."""
+    _c, threads, words, striped, runs, min_blocks = layout.template(c)
+    return f"9histogramILi{c}ELi{threads}ELi{words}ELb{int(striped)}ELb{int(runs)}ELi{min_blocks}E"
+
+
 def registers() -> dict[tuple[str, int], str]:
-    """ptxas's 'N regs, M B smem' per (variant label, channels), from one nvcc build of every instance (none
-    without nvcc)."""
+    """ptxas's 'N regs (S B spilled), M B smem' per (variant label, channels), from one nvcc build of every
+    instance (none without nvcc)."""
     nvcc = compilers.find_nvcc()
     if nvcc is None:  # the GPU run still builds each variant, with NVRTC
         return {}
     view = "fkl::TensorView"
-    lines = [VARIANTS_CUH]
+    lines = [TWO_KERNELS_CUH]
     for c in (1, 3):
-        lines.append(f"template __global__ void histogram<{c}>({view}, {view}, {view});")
         lines.append(f"template __global__ void histogram_add<{c}>({view}, {view});")
-        for v in VARIANTS:
-            if not (v.product or v.two_kernels):
-                lines.append(
-                    f"template __global__ void histogram_variant<{c}, {v.words}, {v.copies}>({view}, {view}, {view});"
-                )
+        for template in sorted({v.layout.template(c) for v in VARIANTS if v.layout is not None}):
+            arguments = ", ".join(str(a).lower() for a in template)  # a template once: layouts may differ in grid only
+            lines.append(f"template __global__ void histogram<{arguments}>({view}, {view}, {view});")
     with tempfile.TemporaryDirectory() as folder:
         source = Path(folder) / "variants.cu"
         source.write_text("\n".join(lines) + "\n")
@@ -178,22 +170,20 @@ def registers() -> dict[tuple[str, int], str]:
     if done.returncode:
         raise RuntimeError(f"histogram_variants: nvcc failed:\n{done.stderr}")
     found = re.findall(
-        r"Compiling entry function '(\w+)'.*?Used (\d+) registers.*?(?:(\d+) bytes smem)?\n", done.stderr, re.S
+        r"Compiling entry function '(\w+)'.*?(\d+) bytes spill stores.*?Used (\d+) registers.*?(?:(\d+) bytes smem)?\n",
+        done.stderr,
+        re.S,
     )
-    usage = {mangled: f"{regs} regs, {smem or 0} B smem" for mangled, regs, smem in found}
+    usage = {
+        name: f"{regs} regs" + (f" ({spilled} B spilled)" if int(spilled) else "") + f", {smem or 0} B smem"
+        for name, spilled, regs, smem in found
+    }
     notes: dict[tuple[str, int], str] = {}
     for v in VARIANTS:
         for c in (1, 3):
-            # Itanium mangling: histogram_variant<C, Words, Copies> has ILi{C}ELi{Words}ELi{Copies}E
-            wanted = (
-                ["histogram_clear", f"histogram_addILi{c}E"]
-                if v.two_kernels
-                else [f"9histogramILi{c}E"]
-                if v.product
-                else [f"histogram_variantILi{c}ELi{v.words}ELi{v.copies}E"]
-            )
+            wanted = ["histogram_clear", f"histogram_addILi{c}E"] if v.layout is None else [mangled(v.layout, c)]
             notes[v.label, c] = " + ".join(
-                next(note for mangled, note in usage.items() if part in mangled) for part in wanted
+                next(note for name, note in usage.items() if part in name) for part in wanted
             )
     return notes
 

@@ -199,7 +199,8 @@ def test_gpu_equals_numpy(gpu_histogram: Histogram, torch: Any, shape: tuple[int
     ids=str,
 )
 def test_gpu_large_images_and_batches(gpu_histogram: Histogram, torch: Any, shape: tuple[int, ...]) -> None:
-    # (2, 4000, 3000, 2): more blocks than MAX_BLOCKS_PER_IMAGE would take, so each block takes several rounds
+    # (2, 4000, 3000, 2): more blocks than MAX_BLOCKS_PER_IMAGE would take, and the batches: more than a few
+    # rounds of the device's resident blocks, so each block takes several rounds
     check(gpu_histogram, random_images(shape), lambda a: torch.from_numpy(a).cuda())
     check(gpu_histogram, random_images(shape, "few values"), lambda a: torch.from_numpy(a).cuda())
 
@@ -344,3 +345,18 @@ def test_one_launch_per_gpu_call_with_a_scratch_per_stream(fake_gpu: tuple[FakeD
     assert driver.scratch[3] not in driver.scratch[:3], "a larger batch gets a larger scratch"
     module.histogram(images, out=out, stream=first)
     assert driver.scratch[4] == driver.scratch[3]
+
+
+def test_gpu_blocks_per_image_from_its_bytes_and_for_a_batch_from_the_device(
+    fake_gpu: tuple[FakeDriver, Any, Any],
+) -> None:
+    _driver, _torch, module = fake_gpu
+    layout = module.LAYOUT
+    per_block = layout.threads * layout.words * 16
+    (blocks, rows, _), (threads, _, _) = layout.grid(1, 1080, 1920, 1, 0)
+    assert (blocks, rows, threads) == (-(-1080 * 1920 // per_block), 1, layout.threads), "one round per thread"
+    resident = cuda_driver.resident_threads(0) // layout.threads
+    (blocks, rows, _), _block = layout.grid(64, 1080, 1920, 1, 0)
+    assert rows == 64
+    assert (blocks - 1) * 64 < layout.batch_waves * resident <= blocks * 64, "the waves asked for, no more"
+    assert layout.grid(1, 0, 7, 3, 0)[0][0] == 1, "an empty image still has a block to write its zero counts"

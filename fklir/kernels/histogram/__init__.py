@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import sys
 import threading
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -40,28 +41,54 @@ __all__ = ["histogram"]
 
 BINS = 256
 MAX_CHANNELS = 4
-THREADS = 256  # per GPU block
-# Bytes of one image per GPU block: one round of histogram.cuh's kWords = 4 loads of 16 bytes per thread,
-# enough counting to outweigh the block's final global atomics (one per bin).
-BYTES_PER_BLOCK = THREADS * 4 * 16
+MAX_GRID_Y = 65535  # CUDA's limit; the kernel walks the images beyond it
+MAX_PIXELS = 2**31 - 1  # per image: a bin's count must fit the int32 output
 # At most this many blocks per image, so that an image's global atomics stay bounded (the blocks of a
 # larger image take more rounds).
 MAX_BLOCKS_PER_IMAGE = 1024
-MAX_GRID_Y = 65535  # CUDA's limit; the kernel walks the images beyond it
-MAX_PIXELS = 2**31 - 1  # per image: a bin's count must fit the int32 output
+# A batch gets at least this many rounds of the device's resident blocks, so that a block's fixed work
+# (clearing its bins, adding them to the image's sums) is spread over more of its pixels while the last
+# round stays a small part of the whole.
+BATCH_WAVES = 8
+
+Grid = tuple[tuple[int, int, int], tuple[int, int, int]]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How histogram.cuh's kernel cuts the work: its template arguments besides C, and its grid."""
+
+    threads: int  # per block, a multiple of 32
+    words: int  # 16-byte words a thread loads at once
+    striped: bool  # a copy of the bins per lane (modulo histogram.cuh's kStripes), for distinct banks
+    runs: bool  # merge runs of equal bytes in a word (else only a word of one value per channel)
+    min_blocks: int = 0  # per multiprocessor at once (__launch_bounds__: fewer registers, maybe spilled); 0: any
+    batch_waves: int = BATCH_WAVES  # 0: the blocks per image from the bytes alone
+
+    def template(self, C: int) -> tuple[int, int, int, bool, bool, int]:
+        return (C, self.threads, self.words, self.striped, self.runs, self.min_blocks)
+
+    def grid(self, B: int, H: int, W: int, C: int, device: int) -> Grid:
+        """One round of `words` words per thread for an image's bytes; fewer blocks per image (more rounds)
+        when the batch fills the device `batch_waves` times over. At least one: an empty image's block still
+        writes its zero counts."""
+        blocks = max(1, min(math.ceil(H * W * C / (self.threads * self.words * 16)), MAX_BLOCKS_PER_IMAGE))
+        if self.batch_waves:
+            resident = cuda_driver.resident_threads(device) // self.threads
+            blocks = min(blocks, max(1, math.ceil(self.batch_waves * resident / B)))
+        return (blocks, min(B, MAX_GRID_Y), 1), (self.threads, 1, 1)
+
+
+# The shipped layout (benchmarks/histogram_variants.py times the others): a multiprocessor's 32 warps, each
+# thread one word, count an image's 2 MB in one round with every load in flight at once, and no two lanes of
+# a warp meet on a bank.
+LAYOUT = Layout(threads=1024, words=1, striped=True, runs=False)
 
 B, H, W, C = (jit.SymbolicSize(name) for name in ("B", "H", "W", "C"))
 _DEVICE = jit.SymbolicDevice()
 _COUNTS = jit.TensorMatcher((B, C, BINS)).with_dtype("int32").with_device(_DEVICE)
 _IMAGES = jit.TensorMatcher((B, H, W, C)).with_dtype("uint8").with_device(_DEVICE)
-
-
 _SCRATCH = jit.TensorMatcher((-1,)).with_dtype("uint32").with_device(_DEVICE)
-
-
-def _blocks_per_image(image_bytes: int) -> int:
-    """At least one: an empty image's block still writes its zero counts."""
-    return max(1, min(math.ceil(image_bytes / BYTES_PER_BLOCK), MAX_BLOCKS_PER_IMAGE))
 
 
 # The images come first: a call without stream= launches where the first tensor's producer queues its work.
@@ -69,8 +96,8 @@ _count_gpu = jit.kernel(
     "histogram",
     cuda="histogram.cuh",
     args=[("images", _IMAGES), ("out", _COUNTS), ("scratch", _SCRATCH)],
-    template=lambda C: (C,),
-    grid=lambda B, H, W, C: ((_blocks_per_image(H * W * C), min(B, MAX_GRID_Y), 1), (THREADS, 1, 1)),
+    template=LAYOUT.template,
+    grid=LAYOUT.grid,
 )
 _count_cpu = jit.kernel(
     "histogram",

@@ -10,6 +10,8 @@
 // says every other block has added its counts) moves the accumulator to out and zeroes it, and resets the
 // ticket: out is written whole, so no kernel has to clear it first. Threads read 16 bytes at a time,
 // consecutive threads consecutive 16 bytes, so that a warp's loads are coalesced.
+//
+// The template arguments are __init__.py's Layout (benchmarks/histogram_variants.py times others).
 #include "fkl/tensor_view.h"
 
 using fkl::i32;
@@ -17,32 +19,51 @@ using fkl::i64;
 using fkl::u32;
 using fkl::u8;
 
-// Words of 16 bytes a thread loads at once (__init__.py's BYTES_PER_BLOCK gives each thread one round).
-constexpr int kWords = 4;
+// Copies of each bin in shared memory, side by side, when striped: lane l of a warp counts into copy
+// l % kStripes, so that a warp's 32 additions fall in distinct banks whatever the values (a random image
+// otherwise makes several lanes wait on one bank), and two lanes never add to one address. As many copies
+// as fit in 32 KiB for C channels, so that two blocks still fit on a multiprocessor.
+template <int C, bool Striped>
+constexpr int kStripes = !Striped ? 1 : C == 1 ? 32 : C == 2 ? 16 : 8;
 
-// bins[c * 256 + v] += 1 for one byte: its channel c is its offset in the image modulo C (the pixels
-// are C interleaved bytes).
-template <int C>
+// The bins of this thread: bins[(c * 256 + v) * S] is its copy of channel c's bin v.
+template <int C, int S>
 __device__ void count_byte(u32* bins, i64 offset, u8 value) {
-    atomicAdd(&bins[int(offset % C) * 256 + value], 1u);
+    atomicAdd(&bins[(int(offset % C) * 256 + value) * S], 1u);
 }
 
-// bins += the 16 bytes of `word`, whose first byte has channel `first_channel`. A byte equal to the
-// next byte of its channel (C bytes on) passes its count on to it, so that a run of equal values
-// (flat image regions) is one shared atomic, not one per byte.
-template <int C>
+// bins += the 16 bytes of `word`, whose first byte has channel `first_channel`. Runs: a byte equal to the
+// next byte of its channel (C bytes on) passes its count on to it, so that a run of equal values (flat
+// image regions) is one shared atomic, not one per byte. Otherwise only a word whose every channel holds
+// one value is merged (C atomics), for a cheaper test.
+template <int C, int S, bool Runs>
 __device__ void count_word(u32* bins, int first_channel, uint4 word) {
     const u8* bytes = reinterpret_cast<const u8*>(&word);
-    u32 count[16];
+    if constexpr (Runs) {
+        u32 count[16];
 #pragma unroll
-    for (int k = 0; k < 16; ++k) count[k] = 1;
+        for (int k = 0; k < 16; ++k) count[k] = 1;
 #pragma unroll
-    for (int k = 0; k < 16; ++k) {
-        if (k + C < 16 && bytes[k] == bytes[k + C]) {
-            count[k + C] += count[k];
-        } else {
-            atomicAdd(&bins[(first_channel + k) % C * 256 + bytes[k]], count[k]);
+        for (int k = 0; k < 16; ++k) {
+            if (k + C < 16 && bytes[k] == bytes[k + C]) {
+                count[k + C] += count[k];
+            } else {
+                atomicAdd(&bins[((first_channel + k) % C * 256 + bytes[k]) * S], count[k]);
+            }
         }
+    } else {
+        bool uniform = true;
+#pragma unroll
+        for (int k = 0; k + C < 16; ++k) uniform &= bytes[k] == bytes[k + C];
+        if (uniform) {
+#pragma unroll
+            for (int k = 0; k < C; ++k) {
+                atomicAdd(&bins[((first_channel + k) % C * 256 + bytes[k]) * S], u32((16 - k + C - 1) / C));
+            }
+            return;
+        }
+#pragma unroll
+        for (int k = 0; k < 16; ++k) atomicAdd(&bins[((first_channel + k) % C * 256 + bytes[k]) * S], 1u);
     }
 }
 
@@ -50,19 +71,19 @@ __device__ void count_word(u32* bins, int first_channel, uint4 word) {
 // aligned address, whole 16-byte words, and a tail after the last whole word. Block 0 counts the head
 // and the tail byte by byte. Each thread loads Words words before counting them, so that their loads
 // are in flight together.
-template <int C, int Words>
+template <int C, int Threads, int Words, int S, bool Runs>
 __device__ void count_share(u32* bins, const u8* pixels, i64 bytes) {
     const i64 misaligned = i64(reinterpret_cast<unsigned long long>(pixels) % 16);
     const i64 head = misaligned == 0 ? 0 : (16 - misaligned < bytes ? 16 - misaligned : bytes);
     const i64 words = (bytes - head) / 16;
     const i64 tail = head + 16 * words;
     if (blockIdx.x == 0) {
-        for (i64 i = threadIdx.x; i < head; i += blockDim.x) count_byte<C>(bins, i, pixels[i]);
-        for (i64 i = tail + threadIdx.x; i < bytes; i += blockDim.x) count_byte<C>(bins, i, pixels[i]);
+        for (i64 i = threadIdx.x; i < head; i += Threads) count_byte<C, S>(bins, i, pixels[i]);
+        for (i64 i = tail + threadIdx.x; i < bytes; i += Threads) count_byte<C, S>(bins, i, pixels[i]);
     }
     const uint4* vectors = reinterpret_cast<const uint4*>(pixels + head);
-    const i64 stride = i64(gridDim.x) * blockDim.x;
-    for (i64 w = i64(blockIdx.x) * blockDim.x + threadIdx.x; w < words; w += Words * stride) {
+    const i64 stride = i64(gridDim.x) * Threads;
+    for (i64 w = i64(blockIdx.x) * Threads + threadIdx.x; w < words; w += Words * stride) {
         uint4 loaded[Words];
 #pragma unroll
         for (int j = 0; j < Words; ++j) {
@@ -71,36 +92,39 @@ __device__ void count_share(u32* bins, const u8* pixels, i64 bytes) {
 #pragma unroll
         for (int j = 0; j < Words; ++j) {
             const i64 word = w + j * stride;
-            if (word < words) count_word<C>(bins, int((head + 16 * word) % C), loaded[j]);
+            if (word < words) count_word<C, S, Runs>(bins, int((head + 16 * word) % C), loaded[j]);
         }
     }
 }
 
 // out[b, c, v] = the number of pixels of image b whose channel c is v. Grid: x splits an image into
-// blocks, y walks the images; a block of any size works. Copies > 1 gives each warp (modulo Copies) a
-// sub-histogram of its own, so that warps counting equal values do not all wait on one shared address
-// (benchmarks/histogram_variants.py times it and other Words against the shipped kernel).
-template <int C, int Words = kWords, int Copies = 1>
+// blocks, y walks the images; blocks of Threads threads (a multiple of 32).
+template <int C, int Threads, int Words, bool Striped, bool Runs>
 __device__ void count_images(const fkl::TensorView& images, const fkl::TensorView& out, const fkl::TensorView& scratch) {
-    // This block's counts: copy k's channel c's value v at (k * C + c) * 256 + v (32 bits hold any count:
-    // an image has at most 2^31 - 1 pixels, which __init__.py checks).
-    __shared__ u32 bins[Copies * C * 256];
+    static_assert(Threads % 32 == 0, "the sums below shuffle within whole warps");
+    constexpr int S = kStripes<C, Striped>;
+    constexpr int kBins = C * 256 * S;  // a multiple of 32: a warp's lanes run the same loop rounds
+    // This block's counts: bins[(c * 256 + v) * S + s] is copy s of channel c's bin v (32 bits hold any
+    // count: an image has at most 2^31 - 1 pixels, which __init__.py checks).
+    __shared__ u32 bins[kBins];
     __shared__ bool last;  // this block is the last of its image to add its counts
     const i64 batch = images.shape[0];
     const i64 bytes = images.shape[1] * images.shape[2] * C;  // of one image
     u32* tickets = scratch.ptr<u32>() + batch * C * 256;
     for (i64 image = blockIdx.y; image < batch; image += gridDim.y) {
-        for (int i = threadIdx.x; i < Copies * C * 256; i += blockDim.x) bins[i] = 0;
+        for (int i = threadIdx.x; i < kBins; i += Threads) bins[i] = 0;
         __syncthreads();
-        count_share<C, Words>(bins + threadIdx.x / 32 % Copies * C * 256, images.ptr<u8>() + image * bytes, bytes);
+        count_share<C, Threads, Words, S, Runs>(bins + threadIdx.x % S, images.ptr<u8>() + image * bytes, bytes);
         __syncthreads();
 
+        // A warp reads 32 consecutive counts (32 / S bins' copies, distinct banks) and sums each bin's copies
+        // across its lanes, so that the first lane of each bin adds the sum.
         u32* sums = scratch.ptr<u32>() + image * C * 256;
-        for (int i = threadIdx.x; i < C * 256; i += blockDim.x) {
-            u32 count = 0;
+        for (int i = threadIdx.x; i < kBins; i += Threads) {
+            u32 count = bins[i];
 #pragma unroll
-            for (int k = 0; k < Copies; ++k) count += bins[k * C * 256 + i];
-            if (count != 0) atomicAdd(sums + i, count);
+            for (int lanes = S / 2; lanes > 0; lanes /= 2) count += __shfl_xor_sync(~0u, count, lanes);
+            if (i % S == 0 && count != 0) atomicAdd(sums + i / S, count);
         }
         // This block's additions are visible device-wide before its ticket is.
         __threadfence();
@@ -110,7 +134,7 @@ __device__ void count_images(const fkl::TensorView& images, const fkl::TensorVie
         if (last) {
             __threadfence();  // every block's additions are seen before the sums are read
             i32* counts = out.ptr<i32>() + image * C * 256;
-            for (int i = threadIdx.x; i < C * 256; i += blockDim.x) counts[i] = i32(atomicExch(sums + i, 0u));
+            for (int i = threadIdx.x; i < C * 256; i += Threads) counts[i] = i32(atomicExch(sums + i, 0u));
             if (threadIdx.x == 0) tickets[image] = 0;
         }
         // bins and `last` are read by every thread before the next image writes them.
@@ -118,7 +142,10 @@ __device__ void count_images(const fkl::TensorView& images, const fkl::TensorVie
     }
 }
 
-template <int C>
-__global__ void histogram(fkl::TensorView images, fkl::TensorView out, fkl::TensorView scratch) {
-    count_images<C>(images, out, scratch);
+// MinBlocks: the blocks a multiprocessor must hold at once, which bounds the registers a thread may use
+// (0: ptxas's own choice for Threads).
+template <int C, int Threads, int Words, bool Striped, bool Runs, int MinBlocks>
+__global__ void __launch_bounds__(Threads, MinBlocks)
+    histogram(fkl::TensorView images, fkl::TensorView out, fkl::TensorView scratch) {
+    count_images<C, Threads, Words, Striped, Runs>(images, out, scratch);
 }
