@@ -17,9 +17,8 @@ import json
 import os
 import shutil
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from fklir import log
 from fklir.backend import cache, compilers
@@ -32,28 +31,30 @@ if TYPE_CHECKING:  # the IR and the emitter are the cold path's: a plan found on
 INCLUDE_DIR = Path(__file__).parent / "include"
 
 
-@dataclass
 class BuildStats:
     """Counters the tests read: how often a kernel was compiled, or found on disk / in memory."""
 
-    compiles: int = 0
-    disk_hits: int = 0
-    memory_hits: int = 0
+    __slots__ = ("compiles", "disk_hits", "memory_hits")
+
+    def __init__(self) -> None:
+        self.compiles = 0
+        self.disk_hits = 0
+        self.memory_hits = 0
 
 
 STATS = BuildStats()
 
 
-@dataclass(frozen=True)
-class BuiltKernel:
-    """A loaded kernel and what its host side needs; holds no IR."""
+class BuiltKernel(NamedTuple):
+    """A loaded kernel and what its host side needs; holds no IR. (This module's records are a plain class
+    and a named tuple: @dataclass builds its methods from source text, which a fresh process pays for.)"""
 
     key: str
     layout: KernelLayout
     entry: object  # ctypes function (cpu) or cuda_driver.LoadedKernel (gpu)
-    values: dict[str, tuple[float, ...]] = field(default_factory=lambda: {})
+    values: dict[str, tuple[float, ...]]
     # the kernel was loaded in this process already, for another description of the same structure
-    reused: bool = field(default=False, compare=False)
+    reused: bool = False
 
 
 _LOADED: dict[tuple[str, str, int], tuple[KernelLayout, object]] = {}

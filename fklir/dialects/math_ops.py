@@ -2,16 +2,16 @@
 
 The dialect makes each record's IRDL class (`fkl.AbsOp`, in fkl/ops_math.py), the reference interpreter
 and the emitter read that class, and the frontend makes each record's descriptor (`fkl.Abs`) from the
-record alone: this module imports nothing of xDSL, so composing a known chain does not load the dialect.
+record alone: this module imports nothing of xDSL, so composing a known chain does not load the dialect
+(and its record is a named tuple, which a fresh process defines faster than a dataclass).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class MathDeclaration:
+class MathDeclaration(NamedTuple):
     """`name` is the descriptor's name (the IR class is `<name>Op`, its C++ struct `fkl::<name>`), `doc`
     both's docstring. `formula` is the C comment of the emitted statement; `numpy` names the numpy ufunc
     that is the op's semantics (in float64, then rounded to the chain type; on integers in int64, then

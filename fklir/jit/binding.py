@@ -8,43 +8,57 @@ input seen before checks nothing that was checked then.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from fklir.runtime import cuda_driver
 from fklir.runtime.interop import WarmKey, describe_gpu_array, producer_stream, require_writable, warm_key
 from fklir.runtime.launch import Extent
 from fklir.runtime.streams import stream_handle
 
+# Plain classes and a named tuple, not dataclasses: @dataclass builds its methods from source text at
+# import, which a fresh process's first call would pay for.
 
-@dataclass
+
 class Binding:
     """A bound pipeline's buffers (described once, at compose) and its prepared call."""
 
-    src: Any = None  # GpuArray
-    dst: Any = None  # GpuArray
-    prepared: Any = None  # Prepared
+    __slots__ = ("dst", "prepared", "src")
+
+    def __init__(self) -> None:
+        self.src: Any = None  # GpuArray
+        self.dst: Any = None  # GpuArray
+        self.prepared: Prepared | None = None
 
 
-@dataclass(frozen=True)
 class Prepared:
     """Everything a warm GPU call on one input signature and size needs."""
 
-    plan: Any  # GpuLaunch
-    extent: Extent
-    out_shape: tuple[int, ...]
-    out_dtype: str
-    device: int
-    # warm keys of outputs that passed check_out for this call: equal keys pass it alike
-    out_keys: set[WarmKey] = field(default_factory=lambda: set[WarmKey](), compare=False)
-    launches: bool = field(init=False, compare=False)  # False: the output is empty, nothing to launch
+    __slots__ = ("device", "extent", "launches", "out_dtype", "out_keys", "out_shape", "plan")
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "launches", bool(self.out_shape) and min(self.out_shape) > 0)
+    def __init__(
+        self,
+        plan: Any,  # GpuLaunch
+        extent: Extent,
+        out_shape: tuple[int, ...],
+        out_dtype: str,
+        device: int,
+        out_keys: set[WarmKey] | None = None,
+    ) -> None:
+        self.plan = plan
+        self.extent = extent
+        self.out_shape = out_shape
+        self.out_dtype = out_dtype
+        self.device = device
+        # warm keys of outputs that passed check_out for this call: equal keys pass it alike
+        self.out_keys: set[WarmKey] = set() if out_keys is None else out_keys
+        self.launches = bool(out_shape) and min(out_shape) > 0  # False: the output is empty, nothing to launch
+
+    def with_plan(self, plan: Any) -> Prepared:
+        """This call on another plan (a bound pipeline's own parameter block); the output keys are shared."""
+        return Prepared(plan, self.extent, self.out_shape, self.out_dtype, self.device, self.out_keys)
 
 
-@dataclass(frozen=True, slots=True)
-class WarmEntry:
+class WarmEntry(NamedTuple):
     """How an unbound call runs on inputs of one warm key (type, element type, shape, device)."""
 
     prep: Prepared

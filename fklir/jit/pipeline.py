@@ -14,7 +14,6 @@ from __future__ import annotations
 import importlib
 import itertools
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -139,7 +138,7 @@ class Pipeline:
             prepared = self._prepare_gpu(read_binding, [binding.src])
             # the bindings get a parameter block of their own: overrides and unbound calls fill the shared
             # plan's, so an argless call (no lock, any thread) always launches the bindings
-            binding.prepared = replace(prepared, plan=prepared.plan.twin())
+            binding.prepared = prepared.with_plan(prepared.plan.twin())
         if write_binding is not None:
             binding.dst = describe_gpu_array(write_binding, "TensorWrite binding")
             if binding.prepared is not None:
@@ -192,17 +191,17 @@ class Pipeline:
         """The signature the kernel for a call of `sig` is compiled for: list and rect counts rounded up to
         their capacity (jit.signature.batch_capacity), so that one kernel serves every count."""
         if sig.planes == 0:  # a batch of no images never launches; it needs the output type and channels only
-            return replace(sig, planes=1)
+            return sig._replace(planes=1)
         if self.plane_map is not None:  # the plane map fixes a divergent kernel's planes
             return sig
         if sig.images:
-            return replace(sig, images=batch_capacity(sig.images))
+            return sig._replace(images=batch_capacity(sig.images))
         crop_list = next((op for op in self.ops if isinstance(op, fops.Crop) and op.batched), None)
         if crop_list is None:
             return sig
         # n rects of an n-plane input crop one plane each: the input's planes already fix the count
         count = len(crop_list.rects)
-        return replace(sig, rects=batch_capacity(count) if sig.planes == 1 else count)
+        return sig._replace(rects=batch_capacity(count) if sig.planes == 1 else count)
 
     def _plan(self, sig: Signature, device: int) -> LaunchPlan:
         compiled = self._compiled(sig)

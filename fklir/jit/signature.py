@@ -17,7 +17,7 @@ itself, which keeps every count the parameter limit admits (runtime.launch.check
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 BATCH_MIN = 64
 BATCH_MAX = 1024
@@ -30,9 +30,9 @@ def batch_capacity(count: int) -> int:
     return max(BATCH_MIN, 1 << (count - 1).bit_length())
 
 
-@dataclass(frozen=True)
-class Signature:
-    """What the compiled kernel depends on (sizes are not part of it)."""
+class Signature(NamedTuple):
+    """What the compiled kernel depends on (sizes are not part of it). A named tuple: a fresh process
+    defines it at import, and @dataclass builds its methods from source text."""
 
     dtype: str
     channels: int
@@ -42,7 +42,13 @@ class Signature:
     rects: int = 0  # compiled for Crop([rects]): the capacity of its rect table (0: no rect list)
     # a 1-D input (N,): read as one row (1, N), and an output of one row is given back 1-D. Not in the
     # repr, which is the plan's description: the kernel is the one a (1, N) input compiles.
-    row: bool = field(default=False, repr=False)
+    row: bool = False
+
+    def __repr__(self) -> str:
+        return (
+            f"Signature(dtype={self.dtype!r}, channels={self.channels!r}, planes={self.planes!r}, "
+            f"batched={self.batched!r}, images={self.images!r}, rects={self.rects!r})"
+        )
 
 
 def input_signature(shape: tuple[int, ...], dtype: str, planar: bool = False) -> tuple[Signature, int, int]:

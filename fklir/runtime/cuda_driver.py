@@ -12,9 +12,8 @@ import functools
 import importlib
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
+from typing import Any, NamedTuple
 
 from fklir.errors import FklirError, NoDriverError
 
@@ -238,8 +237,7 @@ def programmatic_launcher(function: Any, grid: tuple[int, int, int], block: tupl
     return launch
 
 
-@dataclass(frozen=True)
-class LoadedKernel:
+class LoadedKernel(NamedTuple):
     """One kernel of a cubin loaded into one device's primary context, with its optional second entry.
 
     The module stays loaded for the life of the process (unloading while work is queued is unsafe).

@@ -18,8 +18,7 @@ import importlib
 import math
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -37,8 +36,9 @@ ACCEPTED_GPU_ARRAYS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class GpuArray:
+# Named tuples, not dataclasses: @dataclass builds its methods from source text at import, which a fresh
+# process's first call would pay for.
+class GpuArray(NamedTuple):
     """What a kernel launch needs to know about one device array."""
 
     ptr: int
@@ -51,8 +51,7 @@ class GpuArray:
     readonly: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class HostArray:
+class HostArray(NamedTuple):
     """What a CPU-target call needs to know about one numpy array."""
 
     ptr: int

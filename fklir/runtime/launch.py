@@ -12,8 +12,7 @@ import functools
 import os
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -30,9 +29,9 @@ GRID_YZ_MAX = 65535  # CUDA's limit on a grid's y and z extents
 GPU_PARAM_BYTES = 32764  # CUDA's limit on a kernel's parameters (CUDA 12.1+, compute capability 7.0+)
 
 
-@dataclass(frozen=True)
-class Extent:
-    """Input and output sizes of one call, in pixels and planes."""
+class Extent(NamedTuple):
+    """Input and output sizes of one call, in pixels and planes (a named tuple, not a dataclass: @dataclass
+    builds its methods from source text at import, which a fresh process pays for)."""
 
     src_w: int
     src_h: int
@@ -44,11 +43,13 @@ class Extent:
     channels_out: int
 
 
-@dataclass(slots=True)
 class LaunchCounter:
     """Kernel launches (GPU) and fused-loop calls (CPU) since start: tests assert one per call."""
 
-    count: int = 0
+    __slots__ = ("count",)
+
+    def __init__(self) -> None:
+        self.count = 0
 
 
 LAUNCHES = LaunchCounter()
