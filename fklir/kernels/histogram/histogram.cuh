@@ -20,9 +20,9 @@ using fkl::u32;
 using fkl::u8;
 
 // Copies of each bin in shared memory, side by side, when striped: lane l of a warp counts into copy
-// l % kStripes, so that a warp's 32 additions fall in distinct banks whatever the values (a random image
-// otherwise makes several lanes wait on one bank), and two lanes never add to one address. As many copies
-// as fit in 32 KiB for C channels, so that two blocks still fit on a multiprocessor.
+// l % kStripes, so that whatever the values a warp's 32 additions fall in distinct banks (32 copies) or
+// few share one (a random image otherwise makes several lanes wait on one bank, and equal values on one
+// address). As many copies as fit in 32 KiB for C channels, so that two blocks still fit on a multiprocessor.
 template <int C, bool Striped>
 constexpr int kStripes = !Striped ? 1 : C == 1 ? 32 : C == 2 ? 16 : 8;
 
@@ -97,13 +97,21 @@ __device__ void count_share(u32* bins, const u8* pixels, i64 bytes) {
     }
 }
 
+// The most lanes (a power of two, at most Copies, itself a power of two up to 32) that can share the
+// summing of each of Bins bins with every one of Threads threads given a bin.
+template <int Threads, int Bins, int Copies, int Each = Threads / Bins>
+constexpr int kLanesPerBin = Each >= Copies ? Copies : Each >= 16 ? 16 : Each >= 8 ? 8 : Each >= 4 ? 4 : Each >= 2 ? 2 : 1;
+
 // out[b, c, v] = the number of pixels of image b whose channel c is v. Grid: x splits an image into
 // blocks, y walks the images; blocks of Threads threads (a multiple of 32).
 template <int C, int Threads, int Words, bool Striped, bool Runs>
 __device__ void count_images(const fkl::TensorView& images, const fkl::TensorView& out, const fkl::TensorView& scratch) {
     static_assert(Threads % 32 == 0, "the sums below shuffle within whole warps");
     constexpr int S = kStripes<C, Striped>;
-    constexpr int kBins = C * 256 * S;  // a multiple of 32: a warp's lanes run the same loop rounds
+    constexpr int kBins = C * 256 * S;
+    // Lanes per bin when this block's bins are summed. A warp takes 32 / G whole bins, which divide C * 256:
+    // its lanes run the same rounds, as their shuffles need.
+    constexpr int G = kLanesPerBin<Threads, C * 256, S>;
     // This block's counts: bins[(c * 256 + v) * S + s] is copy s of channel c's bin v (32 bits hold any
     // count: an image has at most 2^31 - 1 pixels, which __init__.py checks).
     __shared__ u32 bins[kBins];
@@ -117,14 +125,19 @@ __device__ void count_images(const fkl::TensorView& images, const fkl::TensorVie
         count_share<C, Threads, Words, S, Runs>(bins + threadIdx.x % S, images.ptr<u8>() + image * bytes, bytes);
         __syncthreads();
 
-        // A warp reads 32 consecutive counts (32 / S bins' copies, distinct banks) and sums each bin's copies
-        // across its lanes, so that the first lane of each bin adds the sum.
+        // G consecutive lanes sum one bin's S copies, S / G each, then each other's sums, and the first adds
+        // the bin's count to the image's: few shuffles, and every thread busy while the bins outnumber them.
+        // Lane r of a bin reads copies r + G * (j + b / (32 / S)) (mod S), so that a warp's 32 reads of one
+        // round fall in distinct banks.
         u32* sums = scratch.ptr<u32>() + image * C * 256;
-        for (int i = threadIdx.x; i < kBins; i += Threads) {
-            u32 count = bins[i];
+        for (int b = threadIdx.x / G; b < C * 256; b += Threads / G) {
+            const int r = threadIdx.x % G;
+            u32 count = 0;
 #pragma unroll
-            for (int lanes = S / 2; lanes > 0; lanes /= 2) count += __shfl_xor_sync(~0u, count, lanes);
-            if (i % S == 0 && count != 0) atomicAdd(sums + i / S, count);
+            for (int j = 0; j < S / G; ++j) count += bins[b * S + (r + G * (j + b / (32 / S))) % S];
+#pragma unroll
+            for (int lanes = G / 2; lanes > 0; lanes /= 2) count += __shfl_xor_sync(~0u, count, lanes);
+            if (r == 0 && count != 0) atomicAdd(sums + b, count);
         }
         // This block's additions are visible device-wide before its ticket is.
         __threadfence();
