@@ -124,15 +124,30 @@ def _headers_hash() -> str:
     return compilers.cpp_file_hash(INCLUDE_DIR)
 
 
-def _remembered_identity(compiler: str) -> str:
-    """compilers.compiler_identity, remembered on disk per compiler binary (path, size, mtime): running
-    `nvcc --version` starts a process, too slow for the first call of a fresh process."""
+@functools.cache
+def _headers_stamp() -> str:
+    return compilers.cpp_file_stamp(INCLUDE_DIR)
+
+
+@functools.cache
+def _binary_stamp(compiler: str) -> str | None:
+    """The compiler binary's resolved path, size and modification time, once per process; None when it
+    cannot be stat'ed."""
     resolved = shutil.which(compiler) or compiler
     try:
-        stat = os.stat(resolved)
+        status = os.stat(resolved)
     except OSError:
+        return None
+    return f"{resolved} {status.st_size} {status.st_mtime_ns}"
+
+
+def _remembered_identity(compiler: str) -> str:
+    """compilers.compiler_identity, remembered on disk per compiler binary (its stamp): running
+    `nvcc --version` starts a process, too slow for the first call of a fresh process."""
+    stamp = _binary_stamp(compiler)
+    if stamp is None:
         return compilers.compiler_identity(compiler)
-    key = cache.make_key("compiler-identity", resolved, str(stat.st_size), str(stat.st_mtime_ns))
+    key = cache.make_key("compiler-identity", *stamp.rsplit(" ", 2))
     disk = cache.DiskCache()
     if (known := disk.load(key, ".identity")) is not None:
         return known.decode()
@@ -142,27 +157,40 @@ def _remembered_identity(compiler: str) -> str:
     return identity
 
 
+def _binary_and_flags(target: str) -> tuple[str, tuple[str, ...]]:
+    """The compiler binary of `target` (g++ for the CPU, nvcc for the GPU) and its flags."""
+    if target == "cpu":
+        return compilers.find_cxx(), compilers.GXX_FLAGS
+    return compilers.find_nvcc() or "nvcc", compilers.NVCC_FLAGS
+
+
 @functools.cache
 def _compiler_and_flags(target: str, backend: str) -> tuple[str, tuple[str, ...]]:
-    if target == "cpu":
-        return _remembered_identity(compilers.find_cxx()), compilers.GXX_FLAGS
-    if backend == "nvrtc":
+    if target == "gpu" and backend == "nvrtc":
         return compilers.nvrtc_identity(), compilers.nvrtc_flags()  # the fast flags too: they vary by version
-    return _remembered_identity(compilers.find_nvcc() or "nvcc"), compilers.NVCC_FLAGS
+    binary, flags = _binary_and_flags(target)
+    return _remembered_identity(binary), flags
+
+
+def _described_compiler(target: str, backend: str) -> tuple[str, tuple[str, ...]]:
+    """The compiler as a plan's description key holds it: g++ or nvcc by its binary's stamp, so that a fresh
+    process's first call reads no remembered identity (the kernel key's); an upgrade changes the stamp, and
+    the plan is built from IR again, to the kernel that the new identity keys. NVRTC, or a binary that
+    cannot be stat'ed: _compiler_and_flags."""
+    if target == "gpu" and backend == "nvrtc":
+        return _compiler_and_flags(target, backend)
+    binary, flags = _binary_and_flags(target)
+    stamp = _binary_stamp(binary)
+    return (stamp, flags) if stamp is not None else _compiler_and_flags(target, backend)
 
 
 def kernel_key(structure: str, target: str, arch: str) -> str:
     compiler, flags = _compiler_and_flags(target, get_backend() if target == "gpu" else "")
-    return cache.make_key(
-        "fklir",
-        CODEGEN_VERSION,
-        target,
-        arch,
-        structure,
-        _headers_hash(),
-        compiler,
-        " ".join(flags),
-    )
+    return _key(structure, target, arch, _headers_hash(), compiler, flags)
+
+
+def _key(structure: str, target: str, arch: str, headers: str, compiler: str, flags: tuple[str, ...]) -> str:
+    return cache.make_key("fklir", CODEGEN_VERSION, target, arch, structure, headers, compiler, " ".join(flags))
 
 
 def _compile_cpu(emitted: EmittedKernel, key: str) -> bytes:
@@ -264,8 +292,12 @@ _UNLOADABLE = (OSError, AttributeError, RuntimeError)
 
 
 def description_key(description: str, target: str, device: int) -> str:
-    """A cache key for a frontend-level description of a pipeline (its ops with their values)."""
-    return kernel_key("plan:" + description, target, target_arch(target, device))
+    """A cache key for a frontend-level description of a pipeline (its ops with their values). The headers
+    and the compiler enter by their stamps (a stat each, where the kernel key reads and hashes the headers
+    and the compiler's remembered identity): an edit or upgrade changes them, and a plan whose inputs only
+    look changed is built from IR again, to the same kernel key."""
+    compiler, flags = _described_compiler(target, get_backend() if target == "gpu" else "")
+    return _key("plan:" + description, target, target_arch(target, device), _headers_stamp(), compiler, flags)
 
 
 def _remember_in_memory(description_key_: str, kernel: str, values: dict[str, tuple[float, ...]]) -> None:

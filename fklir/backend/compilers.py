@@ -151,6 +151,23 @@ def cpp_file_hash(include_dir: Path) -> str:
     return digest.hexdigest()
 
 
+def cpp_file_stamp(include_dir: Path) -> str:
+    """The headers under include_dir by relative name, size and modification time: what changes whenever
+    cpp_file_hash does, from one stat per header (no read, no hash; os.scandir, as pathlib's rglob weighs on
+    a fresh process's first call)."""
+    stamps: list[str] = []
+    folders = [str(include_dir)]
+    while folders:
+        with os.scandir(folders.pop()) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append(entry.path)
+                elif os.path.splitext(entry.name)[1] in HEADER_SUFFIXES and entry.is_file():
+                    status = entry.stat()
+                    stamps.append(f"{os.path.relpath(entry.path, include_dir)} {status.st_size} {status.st_mtime_ns}")
+    return "\n".join(sorted(stamps))
+
+
 def compile_cubin(source: str, include_dir: Path, arch: str, workdir: Path, include_dirs: Sequence[Path] = ()) -> bytes:
     """Compile CUDA source with nvcc for one arch (e.g. "sm_90") and return the cubin's bytes.
 

@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 
 from fklir import dtypes
-from fklir.dialects.color_codes import COLOR_CODES
 from fklir.dialects.constants import BORDER_MODES, INTERPOLATIONS
 
 # OpenCV's cv2.COLOR_* values of the codes fklir implements; codes that are equal in OpenCV do the same
@@ -238,6 +237,9 @@ def border_mode(op: str, mode: object) -> str:
 
 def color_code(op: str, code: object) -> str:
     """A fklir colour code from "RGB2GRAY", "COLOR_RGB2GRAY" or cv2.COLOR_RGB2GRAY."""
+    # imported here: its module defines a dataclass, which a chain without ColorConversion need not pay for
+    from fklir.dialects.color_codes import COLOR_CODES
+
     if isinstance(code, int | np.integer) and not isinstance(code, bool):
         name = CV2_COLOR_CODES.get(int(code))
         if name is None:

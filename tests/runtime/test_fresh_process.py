@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -64,3 +65,92 @@ def test_a_fresh_process_calls_chains_on_disk_without_xdsl(tmp_path: Path) -> No
     np.testing.assert_array_equal(warm["listed"], warm["images"] * np.float32(2) + np.float32(1))
     np.testing.assert_array_equal(warm["user"], warm["floats"] * np.float32(3))
     assert warm["crop"].shape == (16, 16, 3) and warm["crop"].dtype == np.float32
+
+
+# One cached chain composed and called by a fresh process, with an audit hook that sees every file it opens
+# and every process it starts; argv[2] == "warm" makes subprocess unusable first.
+_ONE_CHAIN = """
+import os, subprocess, sys
+import numpy as np
+
+root = os.path.realpath(os.environ["FKLIR_CACHE_DIR"])
+opened, listed, started = [], [], []
+WRITES = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+
+
+def inside(path):
+    return isinstance(path, (str, bytes, os.PathLike)) and os.path.realpath(os.fsdecode(path)).startswith(root)
+
+
+def audit(event, args):
+    if event == "open" and inside(args[0]):
+        mode, flags = args[1], args[2]
+        written = any(c in mode for c in "wax+") if isinstance(mode, str) else bool(flags & WRITES)
+        opened.append((os.path.basename(os.fsdecode(args[0])), written))
+    elif event in ("os.scandir", "os.listdir") and args and inside(args[0]):
+        listed.append(os.fsdecode(args[0]))
+    elif event in ("subprocess.Popen", "os.posix_spawn", "os.fork", "os.exec", "os.system"):
+        started.append(event)
+
+
+def refuse(*args, **kwargs):
+    raise AssertionError("a warm call started a process")
+
+
+if sys.argv[2] == "warm":
+    subprocess.Popen = refuse
+before = set(sys.modules)
+sys.addaudithook(audit)
+import fklir as fkl
+
+x = np.arange(48 * 64 * 3, dtype=np.uint8).reshape(48, 64, 3)
+pipe = fkl.compose(
+    fkl.TensorRead(), fkl.Cast("float32"), fkl.Mul(0.25), fkl.Sub(3.0), fkl.SaturateCast("uint8"), fkl.TensorWrite(),
+    target="cpu",
+)
+out = pipe(x)
+imported = sorted(set(sys.modules) - before)
+np.save(sys.argv[1], out)
+import json
+
+print(json.dumps({"opened": opened, "listed": listed, "started": started, "imported": imported}))
+"""
+
+# What a warm first call of the CPU target has no use for: the IR and the passes, the emitter, a compiler
+# process, the GPU runtime, logging (no application configured it) and the version lookup.
+_NOT_IMPORTED = (
+    "xdsl",
+    "fklir.dialects.fkl",
+    "fklir.frontend.lowering",
+    "fklir.passes",
+    "fklir.backend.emit_cpp",
+    "fklir.dialects.color_codes",
+    "fklir.runtime.device_buffer",
+    "fklir.runtime.dlpack",
+    "cuda",
+    "subprocess",
+    "logging",
+    "importlib.metadata",
+)
+
+
+def _run_one_chain(env: dict[str, str], out: Path, mode: str) -> dict[str, list[Any]]:
+    command = [sys.executable, "-c", _ONE_CHAIN, str(out), mode]
+    run = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout.splitlines()[-1])
+
+
+def test_a_warm_first_call_reads_its_plan_and_kernel_only(tmp_path: Path) -> None:
+    """The warm first call runs no process (no compiler, no `--version`), lists no cache folder, writes
+    nothing, reads the plan and the kernel (each with its checksum) and imports none of _NOT_IMPORTED."""
+    env = {**os.environ, "FKLIR_CACHE_DIR": str(tmp_path / "cache")}
+    _run_one_chain(env, tmp_path / "cold.npy", "cold")
+    warm = _run_one_chain(env, tmp_path / "warm.npy", "warm")
+    assert warm["started"] == [] and warm["listed"] == []
+    opened = sorted(name.partition(".")[2] for name, _written in warm["opened"])
+    assert opened == ["plan.json", "plan.json.sha256", "so", "so.sha256"], warm["opened"]
+    assert not any(written for _name, written in warm["opened"])
+    loaded = [m for m in warm["imported"] if m.startswith(tuple(_NOT_IMPORTED))]
+    assert not [m for m in loaded if any(m == n or m.startswith(n + ".") for n in _NOT_IMPORTED)], loaded
+    np.testing.assert_array_equal(np.load(tmp_path / "warm.npy"), np.load(tmp_path / "cold.npy"))
