@@ -32,6 +32,18 @@ __device__ void count_byte(u32* bins, i64 offset, u8 value) {
     atomicAdd(&bins[(int(offset % C) * 256 + value) * S], 1u);
 }
 
+// Whether every byte of `word` equals the byte C on (where there is one), four at a time: word k against the
+// four bytes from byte 4k + C, and the last word's first 4 - C bytes against its last ones.
+template <int C>
+__device__ bool uniform(uint4 word) {
+    const u32 w[4] = {word.x, word.y, word.z, word.w};
+    bool same = true;
+#pragma unroll
+    for (int k = 0; k < 3; ++k) same &= w[k] == __funnelshift_r(w[k], w[k + 1], 8 * C);
+    if constexpr (C < 4) same &= ((w[3] ^ (w[3] >> 8 * C)) & ((1u << 8 * (4 - C)) - 1)) == 0;
+    return same;
+}
+
 // bins += the 16 bytes of `word`, whose first byte has channel `first_channel`. Runs: a byte equal to the
 // next byte of its channel (C bytes on) passes its count on to it, so that a run of equal values (flat
 // image regions) is one shared atomic, not one per byte. Otherwise only a word whose every channel holds
@@ -52,10 +64,7 @@ __device__ void count_word(u32* bins, int first_channel, uint4 word) {
             }
         }
     } else {
-        bool uniform = true;
-#pragma unroll
-        for (int k = 0; k + C < 16; ++k) uniform &= bytes[k] == bytes[k + C];
-        if (uniform) {
+        if (uniform<C>(word)) {
 #pragma unroll
             for (int k = 0; k < C; ++k) {
                 atomicAdd(&bins[((first_channel + k) % C * 256 + bytes[k]) * S], u32((16 - k + C - 1) / C));
