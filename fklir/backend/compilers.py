@@ -72,8 +72,9 @@ HEADER_SUFFIXES: tuple[str, ...] = (".h", ".hpp", ".cuh", ".inl")
 # A generous wall-clock limit: a hung compiler must not hang the user's program forever.
 COMPILE_TIMEOUT_S = 600.0
 
-_VERSION_PATTERN = re.compile(r"\d+\.\d+")
-_ARCH_PATTERN = re.compile(r"sm_\d+[a-z]?")
+# Patterns compiled on first use (re caches them): only a compile needs them, never a warm call.
+_VERSION_PATTERN = r"\d+\.\d+"
+_ARCH_PATTERN = r"sm_\d+[a-z]?"
 
 NVRTC_INSTALL_HINT = (
     "install it with `pip install nvidia-cuda-nvrtc` (the `fklir[nvrtc]` extra) or install a CUDA toolkit"
@@ -131,7 +132,7 @@ def compiler_identity(compiler: str) -> str:
             stderr=result.stderr,
         )
     lines = [line.strip() for line in result.stdout.splitlines() if line.strip()]
-    versioned = [line for line in lines if _VERSION_PATTERN.search(line) and "Copyright" not in line]
+    versioned = [line for line in lines if re.search(_VERSION_PATTERN, line) and "Copyright" not in line]
     chosen = versioned or lines[:1]
     if not chosen:
         raise CompileError(f"{compiler!r} --version printed nothing")
@@ -267,7 +268,7 @@ def _run_compiler(command: list[str], source_path: Path, cwd: Path) -> None:
 
 def _check_arch(arch: str, what: str) -> None:
     """Refuse anything but a real architecture such as "sm_90" (it also ends up on a command line)."""
-    if not isinstance(arch, str) or not _ARCH_PATTERN.fullmatch(arch):
+    if not isinstance(arch, str) or not re.fullmatch(_ARCH_PATTERN, arch):
         raise ValueError(f"{what}: arch must look like 'sm_90', got {arch!r}")
 
 
