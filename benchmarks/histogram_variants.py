@@ -44,7 +44,7 @@ INCLUDE = Path(fkl.__file__).resolve().parent / "backend" / "include"
 ARCH = "sm_90"
 WORKLOADS = (*ASKED, MORE[0])  # issue 16's three and a constant image (one bin takes every count)
 METHOD = Method(calls=20, reps=11, warmup=5)
-# The one-launch kernel as 3c83fe0 shipped it: 256 threads of 4 words, one copy of the bins, runs merged.
+# 3c83fe0's layout: 256 threads of 4 words, one copy of the bins, runs merged, blocks from the bytes alone.
 BEFORE = Layout(threads=256, words=4, striped=False, runs=True, batch_waves=0)
 
 # f8434d7's two kernels on the shipped counting (one copy of the bins, runs merged).
@@ -90,11 +90,12 @@ def other(label: str, **changes: Any) -> Variant:
 
 VARIANTS = [
     Variant(f"shipped: {LAYOUT}", LAYOUT, product=True),
-    Variant("3c83fe0: 256 threads x 4 words, one copy, runs", BEFORE),
+    Variant("3c83fe0's layout: 256 x 4, one copy, runs", BEFORE),
     other("1024 x 1, one copy, runs", striped=False, runs=True),
     other("1024 x 1, striped, runs", runs=True),
     other("shipped, grid from the bytes alone", batch_waves=0),
     other("shipped, 2 blocks per SM (32 registers)", min_blocks=2),
+    other("512 x 2, striped", threads=512, words=2),
     other("256 x 4, striped", threads=256, words=4),
     Variant("f8434d7: clear + add (two launches)", None),
 ]
