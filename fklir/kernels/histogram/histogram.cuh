@@ -135,10 +135,13 @@ __device__ void count_images(const fkl::TensorView& images, const fkl::TensorVie
         __syncthreads();
 
         // G consecutive lanes sum one bin's S copies, S / G each, then each other's sums, and the first adds
-        // the bin's count to the image's: few shuffles, and every thread busy while the bins outnumber them.
-        // Lane r of a bin reads copies r + G * (j + b / (32 / S)) (mod S), so that a warp's 32 reads of one
-        // round fall in distinct banks.
+        // the bin's count to the image's sums, or writes it to out when the block is alone on its image (no
+        // atomics, no ticket): few shuffles, and every thread busy while the bins outnumber them. Lane r of a
+        // bin reads copies r + G * (j + b / (32 / S)) (mod S), so that a warp's 32 reads of one round fall in
+        // distinct banks.
         u32* sums = scratch.ptr<u32>() + image * C * 256;
+        i32* counts = out.ptr<i32>() + image * C * 256;
+        const bool alone = gridDim.x == 1;
         for (int b = threadIdx.x / G; b < C * 256; b += Threads / G) {
             const int r = threadIdx.x % G;
             u32 count = 0;
@@ -146,7 +149,12 @@ __device__ void count_images(const fkl::TensorView& images, const fkl::TensorVie
             for (int j = 0; j < S / G; ++j) count += bins[b * S + (r + G * (j + b / (32 / S))) % S];
 #pragma unroll
             for (int lanes = G / 2; lanes > 0; lanes /= 2) count += __shfl_xor_sync(~0u, count, lanes);
-            if (r == 0 && count != 0) atomicAdd(sums + b, count);
+            if (r == 0 && alone) counts[b] = i32(count);
+            if (r == 0 && !alone && count != 0) atomicAdd(sums + b, count);
+        }
+        if (alone) {
+            __syncthreads();  // bins are read by every thread before the next image clears them
+            continue;
         }
         // This block's additions are visible device-wide before its ticket is.
         __threadfence();
@@ -155,7 +163,6 @@ __device__ void count_images(const fkl::TensorView& images, const fkl::TensorVie
         __syncthreads();
         if (last) {
             __threadfence();  // every block's additions are seen before the sums are read
-            i32* counts = out.ptr<i32>() + image * C * 256;
             for (int i = threadIdx.x; i < C * 256; i += Threads) counts[i] = i32(atomicExch(sums + i, 0u));
             if (threadIdx.x == 0) tickets[image] = 0;
         }
