@@ -8,8 +8,9 @@
 // the many additions to one bin meet in on-chip memory; then it adds each non-zero bin to the image's
 // accumulator in scratch with one global atomic and takes a ticket. The image's last block (its ticket
 // says every other block has added its counts) moves the accumulator to out and zeroes it, and resets the
-// ticket: out is written whole, so no kernel has to clear it first. Threads read 16 bytes at a time,
-// consecutive threads consecutive 16 bytes, so that a warp's loads are coalesced.
+// ticket: out is written whole, so no kernel has to clear it first (a block alone on its image writes its
+// counts to out at once). Threads read 16 bytes at a time, consecutive threads consecutive 16 bytes, so
+// that a warp's loads are coalesced.
 //
 // The template arguments are __init__.py's Layout (benchmarks/histogram_variants.py times others).
 #include "fkl/tensor_view.h"
@@ -109,12 +110,14 @@ __device__ void count_share(u32* bins, const u8* pixels, i64 bytes) {
 // The most lanes (a power of two, at most Copies, itself a power of two up to 32) that can share the
 // summing of each of Bins bins with every one of Threads threads given a bin.
 template <int Threads, int Bins, int Copies, int Each = Threads / Bins>
-constexpr int kLanesPerBin = Each >= Copies ? Copies : Each >= 16 ? 16 : Each >= 8 ? 8 : Each >= 4 ? 4 : Each >= 2 ? 2 : 1;
+constexpr int kLanesPerBin =
+    Each >= Copies ? Copies : Each >= 16 ? 16 : Each >= 8 ? 8 : Each >= 4 ? 4 : Each >= 2 ? 2 : 1;
 
 // out[b, c, v] = the number of pixels of image b whose channel c is v. Grid: x splits an image into
 // blocks, y walks the images; blocks of Threads threads (a multiple of 32).
 template <int C, int Threads, int Words, bool Striped, bool Runs>
-__device__ void count_images(const fkl::TensorView& images, const fkl::TensorView& out, const fkl::TensorView& scratch) {
+__device__ void count_images(
+    const fkl::TensorView& images, const fkl::TensorView& out, const fkl::TensorView& scratch) {
     static_assert(Threads % 32 == 0, "the sums below shuffle within whole warps");
     constexpr int S = kStripes<C, Striped>;
     constexpr int kBins = C * 256 * S;
