@@ -39,15 +39,17 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import hashlib
+import functools
+import importlib
 import os
 import shutil
 import stat
+import sys
 import tempfile
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from fklir.errors import CacheError
 
@@ -63,6 +65,27 @@ KERNEL_SUFFIXES = {"cpu": ".so", "gpu": ".cubin"}  # a kernel's payload, per tar
 JIT_SUFFIXES = {"cpu": ".jit.so", "gpu": ".jit.cubin"}  # an fkl.jit instance's payload, per target
 META_SUFFIX = ".meta.json"  # next to a kernel: what `fklir cache list|info` shows of it
 SOURCE_SUFFIX = ".source"  # next to a kernel: its generated C++ (`fklir cache info` prints it)
+
+
+def _sha256(data: bytes = b"") -> Any:
+    """A SHA-256 hash object: hashlib's (OpenSSL) when the process has imported it already, else CPython's
+    own, the same digests without the OpenSSL that importing hashlib loads: a few ms of a fresh process's
+    first call, against a fraction of one per kernel verified."""
+    hashlib = sys.modules.get("hashlib")
+    return (hashlib.sha256 if hashlib is not None else _builtin_sha256())(data)
+
+
+@functools.cache
+def _builtin_sha256() -> Callable[..., Any]:
+    """`_sha2.sha256` (3.12+) or `_sha256.sha256`; hashlib's in a build without them."""
+    for name in ("_sha2", "_sha256"):
+        with contextlib.suppress(ImportError):
+            return importlib.import_module(name).sha256
+    return importlib.import_module("hashlib").sha256
+
+
+if "hashlib" not in sys.modules:  # found at import, which compose() does: a warm first call imports nothing
+    _builtin_sha256()
 
 
 class CacheWarning(UserWarning):
@@ -183,7 +206,7 @@ def max_bytes() -> int:
 
 def make_key(*parts: str | bytes) -> str:
     """sha256 hex of the parts, each length-prefixed so that ("ab", "c") and ("a", "bc") differ."""
-    digest = hashlib.sha256()
+    digest = _sha256()
     for part in parts:
         data = part.encode() if isinstance(part, str) else bytes(part)
         digest.update(len(data).to_bytes(8, "little"))
@@ -248,7 +271,7 @@ def _write_atomically(path: Path, payload: bytes) -> None:
 
 
 def _sidecar_text(payload: bytes) -> str:
-    return f"{hashlib.sha256(payload).hexdigest()} {len(payload)}\n"
+    return f"{_sha256(payload).hexdigest()} {len(payload)}\n"
 
 
 def _is_same_file(handle: int, path: Path) -> bool:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import atexit
 import functools
-import hashlib
 import importlib
 import os
 import re
@@ -141,6 +140,8 @@ def compiler_identity(compiler: str) -> str:
 
 def cpp_file_hash(include_dir: Path) -> str:
     """sha256 over every header under include_dir: sorted relative names and contents, length-prefixed."""
+    import hashlib  # here, not at the top: a warm call keys its plan by cpp_file_stamp, and hashlib loads OpenSSL
+
     digest = hashlib.sha256()
     headers = sorted(path for path in include_dir.rglob("*") if path.is_file() and path.suffix in HEADER_SUFFIXES)
     for header in headers:
@@ -372,6 +373,8 @@ def _pch_folder(include_dir: Path) -> Path | None:
     root = _process_pch_root()
     if root is None:
         return None
+    import hashlib
+
     digest = hashlib.sha256(f"{include_dir.resolve()}\0{cpp_file_hash(include_dir)}".encode()).hexdigest()
     folder = root / digest[:16]
     try:

@@ -117,7 +117,8 @@ print(json.dumps({"opened": opened, "listed": listed, "started": started, "impor
 """
 
 # What a warm first call of the CPU target has no use for: the IR and the passes, the emitter, a compiler
-# process, the GPU runtime, logging (no application configured it) and the version lookup.
+# process, the GPU runtime, logging (no application configured it), the version lookup and OpenSSL
+# (hashlib: the cache checks with CPython's own SHA-256 when nothing imported hashlib before).
 _NOT_IMPORTED = (
     "xdsl",
     "fklir.dialects.fkl",
@@ -131,6 +132,7 @@ _NOT_IMPORTED = (
     "subprocess",
     "logging",
     "importlib.metadata",
+    "hashlib",
 )
 
 
