@@ -63,8 +63,6 @@ __global__ void histogram_add(fkl::TensorView images, fkl::TensorView out) {{
     __shared__ u32 bins[C * 256];
     const i64 bytes = images.shape[1] * images.shape[2] * C;
     for (i64 image = blockIdx.y; image < images.shape[0]; image += gridDim.y) {{
-        for (int i = threadIdx.x; i < C * 256; i += blockDim.x) bins[i] = 0;
-        __syncthreads();
         count_share<C, {BEFORE.threads}, {BEFORE.words}, 1, true>(bins, images.ptr<u8>() + image * bytes, bytes);
         __syncthreads();
         i32* counts = out.ptr<i32>() + image * C * 256;

@@ -77,32 +77,46 @@ __device__ void count_word(u32* bins, int first_channel, uint4 word) {
     }
 }
 
-// bins += this block's share of the image's `bytes` bytes at `pixels`: a head up to the first 16-byte
-// aligned address, whole 16-byte words, and a tail after the last whole word. Block 0 counts the head
-// and the tail byte by byte. Each thread loads Words words before counting them, so that their loads
-// are in flight together.
+// loaded[j] = vectors[w + j * stride] for each j < Words with w + j * stride < words, the loads issued
+// together so that they are in flight at once.
+template <int Words>
+__device__ void load_words(uint4 (&loaded)[Words], const uint4* vectors, i64 w, i64 stride, i64 words) {
+#pragma unroll
+    for (int j = 0; j < Words; ++j) {
+        if (w + j * stride < words) loaded[j] = vectors[w + j * stride];
+    }
+}
+
+// Clears the block's bins (C * 256 * S of them), then bins += this block's share of the image's `bytes`
+// bytes at `pixels`: a head up to the first 16-byte aligned address, whole 16-byte words, and a tail after
+// the last whole word. Block 0 counts the head and the tail byte by byte. Each thread loads Words words
+// before counting them; its first round's loads are issued before the bins are cleared, so that clearing
+// them takes place while those loads are in flight.
 template <int C, int Threads, int Words, int S, bool Runs>
 __device__ void count_share(u32* bins, const u8* pixels, i64 bytes) {
     const i64 misaligned = i64(reinterpret_cast<unsigned long long>(pixels) % 16);
     const i64 head = misaligned == 0 ? 0 : (16 - misaligned < bytes ? 16 - misaligned : bytes);
     const i64 words = (bytes - head) / 16;
     const i64 tail = head + 16 * words;
-    if (blockIdx.x == 0) {
-        for (i64 i = threadIdx.x; i < head; i += Threads) count_byte<C, S>(bins, i, pixels[i]);
-        for (i64 i = tail + threadIdx.x; i < bytes; i += Threads) count_byte<C, S>(bins, i, pixels[i]);
-    }
     const uint4* vectors = reinterpret_cast<const uint4*>(pixels + head);
     const i64 stride = i64(gridDim.x) * Threads;
-    for (i64 w = i64(blockIdx.x) * Threads + threadIdx.x; w < words; w += Words * stride) {
-        uint4 loaded[Words];
-#pragma unroll
-        for (int j = 0; j < Words; ++j) {
-            if (w + j * stride < words) loaded[j] = vectors[w + j * stride];
-        }
+    const i64 first = i64(blockIdx.x) * Threads + threadIdx.x;
+    uint4 loaded[Words];
+    load_words(loaded, vectors, first, stride, words);
+    for (int i = threadIdx.x; i < C * 256 * S; i += Threads) bins[i] = 0;
+    __syncthreads();
+
+    u32* column = bins + threadIdx.x % S;  // this lane's copy
+    if (blockIdx.x == 0) {
+        for (i64 i = threadIdx.x; i < head; i += Threads) count_byte<C, S>(column, i, pixels[i]);
+        for (i64 i = tail + threadIdx.x; i < bytes; i += Threads) count_byte<C, S>(column, i, pixels[i]);
+    }
+    for (i64 w = first; w < words; w += Words * stride) {
+        if (w != first) load_words(loaded, vectors, w, stride, words);
 #pragma unroll
         for (int j = 0; j < Words; ++j) {
             const i64 word = w + j * stride;
-            if (word < words) count_word<C, S, Runs>(bins, int((head + 16 * word) % C), loaded[j]);
+            if (word < words) count_word<C, S, Runs>(column, int((head + 16 * word) % C), loaded[j]);
         }
     }
 }
@@ -132,9 +146,7 @@ __device__ void count_images(
     const i64 bytes = images.shape[1] * images.shape[2] * C;  // of one image
     u32* tickets = scratch.ptr<u32>() + batch * C * 256;
     for (i64 image = blockIdx.y; image < batch; image += gridDim.y) {
-        for (int i = threadIdx.x; i < kBins; i += Threads) bins[i] = 0;
-        __syncthreads();
-        count_share<C, Threads, Words, S, Runs>(bins + threadIdx.x % S, images.ptr<u8>() + image * bytes, bytes);
+        count_share<C, Threads, Words, S, Runs>(bins, images.ptr<u8>() + image * bytes, bytes);
         __syncthreads();
 
         // G consecutive lanes sum one bin's S copies, S / G each, then each other's sums, and the first adds
