@@ -171,13 +171,18 @@ __device__ void count_images(
             __syncthreads();  // bins are read by every thread before the next image clears them
             continue;
         }
-        // This block's additions are visible device-wide before its ticket is.
-        __threadfence();
+        // Thread 0 takes the ticket once every thread has added its bins (the barrier), between fences, which
+        // are cumulative: this block's additions are visible device-wide before its ticket is, and the last
+        // block sees every block's before its threads (after the barrier) read the sums. One thread's fences,
+        // not every thread's.
         __syncthreads();
-        if (threadIdx.x == 0) last = atomicAdd(tickets + image, 1u) == gridDim.x - 1;
+        if (threadIdx.x == 0) {
+            __threadfence();
+            last = atomicAdd(tickets + image, 1u) == gridDim.x - 1;
+            if (last) __threadfence();
+        }
         __syncthreads();
         if (last) {
-            __threadfence();  // every block's additions are seen before the sums are read
             for (int i = threadIdx.x; i < C * 256; i += Threads) counts[i] = i32(atomicExch(sums + i, 0u));
             if (threadIdx.x == 0) tickets[image] = 0;
         }
