@@ -10,7 +10,7 @@ resident blocks or from the bytes alone); and the two launches of f8434d7 (clear
 counts to it with global atomics). Each is built with nvcc first, which runs without a GPU (ptxas's register
 counts are printed); on a GPU each is checked equal to numpy's bincount, then timed with bench_chain's method
 on issue 16's three workloads and a constant image. Not a benchmark of record: it exists to choose the shipped
-layout, histogram's LAYOUT (see RESULTS.md).
+layout, histogram's layout_for (see RESULTS.md).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ import fklir as fkl
 from fklir import jit
 from fklir.backend import compilers
 from fklir.kernels import histogram as shipped
-from fklir.kernels.histogram import LAYOUT, Layout
+from fklir.kernels.histogram import GREY_LAYOUT, Layout
 
 SHIPPED_CUH = Path(shipped.__file__).resolve().parent / "histogram.cuh"
 INCLUDE = Path(fkl.__file__).resolve().parent / "backend" / "include"
@@ -83,18 +83,16 @@ class Variant:
 
 
 def other(label: str, **changes: Any) -> Variant:
-    return Variant(label, dataclasses.replace(LAYOUT, **changes))
+    return Variant(label, dataclasses.replace(GREY_LAYOUT, **changes))
 
 
 VARIANTS = [
-    Variant(f"shipped: {LAYOUT}", LAYOUT, product=True),
+    Variant("shipped: grey 1024 x 1, colour 256 x 4, one copy, runs", GREY_LAYOUT, product=True),
     Variant("3c83fe0's layout: 256 x 4, one copy, runs", BEFORE),
-    other("1024 x 1, one copy, runs", striped=False, runs=True),
-    other("1024 x 1, striped, runs", runs=True),
-    other("shipped, grid from the bytes alone", batch_waves=0),
-    other("shipped, 2 blocks per SM (32 registers)", min_blocks=2),
-    other("512 x 2, striped", threads=512, words=2),
-    other("256 x 4, striped", threads=256, words=4),
+    other("1024 x 1, striped, no runs", striped=True, runs=False),
+    other("1024 x 1, one copy, grid from the bytes alone", batch_waves=0),
+    other("1024 x 1, one copy, 2 blocks per SM (32 registers)", min_blocks=2),
+    other("512 x 2, one copy", threads=512, words=2),
     Variant("f8434d7: clear + add (two launches)", None),
 ]
 

@@ -351,7 +351,7 @@ def test_gpu_blocks_per_image_from_its_bytes_and_for_a_batch_from_the_device(
     fake_gpu: tuple[FakeDriver, Any, Any],
 ) -> None:
     _driver, _torch, module = fake_gpu
-    layout = module.LAYOUT
+    layout = module.GREY_LAYOUT
     per_block = layout.threads * layout.words * 16
     (blocks, rows, _), (threads, _, _) = layout.grid(1, 1080, 1920, 1, 0)
     assert (blocks, rows, threads) == (-(-1080 * 1920 // per_block), 1, layout.threads), "one round per thread"
@@ -360,3 +360,21 @@ def test_gpu_blocks_per_image_from_its_bytes_and_for_a_batch_from_the_device(
     assert rows == 64
     assert (blocks - 1) * 64 < layout.batch_waves * resident <= blocks * 64, "the waves asked for, no more"
     assert layout.grid(1, 0, 7, 3, 0)[0][0] == 1, "an empty image still has a block to write its zero counts"
+
+
+def test_gpu_batch_of_no_images_launches_nothing(fake_gpu: tuple[FakeDriver, Any, Any]) -> None:
+    driver, torch, module = fake_gpu
+    out = torch.empty((0, 3, 256), dtype=torch.int32)
+    assert module.histogram(torch.empty((0, 4, 4, 3), dtype=torch.uint8), out=out) is out
+    assert driver.launches == [], "a grid of no image rows is not a launch"
+
+
+def test_gpu_layout_by_channel_count(fake_gpu: tuple[FakeDriver, Any, Any]) -> None:
+    _driver, _torch, module = fake_gpu
+    assert module.layout_for(1) == module.GREY_LAYOUT
+    assert {module.layout_for(c) for c in (2, 3, 4)} == {module.COLOUR_LAYOUT}
+    for c in (1, 3):
+        (blocks, rows, _), (threads, _, _) = module._grid(1, 1080, 1920, c, 0)  # pyright: ignore[reportPrivateUsage]
+        layout = module.layout_for(c)
+        assert threads == layout.threads and rows == 1
+        assert blocks == -(-1080 * 1920 * c // (layout.threads * layout.words * 16))

@@ -75,14 +75,30 @@ class Layout:
         blocks = max(1, min(math.ceil(H * W * C / (self.threads * self.words * 16)), MAX_BLOCKS_PER_IMAGE))
         if self.batch_waves:
             resident = cuda_driver.resident_threads(device) // self.threads
-            blocks = min(blocks, max(1, math.ceil(self.batch_waves * resident / B)))
+            blocks = min(blocks, max(1, math.ceil(self.batch_waves * resident / max(B, 1))))
         return (blocks, min(B, MAX_GRID_Y), 1), (self.threads, 1, 1)
 
 
-# The shipped layout (benchmarks/histogram_variants.py times the others): a multiprocessor's 32 warps, each
-# thread one word, count an image's 2 MB in one round with every load in flight at once, and no two lanes of
-# a warp meet on a bank.
-LAYOUT = Layout(threads=1024, words=1, striped=True, runs=False)
+# The shipped layouts, by channel count (benchmarks/histogram_variants.py times the others; RESULTS.md): grey
+# images take 1024 threads of one word each, so that an image's 2 MB is one round with every load in flight;
+# colour images 256 threads of 4 words, whose one copy of C x 256 bins a block clears and sums cheaply. A
+# copy of the bins per lane (striped) avoided bank conflicts but made each block's clearing and summing of
+# 32 copies cost more than it saved.
+GREY_LAYOUT = Layout(threads=1024, words=1, striped=False, runs=True)
+COLOUR_LAYOUT = Layout(threads=256, words=4, striped=False, runs=True, batch_waves=0)
+
+
+def layout_for(C: int) -> Layout:
+    return GREY_LAYOUT if C == 1 else COLOUR_LAYOUT
+
+
+def _template(C: int) -> tuple[int, int, int, bool, bool, int]:
+    return layout_for(C).template(C)
+
+
+def _grid(B: int, H: int, W: int, C: int, device: int) -> Grid:
+    return layout_for(C).grid(B, H, W, C, device)
+
 
 B, H, W, C = (jit.SymbolicSize(name) for name in ("B", "H", "W", "C"))
 _DEVICE = jit.SymbolicDevice()
@@ -96,8 +112,8 @@ _count_gpu = jit.kernel(
     "histogram",
     cuda="histogram.cuh",
     args=[("images", _IMAGES), ("out", _COUNTS), ("scratch", _SCRATCH)],
-    template=LAYOUT.template,
-    grid=LAYOUT.grid,
+    template=_template,
+    grid=_grid,
 )
 _count_cpu = jit.kernel(
     "histogram",
@@ -137,6 +153,8 @@ def histogram(images: Any, out: Any = None, *, stream: object = None) -> Any:
     if described.device is None:
         _count_cpu(batch_images, batch_out, stream=stream)
         return out
+    if batched and shape[0] == 0:
+        return out  # no image, no counts: a grid of no rows cannot launch
     handle, owned = launch_stream(described, stream)
     scratch = _stream_scratch(described.device, handle, (shape[0] if batched else 1) * (channels * BINS + 1))
     _count_gpu(batch_images, batch_out, scratch, stream=handle)
