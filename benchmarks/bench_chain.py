@@ -92,6 +92,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--out", type=Path, metavar="PATH", help="also append the markdown report to PATH")
     p.add_argument("--flat", action="store_true", help="only the flat chains: f32/f16/u8 with 1-4 channels (issue 19)")
     p.add_argument("--no-compile", action="store_true", help="leave torch.compile out (it compiles per workload)")
+    p.add_argument("--dtypes", nargs="+", metavar="DTYPE", help="with --flat: these element types only (e.g. float16)")
     return p.parse_args(argv)
 
 
@@ -536,6 +537,8 @@ def main(argv: list[str]) -> int:
         cycles_per_us = calibrate_sleep(torch, stream)
         say(f"- sleep kernel: {cycles_per_us:.0f} cycles per µs", log)
         chosen = flat_workloads(torch, fkl, *args.size) if args.flat else workloads(torch, fkl, *args.size)
+        if args.dtypes:
+            chosen = [wl for wl in chosen if any(f"{dtype}x" in wl.label for dtype in args.dtypes)]
         for wl in chosen:
             rows.append(
                 (wl, run_workload(torch, fkl, cp, stream, wl, method, l2, cycles_per_us, log, not args.no_compile))
