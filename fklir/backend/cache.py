@@ -69,8 +69,8 @@ SOURCE_SUFFIX = ".source"  # next to a kernel: its generated C++ (`fklir cache i
 
 def _sha256(data: bytes = b"") -> Any:
     """A SHA-256 hash object: hashlib's (OpenSSL) when the process has imported it already, else CPython's
-    own, the same digests without the OpenSSL that importing hashlib loads: a few ms of a fresh process's
-    first call, against a fraction of one per kernel verified."""
+    own, the same digests without the OpenSSL that importing hashlib loads, which weighs on a fresh
+    process's first call more than the slower hashing of the few kernels it verifies."""
     hashlib = sys.modules.get("hashlib")
     return (hashlib.sha256 if hashlib is not None else _builtin_sha256())(data)
 
