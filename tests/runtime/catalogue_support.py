@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ctypes
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -157,7 +157,7 @@ def run_gpu(chain: Sequence[fops.Op], src: Source) -> Any:
     entry = built.entry
     wide = built.layout.mode == "flat" or src.width >= built.layout.wide_min_src_w
     if not wide:  # the wide entry's column-pair taps need 2 pixels a row: the launcher takes the narrow one
-        entry = replace(entry, function=entry.narrow)
+        entry = entry._replace(function=entry.narrow)
     if built.layout.mode == "flat":
         threads = -(-(planes * height * width * channels) // built.layout.elements_per_thread)
         flat_block = built.layout.flat_block

@@ -293,11 +293,12 @@ def _reset_cuda_driver_state() -> None:
     cuda_driver._internal_streams.clear()
 
 
-def _loaded_kernels() -> dict[Any, Any] | None:
-    """build's in-memory kernel table, when build is imported (installing must not import it: the
-    fresh-process measurement times that import)."""
+def _in_memory_tables() -> list[dict[Any, Any]]:
+    """build's in-memory kernel and plan tables, when build is imported (installing must not import it:
+    the fresh-process measurement times that import). A plan found there would lead to a kernel the real
+    driver loaded."""
     build = sys.modules.get("fklir.backend.build")
-    return None if build is None else build._LOADED  # pyright: ignore[reportAttributeAccessIssue]
+    return [] if build is None else [build._LOADED, build._PLANS]  # pyright: ignore[reportAttributeAccessIssue]
 
 
 def install(driver: FakeDriver, pay_real_import: bool = False) -> None:
@@ -335,13 +336,16 @@ def _put_in_place(driver: FakeDriver) -> None:
 def installed(driver: FakeDriver) -> Iterator[FakeDriver]:
     """install(driver) for the block, then restore the real driver module.
 
-    Kernels loaded meanwhile are dropped from build's in-memory table on exit; the caller gives the
+    build's in-memory tables are empty for the block and as before after it; the caller gives the
     block its own FKLIR_CACHE_DIR so that no stand-in cubin reaches a real cache.
     """
     saved_module = sys.modules.get("cuda.bindings.driver")
     package = sys.modules.get("cuda.bindings")
     saved_attribute = getattr(package, "driver", None) if package is not None else None
-    saved_loaded = dict(_loaded_kernels() or {})
+    tables = _in_memory_tables()
+    saved_tables = [dict(table) for table in tables]
+    for table in tables:  # the real driver's kernels are not the fake's
+        table.clear()
     install(driver)
     try:
         yield driver
@@ -356,9 +360,9 @@ def installed(driver: FakeDriver) -> Iterator[FakeDriver]:
                 package.driver = saved_attribute  # pyright: ignore[reportAttributeAccessIssue]
             elif getattr(package, "driver", None) is driver:
                 del package.driver  # pyright: ignore[reportAttributeAccessIssue]
-        if (loaded := _loaded_kernels()) is not None:
-            loaded.clear()
-            loaded.update(saved_loaded)
+        for table, saved in zip(tables, saved_tables, strict=True):
+            table.clear()
+            table.update(saved)
         _reset_cuda_driver_state()
 
 
