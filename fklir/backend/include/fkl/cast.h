@@ -144,7 +144,13 @@ struct SaturateCast {
             if (lo < 0.0f && x != x) return To(0);
             return rounded;
 #else
-            return (To)detail::clamp_and_round(x, lo, hi);
+            // The same addition on the CPU, the clamp written as comparisons that g++ turns into
+            // maxps/minps: branch-free, so the loops around it vectorise (rintf is a libm call
+            // without SSE4.1). A NaN fails the first comparison and becomes lo.
+            const f32 above = x > lo ? x : lo;
+            const f32 clamped = above < hi ? above : hi;
+            const To rounded = (To)bits_of(clamped + 12582912.0f);
+            return lo < 0.0f && x != x ? To(0) : rounded;
 #endif
         }
         return exec<f64>((f64)x);
