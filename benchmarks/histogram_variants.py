@@ -17,10 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
-import subprocess
 import sys
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_chain as bc  # the timing method; importing it also puts this tree's fklir on sys.path
 from bench_chain import Method
 from bench_histogram import ASKED, GPU_BIG, MORE, Workload, make_images, reference
+from ptxas_usage import kernel_usage
 
 import fklir as fkl
 from fklir import jit
@@ -147,8 +145,7 @@ def mangled(layout: Layout, c: int) -> str:
 def registers() -> dict[tuple[str, int], str]:
     """ptxas's 'N regs (S B spilled), M B smem' per (variant label, channels), from one nvcc build of every
     instance (none without nvcc)."""
-    nvcc = compilers.find_nvcc()
-    if nvcc is None:  # the GPU run still builds each variant, with NVRTC
+    if compilers.find_nvcc() is None:  # the GPU run still builds each variant, with NVRTC
         return {}
     view = "fkl::TensorView"
     lines = [TWO_KERNELS_CUH]
@@ -157,24 +154,7 @@ def registers() -> dict[tuple[str, int], str]:
         for template in sorted({v.layout.template(c) for v in VARIANTS if v.layout is not None}):
             arguments = ", ".join(str(a).lower() for a in template)  # a template once: layouts may differ in grid only
             lines.append(f"template __global__ void histogram<{arguments}>({view}, {view}, {view});")
-    with tempfile.TemporaryDirectory() as folder:
-        source = Path(folder) / "variants.cu"
-        source.write_text("\n".join(lines) + "\n")
-        command = [nvcc, "-std=c++20", f"-arch={ARCH}", "-cubin", "-Xptxas", "-v", "-I", str(INCLUDE)]
-        done = subprocess.run(
-            [*command, "-o", str(source.with_suffix(".cubin")), str(source)], capture_output=True, text=True
-        )
-    if done.returncode:
-        raise RuntimeError(f"histogram_variants: nvcc failed:\n{done.stderr}")
-    found = re.findall(
-        r"Compiling entry function '(\w+)'.*?(\d+) bytes spill stores.*?Used (\d+) registers.*?(?:(\d+) bytes smem)?\n",
-        done.stderr,
-        re.S,
-    )
-    usage = {
-        name: f"{regs} regs" + (f" ({spilled} B spilled)" if int(spilled) else "") + f", {smem or 0} B smem"
-        for name, spilled, regs, smem in found
-    }
+    usage = kernel_usage("\n".join(lines) + "\n", ["-std=c++20", f"-arch={ARCH}", "-I", str(INCLUDE)]) or {}
     notes: dict[tuple[str, int], str] = {}
     for v in VARIANTS:
         for c in (1, 3):

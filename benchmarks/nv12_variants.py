@@ -16,11 +16,8 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 import statistics
-import subprocess
 import sys
-import tempfile
 from dataclasses import astuple, dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_chain as bc  # the timing method; importing it also puts this tree's fklir on sys.path
 from bench_chain import Method
 from bench_nv12_to_rgb import Workload, compare, cv2_reference, gpu_peers
+from ptxas_usage import kernel_usage
 
 import fklir as fkl
 from fklir import jit
@@ -107,27 +105,8 @@ __global__ void nv12_to_rgb_packed(fkl::TensorView out, fkl::TensorView y, fkl::
 # The alternatives, appended to the shipped source: its packed_vectors and packed_run with switches for
 # what the shipped kernel does one way (kStaged: the warp stages its stores, else each thread stores its
 # own vectors; kNarrow: 8-byte vectors where 16 do not fit, else the byte path; kStagedBytes: the byte
-# path's stores staged too), as a kernel of kWarps warps per block
+# path's stores staged too, as the shipped packed_bytes_staged does), as a kernel of kWarps warps per block
 ALTERNATIVES = r"""
-// This thread's run byte by byte, the warp's stores staged as in variant_vectors (byte stores of its
-// own would be 6 kSamples bytes apart from the next lane's); `stage`: 32 runs of output bytes.
-template <int kSamples>
-__device__ void variant_bytes_staged(u8* const (&rows)[2], const u8* const (&luma)[2], const u8* pairs, int x0,
-                                   i64 width, bool bgr, const nv12::Coefficients& k, u8* stage) {
-    constexpr int kBytes = 2 * kSamples;
-    const int lane = threadIdx.x;
-    const i64 warp_x0 = x0 - kBytes * lane;
-    const int bytes = 3 * int(width - warp_x0 < 32 * kBytes ? width - warp_x0 : 32 * kBytes);  // the warp's per row
-    const int samples = x0 >= width ? 0 : int(width - x0 < kBytes ? width - x0 : kBytes) / 2;
-    for (int dr = 0; dr < 2; ++dr) {
-        packed_bytes(stage + 3 * kBytes * lane, luma[dr], pairs, samples, k, bgr);
-        __syncwarp();
-        u8* const first = rows[dr] - 3 * kBytes * lane;  // lane 0's
-        for (int i = lane; i < bytes; i += 32) first[i] = stage[i];
-        __syncwarp();  // the stage is read before the next row overwrites it
-    }
-}
-
 // This thread's run in Words when `whole` (its run lies inside the row); the warp's lanes all call it,
 // the whole ones being a prefix of the warp. kStaged: each output row goes through the warp's `stage`
 // (32 runs of output bytes); otherwise every thread stores its own Words.
@@ -209,7 +188,7 @@ __device__ void variant_run(const fkl::TensorView& out, const fkl::TensorView& y
     }
     if (vector == 8)
         variant_vectors<kSamples, kStaged>(rows, luma, pairs, whole, bgr, k, reinterpret_cast<uint2*>(stage));
-    if (kStagedBytes && !vector) return variant_bytes_staged<kSamples>(rows, luma, pairs, x0, width, bgr, k,
+    if (kStagedBytes && !vector) return packed_bytes_staged<kSamples>(rows, luma, pairs, x0, width, bgr, k,
                                                                    reinterpret_cast<u8*>(stage));
     if ((whole && vector) || x0 >= width) return;
     const int samples = int(width - x0 < kBytes ? width - x0 : kBytes) / 2;
@@ -288,26 +267,16 @@ def variants() -> list[Variant]:
 
 
 def registers(variant: Variant) -> str:
-    """ptxas's 'N registers, M bytes smem' for the variant's kernel, or '?' without nvcc."""
-    nvcc = compilers.find_nvcc()
-    if nvcc is None:
-        return "?"
-    with tempfile.TemporaryDirectory() as folder:
-        source = Path(folder) / "kernel.cu"
-        instantiate = f"\ntemplate __global__ void {variant.expression()}" if variant.template else ""
-        signature = "(fkl::TensorView, fkl::TensorView, fkl::TensorView, int, bool, int, int, int, int, int, int);"
-        source.write_text(variant.source + (instantiate + signature if instantiate else ""))
-        command = [nvcc, "-std=c++20", f"-arch={ARCH}", "-cubin", "-Xptxas", "-v", "-I", str(INCLUDE)]
-        done = subprocess.run(
-            [*command, "-o", str(source.with_suffix(".cubin")), str(source)], capture_output=True, text=True
-        )
-    if done.returncode:
-        raise RuntimeError(f"{variant.label}: nvcc failed:\n{done.stderr}")
-    found = re.findall(
-        r"Compiling entry function '(\w+)'.*?Used (\d+) registers.*?(?:(\d+) bytes smem)?\n", done.stderr, re.S
-    )
+    """ptxas's registers and shared memory of the variant's kernel, or '?' without nvcc."""
+    instantiate = f"\ntemplate __global__ void {variant.expression()}" if variant.template else ""
+    signature = "(fkl::TensorView, fkl::TensorView, fkl::TensorView, int, bool, int, int, int, int, int, int);"
+    source = variant.source + (instantiate + signature if instantiate else "")
+    try:
+        usage = kernel_usage(source, ["-std=c++20", f"-arch={ARCH}", "-I", str(INCLUDE)])
+    except RuntimeError as error:
+        raise RuntimeError(f"{variant.label}: {error}") from None
     # the one kernel this variant times: the mangled names contain the plain ones
-    return ", ".join(f"{regs} regs, {smem or 0} B smem" for name, regs, smem in found if variant.name in name) or "?"
+    return ", ".join(note for name, note in (usage or {}).items() if variant.name in name) or "?"
 
 
 def build_check(all_variants: list[Variant]) -> list[str]:

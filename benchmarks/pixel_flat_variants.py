@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import ctypes
 import math
-import re
 import statistics
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -30,6 +28,7 @@ from unittest import mock
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_chain as bc  # the timing method; importing it also puts this tree's fklir on sys.path
 from bench_chain import Method
+from ptxas_usage import kernel_usage
 
 import fklir as fkl
 from fklir.backend import compilers, emit_cpp
@@ -132,20 +131,9 @@ def build(variant: Variant) -> bytes:
 
 def registers(variant: Variant) -> str:
     """ptxas's registers and shared memory of fkl_kernel, or '?' without nvcc."""
-    nvcc = compilers.find_nvcc()
-    if nvcc is None:
-        return "?"
-    with tempfile.TemporaryDirectory() as folder:
-        source = Path(folder) / "kernel.cu"
-        source.write_text(variant.source)
-        command = [nvcc, *compilers.NVCC_FLAGS, f"-arch={ARCH}", "-Xptxas", "-v", "-I", str(INCLUDE_DIR)]
-        done = subprocess.run(
-            [*command, "-o", str(source.with_suffix(".cubin")), str(source)], capture_output=True, text=True
-        )
-    found = re.search(
-        r"Compiling entry function 'fkl_kernel'.*?Used (\d+) registers.*?(?:(\d+) bytes smem)?\n", done.stderr, re.S
-    )
-    return f"{found.group(1)} regs, {found.group(2) or 0} B smem" if found else "?"
+    flags = [f for f in compilers.NVCC_FLAGS if f != "-cubin"]
+    usage = kernel_usage(variant.source, [*flags, f"-arch={ARCH}", "-I", str(INCLUDE_DIR)])
+    return (usage or {}).get("fkl_kernel", "?")
 
 
 def run_code(

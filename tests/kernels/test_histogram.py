@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import ctypes
 import importlib
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -16,12 +15,11 @@ import pytest
 
 import fklir as fkl
 from fklir.backend import build, compilers
-from fklir.jit import user_kernel
 from fklir.jit.tensors import TensorView
 from fklir.kernels import histogram as histogram_module
 from fklir.kernels.histogram import histogram
 from fklir.runtime import cuda_driver
-from tests.runtime.fake_driver import FakeDriver, installed, make_fake_torch
+from tests.runtime.fake_driver import FakeDriver, installed, jit_without_compiler
 
 RNG = np.random.default_rng(1616)
 gpu = pytest.mark.skipif(not fkl.gpu_available(), reason="needs a CUDA GPU")
@@ -305,14 +303,7 @@ def fake_gpu(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[tuple[
     """(driver, torch, the histogram module imported afresh): a fake driver that records each launch's scratch
     pointer, a fake torch, and instances 'loaded' without a compiler. The module is imported afresh again
     after, so that no fake instance outlives the test."""
-    monkeypatch.setenv("FKLIR_CACHE_DIR", str(tmp_path))
-    torch = make_fake_torch()
-    monkeypatch.setitem(sys.modules, "torch", torch)
-
-    def load(source: Any, instance: Any, device: int | None, link_flags: Any = ()) -> Any:
-        return cuda_driver.load_kernel(b"stand-in cubin", instance.call, device or 0)
-
-    monkeypatch.setattr(user_kernel.instances, "load", load)
+    torch = jit_without_compiler(monkeypatch, tmp_path)
     with installed(FakeDriver()) as driver:
         driver.cuCtxSynchronize = lambda: (0,)
         driver.cuMemcpyHtoD = lambda destination, source, nbytes: (0,)

@@ -2,9 +2,26 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 import fklir as fkl
+
+
+def on_target(target: str, x: np.ndarray) -> Any:
+    """`x` where a pipeline of `target` reads it: the numpy array itself, or a CUDA torch tensor."""
+    if target == "cpu":
+        return x
+    import torch
+
+    return torch.from_numpy(x).cuda()
+
+
+def from_target(target: str, y: Any) -> np.ndarray:
+    """A pipeline's result on the host."""
+    return y if target == "cpu" else y.cpu().numpy()
+
 
 ROI_RECTS = [(30, 12, 60, 40), (40, 12, 60, 40), (53, 27, 60, 40)]
 FLOAT_MUL, FLOAT_ADD, FLOAT_SUB, FLOAT_DIV, FLOAT_MAX, FLOAT_MIN = (

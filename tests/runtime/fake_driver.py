@@ -26,6 +26,7 @@ import sys
 import threading
 import types
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 
@@ -513,3 +514,20 @@ def _c_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
         strides.append(step)
         step *= extent
     return tuple(reversed(strides))
+
+
+def jit_without_compiler(monkeypatch: Any, cache: Path) -> Any:
+    """For a test of fkl.jit's host path: its own cache folder, a fake torch in sys.modules (returned), and jit
+    instances 'loaded' from a stand-in cubin without a compiler (install the fake driver around the test)."""
+    from fklir.jit import user_kernel
+    from fklir.runtime import cuda_driver
+
+    monkeypatch.setenv("FKLIR_CACHE_DIR", str(cache))
+    torch = make_fake_torch()
+    monkeypatch.setitem(sys.modules, "torch", torch)
+
+    def load(source: Any, instance: Any, device: int | None, link_flags: Any = ()) -> Any:
+        return cuda_driver.load_kernel(b"stand-in cubin", instance.call, device or 0)
+
+    monkeypatch.setattr(user_kernel.instances, "load", load)
+    return torch

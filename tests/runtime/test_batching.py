@@ -12,23 +12,11 @@ import pytest
 import fklir as fkl
 from fklir.backend.build import STATS
 from fklir.runtime.launch import LAUNCHES
-from tests.runtime.chains import ROI_RECTS, roi_chain, roi_reference
+from tests.runtime.chains import ROI_RECTS, from_target, on_target, roi_chain, roi_reference
 
 RNG = np.random.default_rng(2024)
 TARGETS = ["cpu", pytest.param("gpu", marks=pytest.mark.skipif(not fkl.gpu_available(), reason="needs a CUDA GPU"))]
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
-
-
-def _to(target: str, x: np.ndarray) -> Any:
-    if target == "cpu":
-        return x
-    import torch
-
-    return torch.from_numpy(x).cuda()
-
-
-def _back(target: str, y: Any) -> np.ndarray:
-    return y if target == "cpu" else y.cpu().numpy()
 
 
 def _one_call(pipe: fkl.Pipeline, x: Any) -> Any:
@@ -42,7 +30,7 @@ def _one_call(pipe: fkl.Pipeline, x: Any) -> Any:
 def test_canonical_roi_example_is_one_launch(target: str) -> None:
     img = RNG.integers(0, 256, (108, 192, 3), dtype=np.uint8)
     pipe = roi_chain(target)
-    out = _back(target, _one_call(pipe, _to(target, img)))
+    out = from_target(target, _one_call(pipe, on_target(target, img)))
     assert out.shape == (3, 16, 16, 3)
     assert np.abs(out.astype(int) - roi_reference(img, ROI_RECTS)).max() <= 1
     assert pipe.ir().count("fkl.kernel") == 1
@@ -73,7 +61,7 @@ def _random_rects(n: int, width: int, height: int, w: int = 200, h: int = 150) -
 def test_dnn_preprocessing_64_rois_one_launch(target: str) -> None:
     img = RNG.integers(0, 256, (1080, 1920, 3), dtype=np.uint8)
     rects = _random_rects(64, 1920, 1080)
-    out = _back(target, _one_call(_dnn_pipe(rects, target), _to(target, img)))
+    out = from_target(target, _one_call(_dnn_pipe(rects, target), on_target(target, img)))
     assert out.shape == (64, 3, 224, 224) and out.dtype == np.float32
     np.testing.assert_allclose(out, _dnn_reference(img, rects, 224), atol=2e-4)
 
@@ -81,20 +69,20 @@ def test_dnn_preprocessing_64_rois_one_launch(target: str) -> None:
 @pytest.mark.parametrize("target", TARGETS)
 def test_rect_values_counts_and_image_size_do_not_recompile(target: str) -> None:
     img = RNG.integers(0, 256, (120, 200, 3), dtype=np.uint8)
-    _dnn_pipe(_random_rects(5, 200, 120, 40, 30), target, 24)(_to(target, img))
+    _dnn_pipe(_random_rects(5, 200, 120, 40, 30), target, 24)(on_target(target, img))
     compiles = STATS.compiles
     for shape in [(120, 200, 3), (97, 151, 3), (300, 333, 3)]:
         other = RNG.integers(0, 256, shape, dtype=np.uint8)
         rects = _random_rects(5, shape[1], shape[0], 37, 29)
-        out = _back(target, _dnn_pipe(rects, target, 24)(_to(target, other)))
+        out = from_target(target, _dnn_pipe(rects, target, 24)(on_target(target, other)))
         np.testing.assert_allclose(out, _dnn_reference(other, rects, 24), atol=2e-4)
     assert STATS.compiles == compiles, "rect values and image sizes must not recompile"
     for n in (6, 1, 64):  # a count is a value up to the kernel's capacity
         rects = _random_rects(n, 200, 120, 20, 10)
-        out = _back(target, _dnn_pipe(rects, target, 24)(_to(target, img)))
+        out = from_target(target, _dnn_pipe(rects, target, 24)(on_target(target, img)))
         np.testing.assert_allclose(out, _dnn_reference(img, rects, 24), atol=2e-4)
     assert STATS.compiles == compiles
-    _dnn_pipe(_random_rects(65, 200, 120, 20, 10), target, 24)(_to(target, img))
+    _dnn_pipe(_random_rects(65, 200, 120, 20, 10), target, 24)(on_target(target, img))
     assert STATS.compiles == compiles + 1, "a count past the capacity compiles the next one, once"
 
 
@@ -102,11 +90,11 @@ def test_rect_values_counts_and_image_size_do_not_recompile(target: str) -> None
 def test_rects_of_different_sizes(target: str) -> None:
     img = RNG.integers(0, 256, (90, 120, 3), dtype=np.uint8)
     rects = [(0, 0, 40, 30), (10, 20, 77, 51), (100, 80, 20, 10)]
-    out = _back(target, _dnn_pipe(rects, target, 32)(_to(target, img)))
+    out = from_target(target, _dnn_pipe(rects, target, 32)(on_target(target, img)))
     np.testing.assert_allclose(out, _dnn_reference(img, rects, 32), atol=2e-4)
     no_resize = fkl.compose(fkl.TensorRead(), fkl.Crop(rects), fkl.TensorWrite(), target=target)
     with pytest.raises(ValueError, match="put a Resize after the Crop"):
-        no_resize(_to(target, img))
+        no_resize(on_target(target, img))
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -117,7 +105,7 @@ def test_a_one_rect_crop_before_a_rect_list_crops_every_plane(target: str) -> No
                          fkl.TensorWrite(), target=target)  # fmt: skip
     shifted = fkl.compose(fkl.TensorRead(), fkl.Crop([(x + 2, y + 1, w, h) for x, y, w, h in rects]),
                           fkl.Resize(16, 12), fkl.TensorWrite(), target="cpu")  # fmt: skip
-    np.testing.assert_array_equal(_back(target, nested(_to(target, img))), shifted(img))
+    np.testing.assert_array_equal(from_target(target, nested(on_target(target, img))), shifted(img))
 
 
 def _wide_edge_case(dtype: str, channels: int, w: int) -> tuple[np.ndarray, list[fkl.Op]]:
@@ -145,7 +133,7 @@ def test_wide_entry_taps_at_the_image_edges_equal_the_cpu_target(dtype: str, cha
     entry runs."""
     img, ops = _wide_edge_case(dtype, channels, w)
     gpu = fkl.compose(fkl.TensorRead(), *ops, target="gpu")
-    out = _back("gpu", _one_call(gpu, _to("gpu", img)))
+    out = from_target("gpu", _one_call(gpu, on_target("gpu", img)))
     np.testing.assert_array_equal(out, fkl.compose(fkl.TensorRead(), *ops, target="cpu")(img))
     (plan,) = gpu._plans.values()
     assert (plan._function is plan.kernel.narrow) == (w == 1)
@@ -155,17 +143,17 @@ def test_wide_entry_taps_at_the_image_edges_equal_the_cpu_target(dtype: str, cha
 def test_list_of_images_is_one_launch(target: str) -> None:
     images = [(RNG.standard_normal((67, 45, 3)) * 10).astype(np.float32) for _ in range(8)]
     pipe = fkl.compose(fkl.TensorRead(), fkl.Mul(2.0), fkl.Add((1.0, -1.0, 0.5)), fkl.TensorWrite(), target=target)
-    out = _back(target, _one_call(pipe, [_to(target, x) for x in images]))
+    out = from_target(target, _one_call(pipe, [on_target(target, x) for x in images]))
     assert out.shape == (8, 67, 45, 3)
     for i, x in enumerate(images):
         np.testing.assert_allclose(out[i], x.astype(np.float64) * 2 + (1.0, -1.0, 0.5), rtol=1e-6, atol=1e-5)
     compiles = STATS.compiles
     more = [(RNG.standard_normal((30, 31, 3))).astype(np.float32) for _ in range(8)]
-    out2 = _back(target, pipe([_to(target, x) for x in more]))
+    out2 = from_target(target, pipe([on_target(target, x) for x in more]))
     np.testing.assert_allclose(out2[7], more[7].astype(np.float64) * 2 + (1.0, -1.0, 0.5), rtol=1e-6, atol=1e-5)
     assert STATS.compiles == compiles
     with pytest.raises(ValueError, match="must share one shape and dtype"):
-        pipe([_to(target, images[0]), _to(target, more[0])])
+        pipe([on_target(target, images[0]), on_target(target, more[0])])
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -178,12 +166,12 @@ def test_list_of_images_with_a_misaligned_member(target: str, dtype: str) -> Non
     images = [b[1:].reshape(shape) if i == 2 else b[:-1].reshape(shape) for i, b in enumerate(backing)]
     pipe = fkl.compose(fkl.TensorRead(), fkl.Add((3, 5, 7)), fkl.TensorWrite(), target=target)
     expected = [x.astype(np.float64) + np.array([3, 5, 7]) for x in images]
-    inputs = [_to(target, b) for b in backing]
+    inputs = [on_target(target, b) for b in backing]
     views = [v[1:].reshape(shape) if i == 2 else v[:-1].reshape(shape) for i, v in enumerate(inputs)]
-    out = _back(target, _one_call(pipe, views))
+    out = from_target(target, _one_call(pipe, views))
     for i in range(5):
         np.testing.assert_allclose(out[i], expected[i], rtol=1e-6)
-    aligned = _back(target, pipe([_to(target, np.ascontiguousarray(x)) for x in images]))
+    aligned = from_target(target, pipe([on_target(target, np.ascontiguousarray(x)) for x in images]))
     np.testing.assert_array_equal(aligned, out)
 
 
@@ -191,7 +179,7 @@ def test_list_of_images_with_a_misaligned_member(target: str, dtype: str) -> Non
 def test_list_of_images_with_crop_and_resize(target: str) -> None:
     images = [RNG.integers(0, 256, (50, 70), dtype=np.uint8) for _ in range(3)]
     pipe = fkl.compose(fkl.TensorRead(), fkl.Crop(5, 6, 40, 30), fkl.Resize(17, 13), fkl.TensorWrite(), target=target)
-    out = _back(target, _one_call(pipe, [_to(target, x) for x in images]))
+    out = from_target(target, _one_call(pipe, [on_target(target, x) for x in images]))
     import cv2
 
     for i, x in enumerate(images):
@@ -212,7 +200,7 @@ def test_divergent_batch_runs_each_plane_with_its_chain(target: str) -> None:
     chains = _divergent_chains()
     plane_map = [1, 2, 1, 3, 2]
     pipe = fkl.compose_divergent(plane_map, *chains, target=target)
-    out = _back(target, _one_call(pipe, _to(target, img)))
+    out = from_target(target, _one_call(pipe, on_target(target, img)))
     assert out.shape == (5, 12, 16, 3)
     singles = [fkl.compose(*chain, target="cpu")(img) for chain in chains]
     for z, k in enumerate(plane_map):
@@ -221,7 +209,7 @@ def test_divergent_batch_runs_each_plane_with_its_chain(target: str) -> None:
     assert ir.count("fkl.kernel") == 1 and "planemap: i32 x 5" in ir
     compiles = STATS.compiles
     again = fkl.compose_divergent([3, 3, 1, 2, 1], *chains, target=target)
-    out2 = _back(target, again(_to(target, img)))
+    out2 = from_target(target, again(on_target(target, img)))
     np.testing.assert_array_equal(out2[0], singles[2])
     assert STATS.compiles == compiles, "a new plane map with the same plane count reuses the binary"
 
@@ -230,7 +218,7 @@ def test_divergent_batch_runs_each_plane_with_its_chain(target: str) -> None:
 def test_divergent_batch_input_one_image_per_plane(target: str) -> None:
     batch = RNG.integers(0, 256, (3, 40, 50, 3), dtype=np.uint8)
     chains = _divergent_chains()
-    out = _back(target, fkl.compose_divergent([2, 3, 1], *chains, target=target)(_to(target, batch)))
+    out = from_target(target, fkl.compose_divergent([2, 3, 1], *chains, target=target)(on_target(target, batch)))
     for z, k in enumerate([2, 3, 1]):
         np.testing.assert_array_equal(out[z], fkl.compose(*chains[k - 1], target="cpu")(batch[z]))
 

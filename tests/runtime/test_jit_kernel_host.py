@@ -6,7 +6,6 @@ again in ours."""
 from __future__ import annotations
 
 import ctypes
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,11 +13,9 @@ import numpy as np
 import pytest
 
 import fklir as fkl
-from fklir.jit import user_kernel
 from fklir.jit.tensors import TensorView
-from fklir.runtime import cuda_driver
 from fklir.runtime.device_buffer import DeviceBuffer
-from tests.runtime.fake_driver import FakeDriver, installed, make_fake_torch
+from tests.runtime.fake_driver import FakeDriver, installed, jit_without_compiler
 
 jit = fkl.jit
 N, C = jit.SymbolicSize("N"), jit.SymbolicSize("C")
@@ -28,14 +25,7 @@ D = jit.SymbolicDevice()
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
     """(driver, torch): a strict fake driver, a fake torch, and instances 'loaded' without a compiler."""
-    monkeypatch.setenv("FKLIR_CACHE_DIR", str(tmp_path))
-    torch = make_fake_torch()
-    monkeypatch.setitem(sys.modules, "torch", torch)
-
-    def load(source: Any, instance: Any, device: int | None, link_flags: Any = ()) -> Any:
-        return cuda_driver.load_kernel(b"stand-in cubin", instance.call, device or 0)
-
-    monkeypatch.setattr(user_kernel.instances, "load", load)
+    torch = jit_without_compiler(monkeypatch, tmp_path)
     with installed(FakeDriver(devices=2)) as driver:
         launch = driver.cuLaunchKernel
         driver.passed = []  # what each accepted launch passed (_arguments), read while the call runs

@@ -9,17 +9,10 @@ import numpy as np
 import pytest
 
 import fklir as fkl
+from tests.runtime.chains import on_target
 
 RNG = np.random.default_rng(31)
 TARGETS = ["cpu", pytest.param("gpu", marks=pytest.mark.skipif(not fkl.gpu_available(), reason="needs a CUDA GPU"))]
-
-
-def _to(target: str, x: np.ndarray) -> Any:
-    if target == "cpu":
-        return x
-    import torch
-
-    return torch.from_numpy(x).cuda()
 
 
 def _back(target: str, y: Any) -> np.ndarray:
@@ -33,21 +26,23 @@ def _back(target: str, y: Any) -> np.ndarray:
 @pytest.mark.parametrize("target", TARGETS)
 def test_tensor_pack_reads_planar_input(target: str) -> None:
     x = RNG.integers(0, 256, (3, 11, 7), dtype=np.uint8)
-    out = _back(target, fkl.compose(fkl.TensorPack(3), fkl.Add(5), fkl.TensorWrite(), target=target)(_to(target, x)))
+    out = _back(
+        target, fkl.compose(fkl.TensorPack(3), fkl.Add(5), fkl.TensorWrite(), target=target)(on_target(target, x))
+    )
     np.testing.assert_array_equal(out, ((np.transpose(x, (1, 2, 0)).astype(int) + 5) % 256).astype(np.uint8))
     batch = RNG.integers(0, 256, (2, 4, 5, 6), dtype=np.uint8)
-    packed = _back(target, fkl.compose(fkl.TensorPack(4), fkl.TensorWrite(), target=target)(_to(target, batch)))
+    packed = _back(target, fkl.compose(fkl.TensorPack(4), fkl.TensorWrite(), target=target)(on_target(target, batch)))
     np.testing.assert_array_equal(packed, np.transpose(batch, (0, 2, 3, 1)))
     with pytest.raises(ValueError, match="TensorPack"):
         fkl.compose(fkl.TensorPack(3), fkl.TensorWrite(), target=target)(
-            _to(target, np.zeros((5, 6, 7, 8, 9), np.uint8))
+            on_target(target, np.zeros((5, 6, 7, 8, 9), np.uint8))
         )
 
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_tensor_split_roundtrip_through_tensor_pack(target: str) -> None:
     x = (RNG.standard_normal((2, 9, 13, 3)) * 5).astype(np.float32)
-    planar = fkl.compose(fkl.TensorRead(), fkl.TensorSplit(), target=target)(_to(target, x))
+    planar = fkl.compose(fkl.TensorRead(), fkl.TensorSplit(), target=target)(on_target(target, x))
     back = _back(target, fkl.compose(fkl.TensorPack(3), fkl.TensorWrite(), target=target)(planar))
     np.testing.assert_array_equal(back, x)
 
@@ -66,7 +61,7 @@ def test_read_set_generates_without_input() -> None:
 @pytest.mark.parametrize("target", TARGETS)
 def test_tensor_tsplit_is_channel_major(target: str) -> None:
     batch = RNG.integers(0, 256, (3, 5, 7, 2), dtype=np.uint8)
-    out = _back(target, fkl.compose(fkl.TensorRead(), fkl.TensorTSplit(), target=target)(_to(target, batch)))
+    out = _back(target, fkl.compose(fkl.TensorRead(), fkl.TensorTSplit(), target=target)(on_target(target, batch)))
     np.testing.assert_array_equal(out, np.transpose(batch, (3, 0, 1, 2)))
 
 
@@ -74,7 +69,7 @@ def test_tensor_tsplit_is_channel_major(target: str) -> None:
 def test_split_write_gives_one_output_per_channel(target: str) -> None:
     x = RNG.integers(0, 256, (6, 10, 3), dtype=np.uint8)
     pipe = fkl.compose(fkl.TensorRead(), fkl.Cast("float32"), fkl.Mul(0.5), fkl.SplitWrite(), target=target)
-    outs = pipe(_to(target, x))
+    outs = pipe(on_target(target, x))
     assert isinstance(outs, tuple) and len(outs) == 3
     got = _back(target, outs)
     for c in range(3):

@@ -16,6 +16,7 @@ from fklir.backend import build
 from fklir.frontend import lowering
 from fklir.jit.signature import BATCH_MIN
 from tests.runtime import test_host_path
+from tests.runtime.chains import from_target, on_target
 
 FRAMES = 200
 fake = test_host_path.fake  # (driver, torch): the fake driver and torch, as a fixture
@@ -47,18 +48,6 @@ def _files(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*") if p.is_file())
 
 
-def _to(target: str, x: np.ndarray) -> Any:
-    if target == "cpu":
-        return x
-    import torch
-
-    return torch.from_numpy(x).cuda()
-
-
-def _back(target: str, y: Any) -> np.ndarray:
-    return y if target == "cpu" else y.cpu().numpy()
-
-
 def _frames(rng: np.random.Generator, make: Callable[[int], object]) -> list[object]:
     """FRAMES frames of 1..BATCH_MIN items each, every count among them."""
     counts = [*range(1, BATCH_MIN + 1), *(int(n) for n in rng.integers(1, BATCH_MIN + 1, FRAMES - BATCH_MIN))]
@@ -86,7 +75,7 @@ def test_a_detectors_rois_every_frame_compile_once(target: str, private_cache: P
     first frame's), and every frame matches OpenCV."""
     rng = np.random.default_rng(18)
     img = rng.random((90, 120, 3), dtype=np.float32)
-    x = _to(target, img)
+    x = on_target(target, img)
 
     def rects(n: int) -> list[tuple[int, int, int, int]]:
         sizes = rng.integers(4, 40, (n, 2))
@@ -97,7 +86,7 @@ def test_a_detectors_rois_every_frame_compile_once(target: str, private_cache: P
     files: list[Path] | None = None
     for frame in _frames(rng, rects):
         boxes: list[tuple[int, int, int, int]] = frame  # pyright: ignore[reportAssignmentType]
-        got = _back(target, _crop_resize(boxes, target)(x))
+        got = from_target(target, _crop_resize(boxes, target)(x))
         assert got.shape == (len(boxes), 11, 13, 3)
         np.testing.assert_allclose(got, _crop_reference(img, boxes), rtol=1e-5, atol=1e-5)
         files = _files(private_cache) if files is None else files
@@ -124,7 +113,7 @@ def test_lists_of_1_to_64_images_compile_once(target: str, private_cache: Path, 
     for k, frame in enumerate(_frames(rng, images)):
         batch: list[np.ndarray] = frame  # pyright: ignore[reportAssignmentType]
         call = pipe if k % 2 else _list_chain(target)
-        got = _back(target, call([_to(target, a) for a in batch]))
+        got = from_target(target, call([on_target(target, a) for a in batch]))
         np.testing.assert_array_equal(got, np.stack(batch) * np.float32(2.0) - np.float32(1.5))
     assert build.STATS.compiles - compiles == 1
     assert len(lowerings) == 1

@@ -14,6 +14,7 @@ import pytest
 import fklir as fkl
 from fklir.backend.build import STATS
 from fklir.runtime.launch import LAUNCHES
+from tests.runtime.chains import from_target, on_target
 
 RNG = np.random.default_rng(16)
 TARGETS = ["cpu", pytest.param("gpu", marks=pytest.mark.skipif(not fkl.gpu_available(), reason="needs a CUDA GPU"))]
@@ -61,18 +62,6 @@ def _luma(x: np.ndarray, scale: float) -> np.ndarray:
     return np.float32(scale) * (0.299 * x[..., 0] + 0.587 * x[..., 1] + 0.114 * x[..., 2])
 
 
-def _to(target: str, x: np.ndarray) -> Any:
-    if target == "cpu":
-        return x
-    import torch
-
-    return torch.from_numpy(x).cuda()
-
-
-def _back(target: str, y: Any) -> np.ndarray:
-    return y if target == "cpu" else y.cpu().numpy()
-
-
 def _one_launch(pipe: Any, x: Any) -> Any:
     before = LAUNCHES.count
     out = pipe(x)
@@ -84,7 +73,7 @@ def _one_launch(pipe: Any, x: Any) -> Any:
 def test_flat_chain(target: str) -> None:
     x = RNG.random((17, 23, 3), dtype=np.float32)
     pipe = fkl.compose(fkl.TensorRead(), fkl.Mul(0.5), Gamma(gamma=2.2, gain=3.0), fkl.TensorWrite(), target=target)
-    out = _back(target, _one_launch(pipe, _to(target, x)))
+    out = from_target(target, _one_launch(pipe, on_target(target, x)))
     np.testing.assert_allclose(out, _gamma(x * np.float32(0.5), 2.2, 3.0), rtol=2e-6)
     assert pipe.ir().count("fkl.kernel") == 1
 
@@ -95,7 +84,7 @@ def test_vertical_after_crop_and_resize(target: str) -> None:
     crop = fkl.compose(fkl.TensorRead(), fkl.Crop(5, 6, 30, 20), fkl.Resize(16, 12), fkl.TensorWrite(), target="cpu")
     ops = (fkl.Crop(5, 6, 30, 20), fkl.Resize(16, 12), Gamma(gamma=1.5, gain=2.0), Luma(scale=0.5))
     pipe = fkl.compose(fkl.TensorRead(), *ops, fkl.TensorWrite(), target=target)
-    out = _back(target, _one_launch(pipe, _to(target, x)))
+    out = from_target(target, _one_launch(pipe, on_target(target, x)))
     assert out.shape == (12, 16)
     np.testing.assert_allclose(out, _luma(_gamma(crop(x), 1.5, 2.0), 0.5), rtol=1e-5, atol=1e-6)
     assert pipe.ir().count("fkl.kernel") == 1
@@ -113,7 +102,7 @@ def test_horizontal_batched_rois(target: str) -> None:
         fkl.TensorWrite(),
         target=target,
     )
-    out = _back(target, _one_launch(pipe, _to(target, x)))
+    out = from_target(target, _one_launch(pipe, on_target(target, x)))
     assert out.shape == (3, 8, 8, 3)
     for i, rect in enumerate(rects):
         roi = fkl.compose(fkl.TensorRead(), fkl.Crop(*rect), fkl.Resize(8, 8), fkl.TensorWrite(), target="cpu")(x)
@@ -128,7 +117,7 @@ def test_divergent_chains(target: str) -> None:
     b = (fkl.TensorRead(), fkl.Crop(2, 3, 16, 12), Luma(scale=2.0), fkl.TensorWrite())
     plane_map = [1, 2, 2, 1]
     pipe = fkl.compose_divergent(plane_map, a, b, target=target)
-    out = _back(target, _one_launch(pipe, _to(target, x)))
+    out = from_target(target, _one_launch(pipe, on_target(target, x)))
     resized = fkl.compose(fkl.TensorRead(), fkl.Resize(16, 12), fkl.TensorWrite(), target="cpu")(x)
     expected = {1: _luma(_gamma(resized, 2.0, 1.0), 1.0), 2: _luma(x[3:15, 2:18], 2.0)}
     for z, k in enumerate(plane_map):
@@ -153,7 +142,7 @@ def test_a_new_value_does_not_compile(target: str) -> None:
 
     def run(gamma: float) -> np.ndarray:
         pipe = fkl.compose(fkl.TensorRead(), Gamma(gamma=gamma, gain=1.0), fkl.TensorWrite(), target=target)
-        return _back(target, pipe(_to(target, x)))
+        return from_target(target, pipe(on_target(target, x)))
 
     run(1.25)
     compiles = STATS.compiles
@@ -170,7 +159,9 @@ def test_an_edit_of_the_body_or_of_an_included_header_compiles_by_itself(target:
 
     def run() -> np.ndarray:
         shift = fkl.op("Shift", body_file=body)
-        return _back(target, fkl.compose(fkl.TensorRead(), shift(), fkl.TensorWrite(), target=target)(_to(target, x)))
+        return from_target(
+            target, fkl.compose(fkl.TensorRead(), shift(), fkl.TensorWrite(), target=target)(on_target(target, x))
+        )
 
     np.testing.assert_allclose(run(), x + 1)
     compiles = STATS.compiles
@@ -191,7 +182,7 @@ def test_a_body_that_does_not_compile_names_the_op_and_the_users_line(target: st
     broken = fkl.op("Broken", body_file=body)
     pipe = fkl.compose(fkl.TensorRead(), broken(), fkl.TensorWrite(), target=target)
     with pytest.raises(fkl.CompileError, match=r"fkl\.op 'Broken' does not compile") as caught:
-        pipe(_to(target, np.zeros((2, 2, 3), np.float32)))
+        pipe(on_target(target, np.zeros((2, 2, 3), np.float32)))
     assert f"{body}(2)" in str(caught.value) or f"{body}:2:" in str(caught.value)
 
 
@@ -206,7 +197,7 @@ def test_an_inline_body_that_does_not_compile_points_into_the_declaring_script(t
     line = next(i for i, text in enumerate(Path(__file__).read_text().splitlines(), 1) if "x +* 1.0f; }" in text)
     pipe = fkl.compose(fkl.TensorRead(), broken(), fkl.TensorWrite(), target=target)
     with pytest.raises(fkl.CompileError, match=r"fkl\.op 'InlineBroken' does not compile") as caught:
-        pipe(_to(target, np.zeros((2, 2, 3), np.float32)))
+        pipe(on_target(target, np.zeros((2, 2, 3), np.float32)))
     here = str(Path(__file__).resolve())
     assert f"{here}({line})" in str(caught.value) or f"{here}:{line}:" in str(caught.value)
 
@@ -227,6 +218,6 @@ def test_params_arrive_in_their_declared_types_and_the_result_type_changes(targe
     )
     x = RNG.integers(0, 256, (5, 9, 3), dtype=np.uint8)
     pipe = fkl.compose(fkl.TensorRead(), mix(h=0.5, n=-3, negate=True), fkl.TensorWrite(), target=target)
-    out = _back(target, pipe(_to(target, x)))
+    out = from_target(target, pipe(on_target(target, x)))
     assert out.dtype == np.float32
     np.testing.assert_array_equal(out, -(0.5 * x.astype(np.float32) - 3))
