@@ -97,16 +97,10 @@ FKL_HD f32 tap_f32(T x) { return (f32)x; }
 FKL_HD f32 tap_f32(f16 x) { return to_f32(x); }
 FKL_HD f32 tap_f32(bf16 x) { return to_f32(x); }
 
-// A byte or u16 tap as f64 for the warps' blend: on the GPU through the exponent of 2^52 (an integer
-// move and one DADD), as conversions to f64 issue at a quarter of the FP64 rate; exact either way.
-FKL_HD f64 tap_f64(u8 x) {
-#if defined(__CUDA_ARCH__)
-    return __hiloint2double(0x43300000, (int)x) - 4503599627370496.0;
-#else
-    return (f64)x;
-#endif
-}
-FKL_HD f64 tap_f64(u16 x) {
+// A byte or u16 tap as f64 for the warps' blend (the emitter calls it for those two types only): on the
+// GPU through the exponent of 2^52 (an integer move and one DADD), as conversions to f64 issue at a
+// quarter of the FP64 rate; exact either way, as the value is below 2^31.
+FKL_HD f64 tap_f64(u32 x) {
 #if defined(__CUDA_ARCH__)
     return __hiloint2double(0x43300000, (int)x) - 4503599627370496.0;
 #else
