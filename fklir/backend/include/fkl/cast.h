@@ -144,12 +144,15 @@ struct SaturateCast {
             if (lo < 0.0f && x != x) return To(0);
             return rounded;
 #else
-            // The same addition on the CPU, the clamp written as comparisons that g++ turns into
-            // maxps/minps: branch-free, so the loops around it vectorise (rintf is a libm call
-            // without SSE4.1). A NaN fails the first comparison and becomes lo.
-            const f32 above = x > lo ? x : lo;
-            const f32 clamped = above < hi ? above : hi;
-            const To rounded = (To)bits_of(clamped + 12582912.0f);
+            // The same addition on the CPU, before the clamp: the sum is then computed on every path,
+            // so g++ may if-convert the comparisons (a float addition that only some paths make could
+            // trap, which keeps the branches) and the loops around it vectorise. Rounding is monotonic
+            // and lo + 1.5 * 2^23, hi + 1.5 * 2^23 are exact, with a spacing of 1 between them, so the
+            // clamped sum is x clamped and rounded. A NaN fails the first comparison and becomes lo.
+            const f32 shifted = x + 12582912.0f;
+            const f32 above = shifted > lo + 12582912.0f ? shifted : lo + 12582912.0f;
+            const f32 clamped = above < hi + 12582912.0f ? above : hi + 12582912.0f;
+            const To rounded = (To)bits_of(clamped);
             return lo < 0.0f && x != x ? To(0) : rounded;
 #endif
         }

@@ -57,15 +57,20 @@ __device__ inline void wait_for_previous_kernel() {
 }
 #endif
 
-// v[i] of a small parameter array, chosen with selects: every v[k] is read at a warp-uniform
-// address (a runtime i would make a warp read the parameter block at divergent addresses).
-// With a compile-time i it folds to v[i].
+// v[i] of a small parameter array, chosen with selects on the GPU: every v[k] is read at a
+// warp-uniform address (a runtime i would make a warp read the parameter block at divergent
+// addresses). With a compile-time i it folds to v[i]. The CPU indexes: g++ ignores `#pragma unroll`,
+// and the loop it keeps stops the loops around it from vectorising.
 template <typename T, int N>
 FKL_HD T pick(const T (&v)[N], int i) {
+#if defined(FKL_DEVICE_CODE)
     T r = v[0];
 #pragma unroll
     for (int k = 1; k < N; ++k) r = (i == k) ? v[k] : r;
     return r;
+#else
+    return v[i];
+#endif
 }
 
 }  // namespace fkl
