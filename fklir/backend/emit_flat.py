@@ -26,7 +26,8 @@ NVRTC's compile time short without slowing the kernels.
 A list input (Params::src_table) runs image z of the list in grid row z, each a flat run of its own,
 so a list of same-size images moves at the rate of one flat run rather than as a pixel kernel.
 
-CPU: a loop over groups with restrict pointers, which g++ vectorises (`run_groups`).
+CPU: a loop over groups with restrict pointers, which g++ vectorises (`run_groups`); a pixel-wise
+group goes through planes first (fkl/planes.h): g++ cannot deinterleave 3-byte pixels with SSE2.
 
 Pixel-wise chains (ColorConversion, VectorReorder, AddLast, user pixel ops, ...): the group is the fewest
 whole pixels whose inputs and results both fill whole 16-byte vectors (16 pixels for uint8 RGB -> gray),
@@ -498,12 +499,23 @@ def emit_pixel_flat_cpu(s: PixelFlatShape) -> list[str]:
     g, cin, cout = s.pixels, s.in_channels, s.out_channels
     return [
         f"// Groups [g0, g1) of {g} whole pixels: a loop of a fixed trip count over restrict pointers (the GPU",
-        "// kernel computes the same values).",
+        "// kernel computes the same values). The group goes through planes (fkl/planes.h), so that the loop",
+        "// reads and writes each channel at unit stride, which g++ vectorises.",
         f"static void run_groups(const Params& q, const {s.t_in}* __restrict__ src, {s.t_out}* __restrict__ dst,",
         "                       fkl::i64 g0, fkl::i64 g1) {",
         "    for (fkl::i64 g = g0; g < g1; ++g) {",
         f"        const fkl::i64 at = g * {g};",
-        f"        for (int i = 0; i < {g}; ++i) compute_pixel(q, src + (at + i) * {cin}, dst + (at + i) * {cout});",
+        f"        {s.t_in} in[{cin}][{g}];",
+        f"        fkl::to_planes(src + at * {cin}, in);",
+        f"        {s.t_out} out[{cout}][{g}];",
+        f"        for (int i = 0; i < {g}; ++i) {{",
+        f"            {s.t_in} px[{cin}];",
+        f"            for (int c = 0; c < {cin}; ++c) px[c] = in[c][i];",
+        f"            {s.t_out} r[{cout}];",
+        "            compute_pixel(q, px, r);",
+        f"            for (int c = 0; c < {cout}; ++c) out[c][i] = r[c];",
+        "        }",
+        f"        fkl::from_planes(out, dst + at * {cout});",
         "    }",
         "}",
         *_cpu_entry(

@@ -1,11 +1,12 @@
 // fkl/kernel.h — what every generated kernel shares: the whole op library (fkl.h, plus the
-// channel ops of color.h and vector.h), the fixed head of its parameter block and the small
-// sampling helpers that geometry stages call. The emitter (fklir/backend/emit_cpp.py)
+// channel ops of color.h and vector.h, and planes.h for the CPU's pixel-wise flat loops), the fixed
+// head of its parameter block and the small sampling helpers that geometry stages call. The emitter (fklir/backend/emit_cpp.py)
 // writes the rest: one function per geometry stage, the compute chain, the write, the entry point.
 #pragma once
 #include "fkl/fkl.h"
 #include "fkl/color.h"
 #include "fkl/vector.h"
+#include "fkl/planes.h"
 
 namespace fkl {
 
