@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-CODEGEN_VERSION = "18"
+CODEGEN_VERSION = "19"
 
 GPU_ENTRY = "fkl_kernel"
 GPU_NARROW_ENTRY = "fkl_kernel_narrow"  # pixel kernels: one pixel per thread, for launches of few pixels
