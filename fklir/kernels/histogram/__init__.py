@@ -153,8 +153,6 @@ def histogram(images: Any, out: Any = None, *, stream: object = None) -> Any:
     if described.device is None:
         _count_cpu(batch_images, batch_out, stream=stream)
         return out
-    if batched and shape[0] == 0:
-        return out  # no image, no counts: a grid of no rows cannot launch
     handle, owned = launch_stream(described, stream)
     scratch = _stream_scratch(described.device, handle, (shape[0] if batched else 1) * (channels * BINS + 1))
     _count_gpu(batch_images, batch_out, scratch, stream=handle)
