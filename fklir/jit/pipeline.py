@@ -287,22 +287,28 @@ class Pipeline:
 
     # ---- warm path ------------------------------------------------------------------------------
 
-    def _extent(self, sig: Signature, width: int, height: int, out_channels: int) -> Extent:
-        in_planes = sig.images or sig.planes
+    def _sizes(self, sig: Signature, width: int, height: int) -> tuple[int, int, int]:
+        """(width, height, planes) of the output, with the descriptors' checks of rects and sizes. A call makes
+        them before it looks up its plan, so that a bad rect is the same error whether or not the structure is
+        known (a plan built from IR would meet the dialect's verifier first)."""
         geometry = _geometry(self.chains[0])
-        sizes = _out_sizes(geometry, [(width, height)] * in_planes)
+        sizes = _out_sizes(geometry, [(width, height)] * (sig.images or sig.planes))
         if len(set(sizes)) > 1:
             raise ValueError(
                 f"Crop: the rects give planes of different sizes {sorted(set(sizes))}; put a Resize after the Crop"
             )
         # a batch of no images still has the plane size the chain implies: (0, H, W, C)
         (dst_w, dst_h) = sizes[0] if sizes else _out_sizes(geometry, [(width, height)])[0]
-        return Extent(width, height, in_planes, sig.channels, dst_w, dst_h, len(sizes), out_channels)
+        return dst_w, dst_h, len(sizes)
 
-    def _checked_extent(self, sig: Signature, width: int, height: int, plan: LaunchPlan) -> Extent:
+    def _checked_extent(
+        self, sig: Signature, width: int, height: int, sizes: tuple[int, int, int], plan: LaunchPlan
+    ) -> Extent:
         """The call's extent, refused (before any output is allocated) where the kernel could not run it:
         pixels made out of an empty image, or sizes beyond the kernel's index types."""
-        e = self._extent(sig, width, height, plan.layout.out_channels)
+        dst_w, dst_h, planes = sizes
+        in_planes = sig.images or sig.planes
+        e = Extent(width, height, in_planes, sig.channels, dst_w, dst_h, planes, plan.layout.out_channels)
         if e.dst_planes and e.dst_w and e.dst_h:
             for chain in self.chains:
                 fops.check_empty_source(_geometry(chain), (width, height))
@@ -399,8 +405,9 @@ class Pipeline:
         else:
             sources = [describe_host_array(a, f"TensorRead input {i}") for i, a in enumerate(_as_list(x))]
             sig, width, height = self._input(x, [(s.shape, s.dtype_name) for s in sources])
+        sizes = self._sizes(sig, width, height)
         plan = self._plan(sig, 0)
-        e = self._checked_extent(sig, width, height, plan)
+        e = self._checked_extent(sig, width, height, sizes, plan)
         shape = self._out_shape(sig, e)
         dtype = plan.layout.out_dtype
         count = e.channels_out if self.write_kind == "split_write" else 1
@@ -456,9 +463,10 @@ class Pipeline:
         if any(s.device != src.device for s in sources):
             raise ValueError(f"TensorRead: list inputs are on devices {[s.device for s in sources]}; use one device")
         sig, width, height = self._input(x, [(s.shape, s.dtype_name) for s in sources])
+        sizes = self._sizes(sig, width, height)
         with cuda_driver.using_device(src.device):
             plan = self._plan(sig, src.device)
-        e = self._checked_extent(sig, width, height, plan)
+        e = self._checked_extent(sig, width, height, sizes, plan)
         prepared = Prepared(plan, e, self._out_shape(sig, e), plan.layout.out_dtype, src.device)  # pyright: ignore[reportArgumentType]
         if not isinstance(x, list | tuple):
             self._prepared[(src.shape, src.dtype_name, src.device)] = prepared
@@ -513,16 +521,15 @@ class Pipeline:
         if self.generator is not None:
             device = 0 if out is None else describe_gpu_array(_as_list(out)[0], "out").device
             sig, width, height = self._generator_input()
-            with cuda_driver.using_device(device):
-                plan = self._plan(sig, device)
             framework, like, src_ptr, src = "fklir", None, 0, None
         else:
             src = describe_gpu_array(x, "TensorRead input")
             sig, width, height = self._input(x, [(src.shape, src.dtype_name)])
             device, framework, like, src_ptr = src.device, src.framework, src.obj, src.ptr
-            with cuda_driver.using_device(device):
-                plan = self._plan(sig, device)
-        e = self._checked_extent(sig, width, height, plan)
+        sizes = self._sizes(sig, width, height)
+        with cuda_driver.using_device(device):
+            plan = self._plan(sig, device)
+        e = self._checked_extent(sig, width, height, sizes, plan)
         prep = Prepared(plan, e, self._out_shape(sig, e), plan.layout.out_dtype, device)
         count = e.channels_out if self.write_kind == "split_write" else 1
         if out is None:
@@ -570,7 +577,7 @@ class DivergentPipeline(Pipeline):
         self.chains = tuple(op_chains)
         self.plane_map = owners
 
-    def _extent(self, sig: Signature, width: int, height: int, out_channels: int) -> Extent:
+    def _sizes(self, sig: Signature, width: int, height: int) -> tuple[int, int, int]:
         planes = len(self.plane_map or ())
         given = sig.images or sig.planes
         if given not in (0, 1, planes):
@@ -583,7 +590,7 @@ class DivergentPipeline(Pipeline):
             raise ValueError(f"compose_divergent: the chains produce different sizes {sorted(sizes)}; all must match")
         ((dst_w, dst_h),) = sizes
         # a batch of no images makes no plane, as in compose(): (0, H, W, C) of the size the chains imply
-        return Extent(width, height, given, sig.channels, dst_w, dst_h, planes if given else 0, out_channels)
+        return dst_w, dst_h, planes if given else 0
 
 
 def describe_op(op: fops.Op) -> tuple[object, ...]:
