@@ -14,8 +14,7 @@ import ctypes
 import enum
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
@@ -35,9 +34,9 @@ class DLDataTypeCode(enum.IntEnum):
 Kind = Literal["int", "uint", "float", "bool"]
 
 
-@dataclass(frozen=True)
-class DType:
-    """One element type: how each layer spells, stores and bounds it."""
+class DType(NamedTuple):
+    """One element type: how each layer spells, stores and bounds it. (A named tuple: @dataclass builds
+    its methods from source text, which a fresh process's import pays for.)"""
 
     name: str  # as users and numpy spell it: 'uint8', 'bfloat16'
     kind: Kind

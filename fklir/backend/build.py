@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import dataclasses
 import functools
 import io
 import json
@@ -314,7 +313,7 @@ def remember_plan(description_key_: str, built: BuiltKernel) -> None:
     _remember_in_memory(description_key_, built.key, built.values)
     if built.reused:
         return
-    entry = {"kernel": built.key, "layout": dataclasses.asdict(built.layout), "values": built.values}
+    entry = {"kernel": built.key, "layout": built.layout._asdict(), "values": built.values}
     with contextlib.suppress(OSError):  # only a shortcut for the next process: a full disk must not fail this call
         cache.DiskCache().store(description_key_, PLAN_SUFFIX, json.dumps(entry).encode(), announce=False)
 

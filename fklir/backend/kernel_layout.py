@@ -4,7 +4,7 @@ path reads them, so this module imports nothing of xDSL."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 CODEGEN_VERSION = "19"
 
@@ -13,9 +13,9 @@ GPU_NARROW_ENTRY = "fkl_kernel_narrow"  # pixel kernels: one pixel per thread, f
 CPU_ENTRY = "fkl_run"
 
 
-@dataclass(frozen=True)
-class KernelLayout:
-    """What the host needs to launch the emitted kernel (no IR in it)."""
+class KernelLayout(NamedTuple):
+    """What the host needs to launch the emitted kernel (no IR in it). A named tuple: a fresh process
+    reads it from a disk plan, and @dataclass builds its methods from source text at import."""
 
     mode: str  # "flat" | "pixel"
     elements_per_thread: int  # flat: elements per thread; pixel: 1

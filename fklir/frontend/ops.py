@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import FrozenInstanceError
 from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar, cast
 
 from fklir.dialects.constants import ASPECT_RATIOS, DEINTERLACE_MODES, REDUCTIONS, invert_warp_matrix
@@ -93,10 +92,10 @@ class Op:
         object.__setattr__(self, "location", _user_location())
 
     def __setattr__(self, name: str, value: object) -> None:
-        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+        raise AttributeError(f"{type(self).__name__} is frozen: cannot assign to field {name!r}")
 
     def __delattr__(self, name: str) -> None:
-        raise FrozenInstanceError(f"cannot delete field {name!r}")
+        raise AttributeError(f"{type(self).__name__} is frozen: cannot delete field {name!r}")
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in type(self).FIELDS)
@@ -620,10 +619,26 @@ def _size(op: str, what: str, v: object) -> int:
 
 
 def _rect(op: str, given: object) -> Rect:
+    if type(given) is tuple and len(given) == 4:  # pyright: ignore[reportUnknownArgumentType]
+        # a detector's boxes arrive every frame: plain int tuples inside int32 take one test
+        x, y, w, h = given  # pyright: ignore[reportUnknownVariableType]
+        if (
+            type(x) is int
+            and type(y) is int
+            and type(w) is int
+            and type(h) is int
+            and 0 <= x
+            and 0 <= y
+            and 0 < w
+            and 0 < h
+            and x + w <= I32_MAX
+            and y + h <= I32_MAX
+        ):
+            return given  # pyright: ignore[reportUnknownVariableType]
     r = rect_ints(op, given)
     x, y, w, h = r
     if 0 <= x and 0 <= y and 0 < w and 0 < h and x + w <= I32_MAX and y + h <= I32_MAX:
-        return r  # what check_span admits, in one test: a detector's boxes arrive every frame
+        return r  # what check_span admits, in one test
     if w <= 0 or h <= 0:
         raise ValueError(f"{op}: rect {tuple(r)} must have a positive width and height")
     check_span(op, f"rect {tuple(r)}: ", ("x", x), ("w", w))
@@ -711,7 +726,7 @@ class Crop(Geometry):
             listed = rect_list(name, x)
             given = x
         batched = listed is not None
-        rects = tuple(_rect(name, r) for r in listed) if listed is not None else (_rect(name, given),)
+        rects = tuple([_rect(name, r) for r in listed]) if listed is not None else (_rect(name, given),)
         object.__setattr__(self, "rects", rects)
         object.__setattr__(self, "batched", batched)
         object.__setattr__(self, "location", _user_location())

@@ -10,6 +10,7 @@ or OpenCV's integer constants. Every refusal names the op and the value.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -153,13 +154,14 @@ def unpacked(args: tuple[object, ...]) -> object:
         return args
 
 
-def rect_list(op: str, v: object) -> list[tuple[int, int, int, int]] | None:
-    """The rects of a list of (x, y, w, h) or an (N, 4) array, as integers; None for one (x, y, w, h)."""
+def rect_list(op: str, v: object) -> Sequence[object] | None:
+    """The rows of a list of (x, y, w, h) or an (N, 4) array, each still to be read by rect_ints; None
+    for one (x, y, w, h)."""
     if isinstance(v, list | tuple):
         if not v:
             raise ValueError(f"{op}: the rect list is empty")
         if isinstance(v[0], list | tuple):
-            return [rect_ints(op, r) for r in v]  # pyright: ignore[reportUnknownVariableType]
+            return v  # pyright: ignore[reportUnknownVariableType]
     array = _array(op, "a rect", v)
     if array.ndim == 1:
         return None
@@ -167,7 +169,7 @@ def rect_list(op: str, v: object) -> list[tuple[int, int, int, int]] | None:
         raise ValueError(f"{op}: give (x, y, w, h), a list of them or an (N, 4) array, got shape {array.shape}")
     if array.shape[0] == 0:
         raise ValueError(f"{op}: the rect list is empty")
-    return [rect_ints(op, row) for row in array.tolist()]
+    return array.tolist()
 
 
 def rect_ints(op: str, r: object) -> tuple[int, int, int, int]:

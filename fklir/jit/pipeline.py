@@ -52,6 +52,9 @@ if TYPE_CHECKING:  # xDSL is imported by the cold path only: a chain known to th
 TARGETS = ("gpu", "cpu")
 
 
+_ENDS = (*fops.READ_DESCRIPTORS, *fops.WRITE_DESCRIPTORS)
+
+
 def _check_structure(ops: Sequence[fops.Op], where: str = "compose") -> None:
     if not ops or not isinstance(ops[0], fops.READ_DESCRIPTORS):
         raise ValueError(f"{where}: a chain starts with TensorRead(), TensorPack(ch) or ReadSet(...)")
@@ -61,7 +64,7 @@ def _check_structure(ops: Sequence[fops.Op], where: str = "compose") -> None:
     for op in ops[1:-1]:
         if not isinstance(op, fops.Op):
             raise TypeError(f"{where}: {op!r} is not an fklir op")
-        if isinstance(op, (*fops.READ_DESCRIPTORS, *fops.WRITE_DESCRIPTORS)):
+        if isinstance(op, _ENDS):
             raise ValueError(f"{where}: {op.op_name} may only start or end the chain")
         if isinstance(op, fops.Geometry) and not after_read:
             raise ValueError(

@@ -296,8 +296,9 @@ def warm_list_key(xs: Sequence[object]) -> tuple[WarmKey, list[int]] | None:
     when the list is empty or any array has none or differs, which sends the list through describe_gpu_array.
 
     The key stands for the list's full description as warm_key's does for one array (equal element keys
-    and the length), so a list seen before keeps every check made on it then; each array's accessors are
-    read once, through its type's reader found once for the whole list."""
+    and the length), so a list seen before keeps every check made on it then. A list of torch tensors is
+    compared with its first tensor field by field and each pointer is read once; other kinds go through
+    their reader per array."""
     if not xs:
         return None
     first = xs[0]
@@ -308,6 +309,8 @@ def warm_list_key(xs: Sequence[object]) -> tuple[WarmKey, list[int]] | None:
         reader = _warm_readers[kind] = _choose_warm_reader(first)
     if reader is None:
         return None
+    if reader is _torch_warm:
+        return _torch_list_warm(xs, first)
     seen = reader(first)
     if seen is None:
         return None
@@ -318,6 +321,24 @@ def warm_list_key(xs: Sequence[object]) -> tuple[WarmKey, list[int]] | None:
             return None
         pointers.append(seen[1])
     return (len(pointers), key), pointers
+
+
+def _torch_list_warm(xs: Sequence[Any], first: Any) -> tuple[WarmKey, list[int]] | None:
+    """warm_list_key of torch tensors: the list's key and pointers with each accessor read once per tensor."""
+    if not first.is_cuda or not first.is_contiguous():
+        return None
+    kind, dtype, shape, device = type(first), first.dtype, first.shape, first.get_device()
+    for x in xs[1:]:
+        if (
+            type(x) is not kind
+            or not x.is_cuda
+            or x.dtype is not dtype
+            or x.shape != shape
+            or x.get_device() != device
+            or not x.is_contiguous()
+        ):
+            return None
+    return (len(xs), (kind, dtype, shape, device)), [x.data_ptr() for x in xs]
 
 
 def _choose_warm_reader(x: object) -> _WarmReader | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import operator
 import os
 import threading
 from collections.abc import Mapping, Sequence
@@ -82,12 +83,8 @@ class LaunchPlan:
         """The pointer table of a list input (one image per plane); nothing for a single input."""
         if not self.layout.src_table:
             return
-        table = self.params.src_table  # pyright: ignore[reportAttributeAccessIssue]
-        bits = 0
-        for i, ptr in enumerate(pointers):
-            table[i] = ptr
-            bits |= ptr
-        self._table_bits = bits
+        self.params.src_table[: len(pointers)] = pointers  # pyright: ignore[reportAttributeAccessIssue]
+        self._table_bits = functools.reduce(operator.or_, pointers, 0)
 
     def set_outputs(self, pointers: Sequence[int]) -> None:
         """SplitWrite's per-channel output table; nothing for the other writes."""

@@ -463,6 +463,27 @@ def test_warm_keys_tell_apart_what_a_description_tells_apart(fake: Any) -> None:
     assert interop.warm_key(plain)[0] != interop.warm_key(read_only)[0]  # pyright: ignore[reportOptionalSubscript]
 
 
+def test_a_list_key_is_its_length_and_every_tensors_key(fake: Any) -> None:
+    """warm_list_key's torch path agrees with warm_key per tensor: a list keys alike only when every tensor
+    has the first one's key; any tensor that differs, or cannot be used as it is, sends the list to the full path."""
+    _driver, torch = fake
+    xs = [torch.empty((6, 5, 3), dtype=torch.uint8) for _ in range(5)]
+    key, pointers = interop.warm_list_key(xs) or ((), [])
+    assert key == (5, interop.warm_key(xs[0])[0])  # pyright: ignore[reportOptionalSubscript]
+    assert pointers == [x.data_ptr() for x in xs]
+    odd_ones = [
+        torch.empty((6, 5, 3), dtype=torch.int8),
+        torch.empty((6, 5, 4), dtype=torch.uint8),
+        torch.empty((6, 5, 3), dtype=torch.uint8, device="cuda:1"),
+        torch.Tensor((6, 5, 3), torch.uint8, 0, strides=(1, 6, 30)),
+        torch.Tensor((6, 5, 3), torch.uint8, -1),
+        DeviceBuffer.from_ptr(0x7000, (6, 5, 3), "uint8"),
+    ]
+    for odd in odd_ones:
+        for where in (0, 2, 4):
+            assert interop.warm_list_key([*xs[:where], odd, *xs[where + 1 :]]) is None, (odd, where)
+
+
 # ---- the first call of a fresh process --------------------------------------------------------------
 
 FIRST_CALL = r"""
