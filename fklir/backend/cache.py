@@ -42,16 +42,17 @@ import fcntl
 import functools
 import importlib
 import os
-import shutil
 import stat
 import sys
-import tempfile
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
 from fklir.errors import CacheError
+
+# tempfile and shutil are imported where files are written or removed: a warm fresh process only reads,
+# and their imports (with random, bz2, lzma, fnmatch) would be much of its start-up time.
 
 SIDECAR_SUFFIX = ".sha256"
 LOCK_FOLDER = "locks"
@@ -146,6 +147,8 @@ def untrusted_reason(path: Path, status: os.stat_result | None = None) -> str | 
 def private_dir() -> Path:
     """This user's private cache folder under the temp directory: fklir-cache-<uid> when it is ours and
     nobody else's (another user may have made that name first), else a fresh unique folder."""
+    import tempfile
+
     uid = os.getuid()
     base = tempfile.gettempdir()
     if (known := _private.get((base, uid))) is not None:
@@ -227,6 +230,8 @@ def _check_key(key: str, suffix: str) -> None:
 
 def _remove(path: Path) -> None:
     """Delete whatever is at `path` (a file, a link, or a folder in the way of a file); absent is fine."""
+    import shutil
+
     try:
         is_folder = stat.S_ISDIR(os.lstat(path).st_mode)
     except FileNotFoundError:
@@ -258,6 +263,8 @@ def own_folder(path: Path) -> Path:
 
 def _write_atomically(path: Path, payload: bytes) -> None:
     """Write to a temp file (0600) in the same folder, then rename it over `path`."""
+    import tempfile
+
     handle, temp_name = tempfile.mkstemp(prefix=TEMP_PREFIX + path.name + ".", dir=path.parent)
     try:
         with os.fdopen(handle, "wb") as stream:
@@ -562,6 +569,9 @@ class DiskCache:
     def work_dir(self, prefix: str) -> Iterator[Path]:
         """A fresh 0700 folder under build/ for one compile, flock-ed so that clear() leaves it alone; it is
         removed when the body returns and kept when it raises (the error names the source kept there)."""
+        import shutil
+        import tempfile
+
         while True:
             parent = own_folder(self.writable_root() / BUILD_FOLDER)
             try:
@@ -679,6 +689,8 @@ class DiskCache:
 
     @staticmethod
     def _clear_builds(build: Path) -> None:
+        import shutil
+
         if not build.is_dir():
             return
         for path in build.iterdir():
