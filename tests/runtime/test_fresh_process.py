@@ -117,9 +117,14 @@ print(json.dumps({"opened": opened, "listed": listed, "started": started, "impor
 """
 
 # What a warm first call of the CPU target has no use for: the IR and the passes, the emitter, a compiler
-# process, the GPU runtime, logging (no application configured it), the version lookup and OpenSSL
-# (hashlib: the cache checks with CPython's own SHA-256 when nothing imported hashlib before).
+# process, the GPU runtime, logging (no application configured it), the version lookup, OpenSSL
+# (hashlib: the cache checks with CPython's own SHA-256 when nothing imported hashlib before), dataclasses
+# (they build their methods from source text) and tempfile (the warm call writes nothing). The process runs
+# without `site` (python -S), so that no .pth file imports any of these before fklir does.
 _NOT_IMPORTED = (
+    "dataclasses",
+    "tempfile",
+    "random",
     "xdsl",
     "fklir.dialects.fkl",
     "fklir.frontend.lowering",
@@ -137,8 +142,9 @@ _NOT_IMPORTED = (
 
 
 def _run_one_chain(env: dict[str, str], out: Path, mode: str) -> dict[str, list[Any]]:
-    command = [sys.executable, "-c", _ONE_CHAIN, str(out), mode]
-    run = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    command = [sys.executable, "-S", "-c", _ONE_CHAIN, str(out), mode]
+    bare = {**env, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}  # numpy and fklir, without site
+    run = subprocess.run(command, env=bare, capture_output=True, text=True, check=False)
     assert run.returncode == 0, run.stderr
     return json.loads(run.stdout.splitlines()[-1])
 
