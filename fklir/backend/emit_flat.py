@@ -209,6 +209,12 @@ def _staged_group(s: FlatShape, divisors: str | None) -> list[str]:
     ]
 
 
+def _tile(vectors: int) -> list[str]:
+    """The block's shared tile: raw 16-byte vectors of 32-bit lanes, inputs then results. Byte lanes would make
+    nvcc split each 16-byte copy into its bytes and put them back together, a few dozen instructions a vector."""
+    return [f"    __shared__ fkl::Vec16<fkl::u32> tile[{vectors}];  // raw 16-byte vectors: inputs, then results"]
+
+
 def _load_words(vector: str, vectors: int) -> list[str]:
     """`w[]` = the 16-byte vectors `vector` (an expression of k) as 32-bit words."""
     return [
@@ -244,16 +250,16 @@ def _staged_body(s: FlatShape, divisors: str | None) -> list[str]:
     vin, vout, b, g, c = s.vectors(s.in_dtype), s.vectors(s.out_dtype), s.threads, s.group, s.channels
     tile = b * g
     return [
-        f"    __shared__ fkl::Vec16<fkl::u8> tile[{b * max(vin, vout)}];  // raw 16-byte vectors: inputs, then results",
+        *_tile(b * max(vin, vout)),
         *_plane_pointers(s),
         f"    const fkl::i64 begin = (fkl::i64)blockIdx.x * {tile};",
         f"    const bool whole = p.h.aligned && begin + {tile} <= p.h.n;  // the same in every thread of the block",
         "    const int t = threadIdx.x;",
         f"    bool fast = {divisors};" if divisors else "    const bool fast = true;  // no float division",
         "    if (whole) {",
-        "        const fkl::u8* src = (const fkl::u8*)(in_base + begin);",
+        "        const fkl::u32* src = (const fkl::u32*)(in_base + begin);",
         "#pragma unroll",
-        f"        for (int k = 0; k < {vin}; ++k) tile[t + k * {b}] = fkl::load16(src + (t + k * {b}) * 16);",
+        f"        for (int k = 0; k < {vin}; ++k) tile[t + k * {b}] = fkl::load16(src + (t + k * {b}) * 4);",
         "        __syncthreads();",
         *_staged_group(s, divisors),
         "    }",
@@ -272,9 +278,9 @@ def _staged_body(s: FlatShape, divisors: str | None) -> list[str]:
         "    }",
         "    if (!whole) return;",
         "    __syncthreads();",
-        "    fkl::u8* dst = (fkl::u8*)(out_base + begin);",
+        "    fkl::u32* dst = (fkl::u32*)(out_base + begin);",
         "#pragma unroll",
-        f"    for (int k = 0; k < {vout}; ++k) fkl::store16(dst + (t + k * {b}) * 16, tile[t + k * {b}]);",
+        f"    for (int k = 0; k < {vout}; ++k) fkl::store16(dst + (t + k * {b}) * 4, tile[t + k * {b}]);",
     ]
 
 
@@ -446,7 +452,7 @@ def emit_pixel_flat_gpu(s: PixelFlatShape) -> list[str]:
         else []
     )
     body = [
-        f"    __shared__ fkl::Vec16<fkl::u8> tile[{b * max(vin, vout)}];  // raw 16-byte vectors: inputs, then results",
+        *_tile(b * max(vin, vout)),
         *_plane_pointers(s),
         f"    const fkl::i64 pixels = p.h.n / {cout};",
         f"    const fkl::i64 begin = (fkl::i64)blockIdx.x * {tile};  // the tile's first pixel",
@@ -459,9 +465,9 @@ def emit_pixel_flat_gpu(s: PixelFlatShape) -> list[str]:
         f"            compute_pixel(p, in_base + x * {cin}, out_base + x * {cout});",
         "        return;",
         "    }",
-        f"    const fkl::u8* src = (const fkl::u8*)(in_base + begin * {cin});",
+        f"    const fkl::u32* src = (const fkl::u32*)(in_base + begin * {cin});",
         "#pragma unroll",
-        f"    for (int k = 0; k < {vin}; ++k) tile[t + k * {b}] = fkl::load16(src + (t + k * {b}) * 16);",
+        f"    for (int k = 0; k < {vin}; ++k) tile[t + k * {b}] = fkl::load16(src + (t + k * {b}) * 4);",
         "    __syncthreads();",
         f"    fkl::Vec16<{s.t_in}> in[{vin}];",
         "#pragma unroll",
@@ -481,9 +487,9 @@ def emit_pixel_flat_gpu(s: PixelFlatShape) -> list[str]:
         "#pragma unroll",
         f"    for (int k = 0; k < {vout}; ++k) fkl::store16(({s.t_out}*)tile[t * {vout} + k].v, out[k]);",
         "    __syncthreads();",
-        f"    fkl::u8* dst = (fkl::u8*)(out_base + begin * {cout});",
+        f"    fkl::u32* dst = (fkl::u32*)(out_base + begin * {cout});",
         "#pragma unroll",
-        f"    for (int k = 0; k < {vout}; ++k) fkl::store16(dst + (t + k * {b}) * 16, tile[t + k * {b}]);",
+        f"    for (int k = 0; k < {vout}; ++k) fkl::store16(dst + (t + k * {b}) * 4, tile[t + k * {b}]);",
     ]
     return [
         f"// Block b owns pixels [b * {tile}, (b + 1) * {tile}): {b} groups of {g} whole pixels ({vin} input and",

@@ -273,10 +273,10 @@ fkl.write %2, "dst" : !fkl.image<?x?x?xnone>
 // CHECK:       extern "C" __global__ void __launch_bounds__(128) fkl_kernel(const Params p) {
 // CHECK-NEXT:      fkl::let_next_kernel_start();
 // CHECK-NEXT:      fkl::wait_for_previous_kernel();
-// CHECK-NEXT:      __shared__ fkl::Vec16<fkl::u8> tile[1536];
+// CHECK-NEXT:      __shared__ fkl::Vec16<fkl::u32> tile[1536];
 // CHECK:           const bool whole = p.h.aligned && begin + 6144 <= p.h.n;
 // CHECK:           bool fast = p.[[DIV]]_fast != 0;
-// CHECK:           for (int k = 0; k < 3; ++k) tile[t + k * 128] = fkl::load16(src + (t + k * 128) * 16);
+// CHECK:           for (int k = 0; k < 3; ++k) tile[t + k * 128] = fkl::load16(src + (t + k * 128) * 4);
 // CHECK-NEXT:      __syncthreads();
 // A thread's 48 bytes pass through a window of 12 (whole words, pixels and float4 results) in 4 rounds:
 // CHECK:           fkl::u32 w[12];
@@ -290,7 +290,7 @@ fkl.write %2, "dst" : !fkl.image<?x?x?xnone>
 // CHECK:           if (!whole || !fast) {
 // CHECK:               to[e - first] = compute(p, in_base[e], c);
 // CHECK-NOT:       compute(
-// CHECK:           for (int k = 0; k < 12; ++k) fkl::store16(dst + (t + k * 128) * 16, tile[t + k * 128]);
+// CHECK:           for (int k = 0; k < 12; ++k) fkl::store16(dst + (t + k * 128) * 4, tile[t + k * 128]);
 // CHECK:       {{//}} -----
 
 // CPP-LABEL:   // ---- fkl.kernel @k0 (target cpp) ----

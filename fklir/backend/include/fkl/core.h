@@ -131,15 +131,18 @@ struct bf16 {
 
 // f16 -> f32 is exact: every binary16 value is a binary32 value. The GPU converts with its cvt
 // instruction (the bit manipulation below costs a few dozen instructions an element, which made
-// flat f16 chains compute-bound); NaNs keep the bit path, so their payloads stay the CPU's.
+// flat f16 chains compute-bound) and gives a NaN the bit path's result, so that its payload stays
+// the CPU's. A select, not a branch: a branch around each conversion made the compiler bracket
+// every one with a reconvergence barrier, and flat f16 chains compute-bound again.
 FKL_HD f32 to_f32(f16 h) {
 #if defined(__CUDA_ARCH__)
-    if ((h.bits & 0x7c00u) != 0x7c00u || (h.bits & 0x3ffu) == 0) {
-        f32 x;
-        asm("cvt.f32.f16 %0, %1;" : "=f"(x) : "h"(h.bits));
-        return x;
-    }
-#endif
+    f32 x;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(x) : "h"(h.bits));
+    // sign | 0x7f800000 | payload << 13: the sign-extended bits shifted left by 13 put the sign in
+    // bit 31 and the payload in place; the OR fills the exponent (and the copies of the sign)
+    const u32 nan = ((u32)(i32)(i16)h.bits << 13) | 0x7f800000u;
+    return x == x ? x : f32_from_bits(nan);
+#else
     const u32 sign = (u32)(h.bits & 0x8000u) << 16;
     const u32 exponent = (h.bits >> 10) & 0x1fu;
     const u32 mantissa = h.bits & 0x3ffu;
@@ -152,18 +155,22 @@ FKL_HD f32 to_f32(f16 h) {
     // zero or subnormal: value = mantissa * 2^-24, exact in f32
     const f32 magnitude = (f32)mantissa * 5.9604644775390625e-8f;
     return sign ? -magnitude : magnitude;
+#endif
 }
 
 // f32 -> f16, round to nearest, ties to even; overflow gives Inf, NaN stays NaN (quiet). The GPU's
-// cvt.rn rounds the same way; NaNs again keep the bit path.
+// cvt.rn rounds the same way; a NaN again takes the bit path's result, through a select.
 FKL_HD f16 f16_from_f32(f32 x) {
 #if defined(__CUDA_ARCH__)
-    if (x == x) {
-        u16 h;
-        asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x));
-        return f16{h};
-    }
-#endif
+    u16 h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x));
+    // sign | 0x7e00 | top payload bits: a NaN's bits shifted arithmetically by 16 put its sign in
+    // bit 15 above exponent ones in bits 9-14 (0x7e00, the quiet bit included); shifted by 13,
+    // its top 9 payload bits in bits 0-8
+    const u32 b = bits_of(x);
+    const u16 nan = (u16)(((b >> 13) & 0x1ffu) | ((u32)((i32)b >> 16) & ~0x1ffu));
+    return f16{x == x ? h : nan};
+#else
     const u32 b = bits_of(x);
     const u16 sign = (u16)((b >> 16) & 0x8000u);
     const u32 magnitude = b & 0x7fffffffu;
@@ -193,6 +200,7 @@ FKL_HD f16 f16_from_f32(f32 x) {
     const u32 half = 1u << (shift - 1u);
     const bool round_up = remainder > half || (remainder == half && (quotient & 1u));
     return f16{(u16)(sign | (quotient + (round_up ? 1u : 0u)))};
+#endif
 }
 
 // bf16 -> f32 is exact: bf16 is the top 16 bits of an f32.
