@@ -157,9 +157,13 @@ def _remembered_identity(compiler: str) -> str:
 
 
 def _binary_and_flags(target: str) -> tuple[str, tuple[str, ...]]:
-    """The compiler binary of `target` (g++ for the CPU, nvcc for the GPU) and its flags."""
+    """The compiler binary of `target` (g++ for the CPU, nvcc for the GPU) and its flags; a CPU kernel
+    compiled for the host's instruction set also keys on the host CPU, which that flag stands for."""
     if target == "cpu":
-        return compilers.find_cxx(), compilers.GXX_FLAGS
+        flags = compilers.gxx_flags()
+        if compilers.NATIVE_FLAG not in flags:
+            return compilers.find_cxx(), flags
+        return compilers.find_cxx(), (*flags, f"host cpu: {compilers.host_cpu()}")
     return compilers.find_nvcc() or "nvcc", compilers.NVCC_FLAGS
 
 

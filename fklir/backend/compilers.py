@@ -16,7 +16,9 @@ from __future__ import annotations
 import atexit
 import functools
 import importlib
+import itertools
 import os
+import platform
 import re
 import shutil
 from collections.abc import Sequence
@@ -61,10 +63,17 @@ NVRTC_FAST_FLAGS: tuple[tuple[tuple[int, int], str], ...] = (
     ((12, 9), "--no-cache"),
 )
 
-# No -march=native: a cached .so must stay valid when the cache folder is shared with another CPU.
+# The flags every CPU kernel is compiled with (gxx_flags() adds the host's instruction set).
 # -ffp-contract=off: the CPU twin of --fmad=false (g++ contracts a*b+c to an FMA wherever the target
 # has one, e.g. on aarch64), so CPU results equal the GPU's and the reference's bit for bit.
 GXX_FLAGS: tuple[str, ...] = ("-std=c++17", "-O3", "-ffp-contract=off", "-fopenmp", "-fPIC", "-shared")
+
+# Kernels are compiled on the machine that runs them, so by default for its whole instruction set: the
+# byte shuffles of colour reorders and the narrowing of saturating casts need more than x86-64's SSE2.
+# The host CPU then joins the cache key (build._binary_and_flags); FKLIR_CPU_NATIVE=0 compiles for the
+# baseline instead, for a cache folder shared by machines of different CPUs.
+NATIVE_FLAG = "-march=native"
+CPU_NATIVE_ENV = "FKLIR_CPU_NATIVE"
 
 HEADER_SUFFIXES: tuple[str, ...] = (".h", ".hpp", ".cuh", ".inl")
 
@@ -205,6 +214,26 @@ def compile_cubin(source: str, include_dir: Path, arch: str, workdir: Path, incl
     return cubin_path.read_bytes()
 
 
+def gxx_flags() -> tuple[str, ...]:
+    """GXX_FLAGS, and NATIVE_FLAG unless FKLIR_CPU_NATIVE=0."""
+    if os.environ.get(CPU_NATIVE_ENV, "1") == "0":
+        return GXX_FLAGS
+    return (*GXX_FLAGS, NATIVE_FLAG)
+
+
+@functools.cache
+def host_cpu() -> str:
+    """What NATIVE_FLAG compiles for, as a cache key holds it: the first processor's model and features
+    (Linux's /proc/cpuinfo, read up to the end of that processor's block), else the platform's names."""
+    wanted = ("model name", "flags", "CPU implementer", "CPU part", "Features")
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as info:
+            lines = [line.strip() for line in itertools.takewhile(str.strip, info) if line.startswith(wanted)]
+    except OSError:
+        lines = []
+    return " | ".join(lines) or f"{platform.machine()} {platform.processor()}"
+
+
 def compile_shared_library(
     source: str,
     include_dir: Path,
@@ -224,7 +253,7 @@ def compile_shared_library(
     source_path = workdir / "kernel.cpp"
     source_path.write_text(source)
     includes = _include_options(include_dirs)
-    command = [find_cxx(), *GXX_FLAGS, "-I", str(include_dir), *includes, "-o", str(output), str(source_path)]
+    command = [find_cxx(), *gxx_flags(), "-I", str(include_dir), *includes, "-o", str(output), str(source_path)]
     command += link_flags
     _run_compiler(command, source_path, cwd=workdir)
     if not output.is_file():

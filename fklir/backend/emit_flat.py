@@ -26,8 +26,8 @@ NVRTC's compile time short without slowing the kernels.
 A list input (Params::src_table) runs image z of the list in grid row z, each a flat run of its own,
 so a list of same-size images moves at the rate of one flat run rather than as a pixel kernel.
 
-CPU: a loop over groups with restrict pointers, which g++ vectorises (`run_groups`); a pixel-wise
-group goes through planes first (fkl/planes.h): g++ cannot deinterleave 3-byte pixels with SSE2.
+CPU: a loop over groups with restrict pointers, which g++ vectorises (`run_groups`); without SSSE3, a
+pixel-wise group goes through planes first (fkl/planes.h): g++ cannot deinterleave 3-byte pixels with SSE2.
 
 Pixel-wise chains (ColorConversion, VectorReorder, AddLast, user pixel ops, ...): the group is the fewest
 whole pixels whose inputs and results both fill whole 16-byte vectors (16 pixels for uint8 RGB -> gray),
@@ -503,12 +503,7 @@ def emit_pixel_flat_gpu(s: PixelFlatShape) -> list[str]:
 def emit_pixel_flat_cpu(s: PixelFlatShape) -> list[str]:
     """`run_groups` and the `fkl_run` entry of a pixel-wise flat kernel (inside the emitter's `#else`)."""
     g, cin, cout = s.pixels, s.in_channels, s.out_channels
-    return [
-        f"// Groups [g0, g1) of {g} whole pixels: a loop of a fixed trip count over restrict pointers (the GPU",
-        "// kernel computes the same values). The group goes through planes (fkl/planes.h), so that the loop",
-        "// reads and writes each channel at unit stride, which g++ vectorises.",
-        f"static void run_groups(const Params& q, const {s.t_in}* __restrict__ src, {s.t_out}* __restrict__ dst,",
-        "                       fkl::i64 g0, fkl::i64 g1) {",
+    planes = [
         "    for (fkl::i64 g = g0; g < g1; ++g) {",
         f"        const fkl::i64 at = g * {g};",
         f"        {s.t_in} in[{cin}][{g}];",
@@ -523,10 +518,38 @@ def emit_pixel_flat_cpu(s: PixelFlatShape) -> list[str]:
         "        }",
         f"        fkl::from_planes(out, dst + at * {cout});",
         "    }",
+    ]
+    head = [
+        f"static void run_groups(const Params& q, const {s.t_in}* __restrict__ src, {s.t_out}* __restrict__ dst,",
+        "                       fkl::i64 g0, fkl::i64 g1) {",
+    ]
+    entry = _cpu_entry(
+        s,
+        [f"const fkl::i64 pixels = q.h.n / {cout};", f"const fkl::i64 groups = pixels / {g};"],
+        f"for (fkl::i64 x = groups * {g}; x < pixels; ++x) compute_pixel(q, src + x * {cin}, dst + x * {cout});",
+    )
+    if cout > cin:  # g++ vectorises a pixel loop that widens pixels (RGB -> RGBA) poorly even with byte shuffles
+        return [
+            f"// Groups [g0, g1) of {g} whole pixels: a loop over restrict pointers (the GPU kernel computes the",
+            "// same values). Each group goes through planes (fkl/planes.h), so that the loop reads and writes",
+            "// each channel at unit stride, which g++ vectorises.",
+            *head,
+            *planes,
+            "}",
+            *entry,
+        ]
+    return [
+        f"// Groups [g0, g1) of {g} whole pixels: a loop over restrict pointers (the GPU kernel computes the",
+        "// same values). With SSSE3's byte shuffle g++ vectorises the pixel loop itself, interleaved channels",
+        "// and all; without it, each group goes through planes (fkl/planes.h), so that the loop reads and",
+        "// writes each channel at unit stride.",
+        *head,
+        "#if defined(__SSSE3__)",
+        f"    for (fkl::i64 x = g0 * {g}; x < g1 * {g}; ++x)",
+        f"        compute_pixel(q, src + x * {cin}, dst + x * {cout});",
+        "#else",
+        *planes,
+        "#endif",
         "}",
-        *_cpu_entry(
-            s,
-            [f"const fkl::i64 pixels = q.h.n / {cout};", f"const fkl::i64 groups = pixels / {g};"],
-            f"for (fkl::i64 x = groups * {g}; x < pixels; ++x) compute_pixel(q, src + x * {cin}, dst + x * {cout});",
-        ),
+        *entry,
     ]

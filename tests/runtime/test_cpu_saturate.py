@@ -1,16 +1,19 @@
 """SaturateCast to 8- and 16-bit integers on the CPU target, through the flat kernel's vectorised loop
 and its element-wise tail: ties round half to even, NaN gives 0, out-of-range values clamp (SPEC §3).
 
-The CPU branch of fkl::SaturateCast rounds by adding 1.5 * 2^23 before it clamps, so the values that
-test it sit at that trick's edges too: beyond 2^22, where the sum's spacing is no longer 1, and below
--1.5 * 2^23, where the sum turns negative."""
+The CPU branches of fkl::SaturateCast (AVX-512's and the others') round by adding 1.5 * 2^23 before they
+clamp, so the values that test them sit at that trick's edges too: beyond 2^22, where the sum's spacing
+is no longer 1, and below -1.5 * 2^23, where the sum turns negative. Each test runs on both builds."""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
 
 import fklir as fkl
+from tests.runtime.test_cpu_native import BUILDS, built_for
 
 RNG = np.random.default_rng(2020)
 
@@ -29,6 +32,14 @@ TARGETS = {"uint8": np.uint8, "int8": np.int8, "uint16": np.uint16, "int16": np.
 
 # odd sizes: whole groups and a tail, a tail alone, one element
 SIZES = ((37, 61), (7, 13), (1, 1))
+
+
+@pytest.fixture(autouse=True, params=BUILDS)
+def build(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Each test on both builds: the host's instruction set (AVX-512 has a SaturateCast of its own) and the
+    baseline."""
+    with built_for(monkeypatch, request.param):
+        yield
 
 
 def _saturate(x: np.ndarray, dtype: type[np.integer]) -> np.ndarray:

@@ -143,6 +143,17 @@ struct SaturateCast {
             const To rounded = (To)bits_of(clamped + 12582912.0f);
             if (lo < 0.0f && x != x) return To(0);
             return rounded;
+#elif defined(__AVX512BW__)
+            // The same addition on the CPU, then the clamp on the sum's bits: they order like the values
+            // (negative sums below every bound), so the clamp is integer max and min and the narrowing
+            // conversion keeps the low bits, which AVX-512 packs without a word shuffle. A NaN is tested on
+            // x, which AVX-512 folds into the addition as a zeroing mask; 0x4B400000 is 0's sum.
+            const i32 bottom = (i32)bits_of(lo + 12582912.0f);
+            const i32 top = (i32)bits_of(hi + 12582912.0f);
+            const i32 sum = (i32)bits_of(x + 12582912.0f);
+            const i32 above = sum > bottom ? sum : bottom;
+            const i32 clamped = above < top ? above : top;
+            return (To)(x == x ? clamped : (i32)0x4B400000);
 #else
             // The same addition on the CPU, before the clamp: the sum is then computed on every path,
             // so g++ may if-convert the comparisons (a float addition that only some paths make could
