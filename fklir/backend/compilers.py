@@ -18,7 +18,6 @@ import functools
 import importlib
 import itertools
 import os
-import platform
 import re
 import shutil
 from collections.abc import Sequence
@@ -231,7 +230,11 @@ def host_cpu() -> str:
             lines = [line.strip() for line in itertools.takewhile(str.strip, info) if line.startswith(wanted)]
     except OSError:
         lines = []
-    return " | ".join(lines) or f"{platform.machine()} {platform.processor()}"
+    if lines:
+        return " | ".join(lines)
+    import platform  # only here: its import costs a fresh process more than reading /proc does
+
+    return f"{platform.machine()} {platform.processor()}"
 
 
 def compile_shared_library(

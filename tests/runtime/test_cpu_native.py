@@ -86,6 +86,20 @@ def test_host_cpu_is_named() -> None:
     assert compilers.host_cpu().strip()
 
 
+def test_host_cpu_without_proc_is_the_platforms_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_proc(*args: object, **kwargs: object) -> None:
+        raise OSError("no /proc here")
+
+    monkeypatch.setattr(compilers, "open", no_proc, raising=False)
+    compilers.host_cpu.cache_clear()
+    try:
+        assert compilers.host_cpu().strip()
+        assert "flags" not in compilers.host_cpu()
+    finally:
+        monkeypatch.undo()
+        compilers.host_cpu.cache_clear()
+
+
 @pytest.mark.parametrize("code", sorted(COLOURS))
 @pytest.mark.parametrize(("h", "w"), SIZES)
 def test_colour_conversion_equals_cv2(native: str, code: str, h: int, w: int) -> None:
