@@ -107,8 +107,20 @@ def u8_tile(source: str) -> str:
 def regrouped(source: str, shape: emit_flat.FlatShape, groups: int) -> tuple[str, int]:
     """The emitted kernel with `groups` of the emitter's groups a thread (more bytes in flight per thread)."""
     wider = dataclasses.replace(shape, group=shape.group * groups)
-    cut, end = source.index("#if defined(__CUDACC__)\n") + len("#if defined(__CUDACC__)\n"), source.index("#else\n")
-    return source[:cut] + "\n".join(emit_flat.emit_flat_gpu(wider)) + "\n" + source[end:], wider.group
+    flag = "true" if "bool fast = true;" in source else None  # the f16 fast path's (no division here)
+    cut, end = source.index("// Block b owns elements"), source.index("#else\n")
+    return source[:cut] + "\n".join(emit_flat.emit_flat_gpu(wider, flag)) + "\n" + source[end:], wider.group
+
+
+def exact_only(source: str) -> str:
+    """The emitted f16 kernel without compute_fast: every element through compute()'s exact conversions, as
+    before this change."""
+    start, end = source.index("// compute() on the float16 conversions' fast path"), source.index("// Block b owns")
+    exact = source[:start] + source[end:]
+    exact = exact.replace("    bool fast = true;\n", "    const bool fast = true;  // no float division\n")
+    exact, calls = re.subn(r"compute_fast\(p, (.*?), (e % \d+), fast\)", r"compute(p, \1, \2)", exact)
+    assert calls == 1 and "compute_fast" not in exact, "the emitted f16 kernel changed"
+    return exact
 
 
 def half2_native(source: str, channels: int) -> str:
@@ -157,13 +169,15 @@ def variants_of(
     flat = emit_flat.flat_shape(dtype, dtype if dtype == "float16" else "uint8", shape[2])
     shipped = flat_variants.INCLUDE
     if dtype == "float16":
+        exact = exact_only(source)
         wide, per = regrouped(source, flat, 2)
         return [
-            ("branches, u8 tile (before)", u8_tile(source), folders["branches"], per_thread, block),
-            ("select, u8 tile", u8_tile(source), shipped, per_thread, block),
-            ("select, u32 tile (shipped)", source, shipped, per_thread, block),
-            ("cvt only, u32 tile", source, folders["cvt only"], per_thread, block),
-            ("half2 native, u32 tile", half2_native(source, shape[2]), shipped, per_thread, block),
+            ("before: branches, u8 tile", u8_tile(exact), folders["branches"], per_thread, block),
+            ("select, u8 tile", u8_tile(exact), shipped, per_thread, block),
+            ("select, u32 tile", exact, shipped, per_thread, block),
+            ("shipped: select, u32 tile, fast path + NaN flag", source, shipped, per_thread, block),
+            ("cvt only (NaNs the hardware's), u32 tile", exact, folders["cvt only"], per_thread, block),
+            ("half2 native (NaNs the hardware's), u32 tile", half2_native(exact, shape[2]), shipped, per_thread, block),
             ("shipped, 2 groups a thread", wide, shipped, per, block),
         ]
     found = [

@@ -11,10 +11,13 @@ What each op becomes is its rule in emit_rules; this module strings the rules in
 
 from __future__ import annotations
 
+import re
+
 from xdsl.ir import Operation
 
 from fklir.backend.cpp_types import CPP_TYPE, image_of, slot_of
 from fklir.backend.emit_rules import ELEMENT, PIXEL, fast_division, is_float_division, title
+from fklir.dialects import fkl
 
 
 def is_channelwise(compute: list[Operation]) -> bool:
@@ -40,12 +43,14 @@ def emit_compute_element(compute: list[Operation], in_dtype: str, out_dtype: str
 
 
 def emit_compute_fast(compute: list[Operation], in_dtype: str, out_dtype: str) -> list[str]:
-    """`compute_fast(p, v0, c, fast)`, GPU only: the chain with every float32 division on fkl::Div's fast
-    path, clearing `fast` when a dividend lies outside its range; the caller then recomputes the group
-    with compute(). Empty when the chain has no float32 division.
+    """`compute_fast(p, v0, c, fast)`, GPU only: the chain on a fast path that clears `fast` when an element
+    needs the exact one; the caller then recomputes the group with compute(). Either every float32 division on
+    fkl::Div's fast path, or a float16 chain on cvt alone (_emit_f16_fast). Empty when neither applies.
 
     One range check per group instead of a branch per element: a branch around the exact division inlined
     at each of a group's elements would make NVRTC compile the long division once per element."""
+    if is_f16_fast(compute):
+        return _emit_f16_fast(compute)
     if not any(is_float_division(op) for op in compute):
         return []
     lines = [
@@ -67,9 +72,48 @@ def emit_compute_fast(compute: list[Operation], in_dtype: str, out_dtype: str) -
     return lines
 
 
+# The ops whose float16 overload is their float32 one on the operands' exact f32 values, rounded back to
+# float16 (fkl/arith.h; Max and Min return an operand, which the rounding keeps).
+F16_ROUNDED = (fkl.AddOp, fkl.SubOp, fkl.MulOp, fkl.MaxOp, fkl.MinOp)
+
+
+def is_f16_fast(compute: list[Operation]) -> bool:
+    """Whether the chain runs on the GPU's fast float16 conversions (_emit_f16_fast): F16_ROUNDED ops only, on
+    float16 (they keep the chain's type)."""
+    return bool(compute) and all(
+        isinstance(op, F16_ROUNDED) and image_of(op.results[0].type).dtype == "float16" for op in compute
+    )
+
+
+def _emit_f16_fast(compute: list[Operation]) -> list[str]:
+    """compute() with each value in f32 between ops, rounded to float16 after each (fkl::round_f16_fast) and
+    converted by cvt alone. The exact conversions differ from cvt on NaNs only (their payloads are the CPU's
+    bit path's), so a group that met no NaN has compute()'s bits; one that met one clears `fast`. A select of
+    the NaN bits at each conversion costs several instructions an element, the flag one."""
+    lines = [
+        "// compute() on the float16 conversions' fast path: values in f32 between ops, rounded to float16",
+        "// after each; `fast` ends false when a conversion met a NaN (the exact conversions' case).",
+        "__device__ fkl::f16 compute_fast(const Params& p, fkl::f16 v0, int c, bool& fast) {",
+        "    (void)p;",
+        "    (void)c;",
+        "    const fkl::f32 w0 = fkl::f32_of_f16_fast(v0, fast);",
+    ]
+    for i, op in enumerate(compute):
+        expr, comment = ELEMENT.emit(op, f"w{i}", "c")
+        expr, values = re.subn(r"fkl::pick\((p\.\w+), c\)", r"fkl::f32_of_f16_fast(fkl::pick(\1, c), fast)", expr)
+        assert values == 1, f"{op.name}: expected one value in {expr}"
+        rounded = "fkl::f16_of_f32_fast" if i == len(compute) - 1 else "fkl::round_f16_fast"
+        out_t = "fkl::f16" if i == len(compute) - 1 else "fkl::f32"
+        lines.append(f"    const {out_t} w{i + 1} = {rounded}({expr}, fast);  // {comment}")
+    lines += [f"    return w{len(compute)};", "}"]
+    return lines
+
+
 def divisors_checked(compute: list[Operation]) -> str | None:
-    """The start value of compute_fast's `fast` flag (every divisor in range), or None without a float32
-    division."""
+    """The start value of compute_fast's `fast` flag (every divisor in range; true for a float16 chain on its
+    fast conversions), or None without compute_fast."""
+    if is_f16_fast(compute):
+        return "true"
     slots = [slot_of(op) for op in compute if is_float_division(op)]
     return " && ".join(f"p.{slot}_fast != 0" for slot in slots) or None
 

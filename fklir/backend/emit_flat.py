@@ -22,7 +22,8 @@ Unaligned pointers and a partial last tile (group, direct) take an element-wise 
 A chain that divides floats runs fkl::Div's fast path on the whole group and checks its dividends once
 (`compute_fast`); a group with one out of range goes through that same element-wise loop with the exact
 division, so that the long IEEE division is compiled once per kernel, not once per element: both keep
-NVRTC's compile time short without slowing the kernels.
+NVRTC's compile time short without slowing the kernels. A float16 chain of arithmetic runs its conversions
+on cvt alone in `compute_fast` the same way, a group that meets a NaN going through the exact loop.
 A list input (Params::src_table) runs image z of the list in grid row z, each a flat run of its own,
 so a list of same-size images moves at the rate of one flat run rather than as a pixel kernel.
 
@@ -112,8 +113,9 @@ def _threads(group_bytes: int) -> int:
 def emit_flat_gpu(s: FlatShape, divisors: str | None = None) -> list[str]:
     """The `fkl_kernel` entry (inside the emitter's `#if defined(__CUDACC__)`).
 
-    `divisors`: None, or the chain divides floats and this is the condition that all its divisors lie in
-    fkl::Div's fast range (emit_compute.divisors_checked); the kernel then calls compute_fast."""
+    `divisors`: None, or the chain has a compute_fast and this is its `fast` flag's start value: that all its
+    divisors lie in fkl::Div's fast range, or true (emit_compute.divisors_checked); the kernel then calls
+    compute_fast."""
     vin, vout = s.vectors(s.in_dtype), s.vectors(s.out_dtype)
     tile = s.threads * s.group
     how = (
@@ -158,8 +160,8 @@ def _window(s: FlatShape) -> int:
 
 
 def _chain(divisors: str | None, value: str, channel: str) -> str:
-    """The call of the chain on one element: compute_fast, which clears `fast`, when the chain divides
-    floats (`divisors`), else compute."""
+    """The call of the chain on one element: compute_fast, which clears `fast`, when the chain has one
+    (`divisors`), else compute."""
     if divisors is None:
         return f"compute(p, {value}, {channel})"
     return f"compute_fast(p, {value}, {channel}, fast)"

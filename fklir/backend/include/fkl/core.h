@@ -203,6 +203,36 @@ FKL_HD f16 f16_from_f32(f32 x) {
 #endif
 }
 
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+// The f16 conversions' fast path (the flat kernels' compute_fast): cvt alone, which gives every number
+// the exact conversion's result; `fast` clears on a NaN, whose bits only the exact conversions give as
+// the CPU does, and the caller then recomputes the group with them.
+__device__ inline f32 f32_of_f16_fast(f16 h, bool& fast) {
+    f32 x;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(x) : "h"(h.bits));
+    fast = fast & (x == x);
+    return x;
+}
+
+__device__ inline f16 f16_of_f32_fast(f32 x, bool& fast) {
+    u16 h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x));
+    fast = fast & (x == x);
+    return f16{h};
+}
+
+// x rounded to f16 and widened back: what the next op's to_f32 reads of an f16 result (rounding keeps a
+// number a number, so one test covers both conversions)
+__device__ inline f32 round_f16_fast(f32 x, bool& fast) {
+    u16 h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x));
+    f32 r;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(r) : "h"(h));
+    fast = fast & (x == x);
+    return r;
+}
+#endif
+
 // bf16 -> f32 is exact: bf16 is the top 16 bits of an f32.
 FKL_HD f32 to_f32(bf16 h) {
     return f32_from_bits((u32)h.bits << 16);
