@@ -301,7 +301,7 @@ def main() -> None:
     args = parser.parse_args()
     import torch
 
-    shapes = [("float16", c) for c in (1, 2, 3, 4)] + [("uint8", 3), ("uint8", 4)]
+    shapes = [(dtype, c) for dtype in ("float16", "uint8") for c in (1, 2, 3, 4)]
     workloads = {(wl.label.split()[1], wl.shape[2]): wl for wl in bench_chain.flat_workloads(torch, fkl, W, H)}
     with tempfile.TemporaryDirectory() as tmp:
         folders = include_variants(Path(tmp))
