@@ -43,7 +43,17 @@ from fklir.backend.emit_flat import (
     flat_shape,
     pixel_flat_shape,
 )
-from fklir.backend.emit_geometry import emit_pair_rows, emit_stages, has_block_taps, has_pair_taps, shares_plane
+from fklir.backend.emit_geometry import (
+    emit_nearest_columns,
+    emit_pair_rows,
+    emit_row_span,
+    emit_stages,
+    has_block_taps,
+    has_nearest_columns,
+    has_pair_taps,
+    has_row_spans,
+    shares_plane,
+)
 from fklir.backend.emit_rules import is_float_division
 from fklir.backend.emit_user import emit_user_bodies, user_declarations, user_include_dirs
 from fklir.backend.kernel_layout import CODEGEN_VERSION, CPU_ENTRY, GPU_ENTRY, GPU_NARROW_ENTRY, KernelLayout
@@ -52,6 +62,7 @@ from fklir.dialects import fkl
 PIXEL_BLOCK_X = 32  # pixel kernels: threads along x per block (fklir.runtime.launch.PIXEL_BLOCK)
 PIXEL_BLOCK_Y = 8  # and along y
 PIXELS_PER_THREAD = 4  # pixel kernels (GPU): pixels per thread along x, PIXEL_BLOCK_X apart (RESULTS.md)
+CPU_ROWS_PER_CHUNK = 16  # pixel kernels (CPU): rows a thread takes at a time
 
 
 @dataclass(frozen=True)
@@ -348,13 +359,12 @@ def _wide_taps(chain: Chain) -> str:
     return "block" if has_block_taps(chain.geometry) else "pixel"
 
 
-def _emit_pixel_entries(chains: list[Chain]) -> list[str]:
+def _emit_pixel_entries(chains: list[Chain], counts: dict[str, int]) -> list[str]:
     """The entry points of a pixel kernel: on the GPU, PIXELS_PER_THREAD pixels per thread (the
     launcher's choice for large outputs) and, for one chain, one pixel per thread (GPU_NARROW_ENTRY,
     its choice when the whole output fits the device's resident threads: then latency, not
-    instruction count, sets the time); on the CPU, one pixel per loop iteration."""
+    instruction count, sets the time); on the CPU, loops over rows (_cpu_entry)."""
     divergent = len(chains) > 1
-    entry_fn = "dispatch" if divergent else "pixel"
     channels = chains[0].out_type.channels.data  # divergent chains share one output type
     if divergent:
         dispatch = [
@@ -392,14 +402,171 @@ def _emit_pixel_entries(chains: list[Chain]) -> list[str]:
         "// depends only on the row and the plane (rects, scales, the row's taps) is computed once.",
         *entries,
         "#else",
-        f'extern "C" void {CPU_ENTRY}(const Params* p) {{',
-        f"    const fkl::i64 elements = (fkl::i64)p->h.dst_planes * p->h.dst_h * p->h.dst_w * {channels};",
-        f"#pragma omp parallel for collapse(2) schedule(static) if(elements >= {CPU_PARALLEL_MIN_ELEMENTS})",
-        "    for (fkl::i32 z = 0; z < p->h.dst_planes; ++z)",
-        "        for (fkl::i32 y = 0; y < p->h.dst_h; ++y)",
-        f"            for (fkl::i32 x = 0; x < p->h.dst_w; ++x) {entry_fn}(*p, x, y, z);",
-        "}",
+        *_cpu_entry(chains[0] if not divergent else None, channels, counts),
         "#endif",
+    ]
+
+
+def _cpu_taps(chain: Chain) -> str:
+    """How the CPU loop of a one-chain pixel kernel samples: "span" (has_row_spans), "nearest"
+    (has_nearest_columns), or as the wide GPU entry does (_wide_taps: "pair", "block", "pixel")."""
+    if has_row_spans(chain.read, chain.geometry):
+        return "span"
+    if has_nearest_columns(chain.read, chain.geometry):
+        return "nearest"
+    return _wide_taps(chain)
+
+
+def _cpu_helpers(chain: Chain, taps: str, counts: dict[str, int]) -> list[str]:
+    """Functions that only the CPU loop calls (so the GPU's source stays as it is)."""
+    if taps == "span":
+        return emit_row_span(chain.read, chain.geometry, counts)
+    if taps == "nearest":
+        return emit_nearest_columns(chain.read, chain.geometry, counts)
+    return []
+
+
+def _cpu_state(chain: Chain, taps: str) -> list[str]:
+    """A CPU thread's per-plane state: the Plane and what its rows share along x: a final linear
+    resize's taps of every column ("block"), fkl::ResizeRows and one row of its blends ("pair": crops
+    of a packed integer image), a final nearest resize's source columns ("nearest")."""
+    lines = ["    Plane q;"]
+    if taps == "block":
+        lines.append("    std::vector<fkl::LinearTap> tx((size_t)p.h.dst_w);")
+    elif taps == "nearest":
+        lines.append("    std::vector<fkl::u32> columns((size_t)p.h.dst_w);")
+    elif taps == "pair":
+        src = image_of(chain.read.source_type)
+        t_src, channels = CPP_TYPE[src.dtype], src.channels.data
+        lines += [
+            f"    fkl::ResizeRows<{t_src}, {channels}> resize(p.h.dst_w);",
+            f"    std::vector<fkl::f32> line((size_t)p.h.dst_w * {channels});",
+            "    fkl::Rect origin = {0, 0, 0, 0};",
+        ]
+    return lines
+
+
+def _cpu_plane(chain: Chain, taps: str) -> list[str]:
+    """What a CPU thread computes when its rows reach a new plane z (see _cpu_state)."""
+    k = len(chain.geometry)
+    lines = ["                q = plane_of(p, z);"]
+    if taps == "block":
+        lines.append(f"                for (fkl::i32 x = 0; x < p.h.dst_w; ++x) tx[x] = stage{k}_tap_x(p, q, x, z);")
+    elif taps == "nearest":
+        lines += [
+            "                for (fkl::i32 x = 0; x < p.h.dst_w; ++x)",
+            "                    columns[x] = nearest_column(p, q, x, z);",
+        ]
+    elif taps == "pair":
+        lines += [
+            "                origin = pair_origin(p, z);",
+            "                for (fkl::i32 x = 0; x < p.h.dst_w; ++x)",
+            f"                    resize.set_column(x, stage{k}_tap_x(p, q, x, z), origin.x);",
+        ]
+    return lines
+
+
+def _cpu_row(chain: Chain, taps: str) -> list[str]:
+    """The CPU's loop over the pixels of row y of plane z, given the plane's state (_cpu_plane)."""
+    if taps == "span":
+        return _cpu_span_row(chain)
+    t_out, channels = CPP_TYPE[chain.out_type.dtype], chain.out_type.channels.data
+    in_channels = chain.stage_type.channels.data
+    k = len(chain.geometry)
+    head: list[str] = []
+    if taps == "pair":
+        head = [
+            f"            const fkl::LinearTap ty = stage{k}_tap_y(p, q, y, z);",
+            "            resize.blend(pair_row(p, ty.i0 + origin.y, z), pair_row(p, ty.i1 + origin.y, z), ty.w1,",
+            "                         line.data());",
+        ]
+        sample = f"compute_pixel(p, &line[(size_t)x * {in_channels}], out);"
+    elif taps == "nearest":
+        t_src = CPP_TYPE[image_of(chain.read.source_type).dtype]
+        head = [f"            const {t_src}* src = nearest_row(p, q, y, z);"]
+        sample = "compute_pixel(p, src + columns[x], out);"
+    elif taps == "block":
+        head = [f"            const fkl::LinearTap ty = stage{k}_tap_y(p, q, y, z);"]
+        sample = "sample_taps(p, q, tx[x], ty, z, out);"
+    else:
+        sample = "sample(p, q, x, y, z, out);"
+    return [
+        *head,
+        "            for (fkl::i32 x = 0; x < p.h.dst_w; ++x) {",
+        f"                {t_out} out[{channels}];",
+        f"                {sample}",
+        "                store(p, x, y, z, out);",
+        "            }",
+    ]
+
+
+def _cpu_span_row(chain: Chain) -> list[str]:
+    """Row y of plane z through its row span (has_row_spans): the run straight from the source row,
+    the pixels either side of it (a border's) through `sample`."""
+    t_out, channels = CPP_TYPE[chain.out_type.dtype], chain.out_type.channels.data
+    t_src = CPP_TYPE[image_of(chain.read.source_type).dtype]
+    in_channels = chain.stage_type.channels.data
+    return [
+        "            const fkl::Span s = row_span(p, y, z);",
+        "            const auto edge = [&](fkl::i32 x) {",
+        f"                {t_out} out[{channels}];",
+        "                sample(p, q, x, y, z, out);",
+        "                store(p, x, y, z, out);",
+        "            };",
+        "            for (fkl::i32 x = 0; x < s.lo; ++x) edge(x);",
+        "            if (s.lo < s.hi) {",
+        f"                const {t_src}* src = span_row(p, s, z);",
+        "                for (fkl::i32 x = s.lo; x < s.hi; ++x) {",
+        f"                    {t_out} out[{channels}];",
+        f"                    compute_pixel(p, src + (fkl::i64)(x + s.dx) * {in_channels}, out);",
+        "                    store(p, x, y, z, out);",
+        "                }",
+        "            }",
+        "            for (fkl::i32 x = s.hi; x < p.h.dst_w; ++x) edge(x);",
+    ]
+
+
+def _cpu_entry(chain: Chain | None, channels: int, counts: dict[str, int]) -> list[str]:
+    """The CPU entry of a pixel kernel (one `chain`, or None for a divergent one): a team of threads
+    shares out the rows of all planes (run_rows), in chunks taken as threads come free, so that a thread
+    the system runs late (2 cores shared with other work) does not hold up the call with half of it.
+    Each thread works on its own copy of the parameter block: an output store through a byte pointer
+    may alias anything, so through `*params` the compiler would reload every field and redo the plane's
+    f64 divisions per pixel. A thread computes what a plane shares (plane_of, and what its rows share
+    along x, as OpenCV does once per call) when its rows reach a new plane, which is rare: its chunks
+    follow one another."""
+    helpers: list[str] = []
+    if chain is None:
+        state: list[str] = []
+        per_row = ["            for (fkl::i32 x = 0; x < p.h.dst_w; ++x) dispatch(p, x, y, z);"]
+    else:
+        taps = _cpu_taps(chain)
+        helpers = _cpu_helpers(chain, taps, counts)
+        state = [*_cpu_state(chain, taps), "    fkl::i32 plane_z = -1;"]
+        per_row = [
+            "            if (z != plane_z) {",
+            "                plane_z = z;",
+            *_cpu_plane(chain, taps),
+            "            }",
+            *_cpu_row(chain, taps),
+        ]
+    return [
+        *helpers,
+        "static void run_rows(const Params* params) {",
+        "    const Params p = *params;",
+        *state,
+        f"#pragma omp for collapse(2) schedule(dynamic, {CPU_ROWS_PER_CHUNK})",
+        "    for (fkl::i32 z = 0; z < p.h.dst_planes; ++z)",
+        "        for (fkl::i32 y = 0; y < p.h.dst_h; ++y) {",
+        *per_row,
+        "        }",
+        "}",
+        f'extern "C" void {CPU_ENTRY}(const Params* params) {{',
+        "    const fkl::KernelHeader& h = params->h;",
+        f"    const fkl::i64 elements = (fkl::i64)h.dst_planes * h.dst_h * h.dst_w * {channels};",
+        f"#pragma omp parallel if(elements >= {CPU_PARALLEL_MIN_ELEMENTS})",
+        "    run_rows(params);",
+        "}",
     ]
 
 
@@ -508,7 +675,7 @@ def emit_kernel(kernel: fkl.KernelOp) -> EmittedKernel:
     if shape is not None:
         lines += _emit_flat_entries(first, shape)
     else:
-        lines += _emit_pixel_entries(chains)
+        lines += _emit_pixel_entries(chains, counts)
     layout = KernelLayout(
         mode="pixel" if shape is None else "flat",
         elements_per_thread=1 if shape is None else shape.per_thread,

@@ -521,3 +521,105 @@ def _deinterlace(
         "}",
         *_size_fn(k, [f"    return size{prev}(p, {zin});"]),
     ]
+
+
+# The CPU's row spans: a geometry op that maps a run of its output row to a run of consecutive pixels of
+# one row of its input, as (op, k, the z its input stage sees, the slot counts) -> the statements that
+# update the span `s` (fkl::Span) from the op's output to its input; ops without a rule have no spans.
+SPAN = OpRules[[int, str, dict[str, int]], list[str]]("CPU row span")
+
+
+@SPAN.register(fkl.CropOp)
+def _crop_span(op: fkl.CropOp, k: int, z_in: str, counts: dict[str, int]) -> list[str]:
+    slot = slot_of(op)
+    rect = f"p.{slot}[{z_in if counts[slot] > 1 else '0'}]"
+    return [
+        f"    // stage{k}: fkl.crop — the whole row, moved by the rect's corner.",
+        f"    s.dx += {rect}.x;",
+        f"    s.sy += {rect}.y;",
+    ]
+
+
+@SPAN.register(fkl.BorderOp)
+def _border_span(op: fkl.BorderOp, k: int, z_in: str, counts: dict[str, int]) -> list[str]:
+    reader = f"fkl::BorderReader<{enumerator('BorderMode', op.mode.data)}>"
+    prev = k - 1
+    return [
+        f"    // stage{k}: fkl.border {op.mode.data} — the pixels inside its input, which it reads as they are.",
+        f"    const fkl::Size n{k} = size{prev}(p, {z_in});",
+        f"    s.sy = {reader}::index(s.sy, n{k}.h);",
+        f"    s = fkl::inside_span(s, n{k}.w);",
+    ]
+
+
+def has_row_spans(read: fkl.ReadOp, geometry: list[Operation]) -> bool:
+    """Whether the CPU can read runs of a row straight from a source row (`row_span`): geometry of
+    crops and borders only, over a packed read."""
+    return (
+        bool(geometry)
+        and all(SPAN.find(type(op)) is not None for op in geometry)
+        and image_of(read.source_type).layout.data != "planar"
+    )
+
+
+def emit_row_span(read: fkl.ReadOp, geometry: list[Operation], counts: dict[str, int]) -> list[str]:
+    """`row_span(p, y, z)`: which pixels of output row y of plane z are consecutive pixels of one source
+    row (see has_row_spans), and `span_row`, that source row."""
+    t = CPP_TYPE[image_of(read.source_type).dtype]
+    planes = _stage_planes(geometry)
+    body: list[str] = []
+    for k in range(len(geometry), 0, -1):
+        body += SPAN.emit(geometry[k - 1], k, planes[k - 1], counts)
+    if len(read.sources) > 1:
+        base = f"(const {t}*)p.src_table[{planes[0]}]"
+    else:
+        base = f"(const {t}*)p.h.src + {planes[0]} * p.h.src_plane_stride"
+    return [
+        "// The CPU's row spans: output pixels x in [s.lo, s.hi) of row y of plane z are pixels x + s.dx of",
+        "// source row s.sy (span_row), each op from the last to the read moving the run or narrowing it.",
+        "FKL_HD fkl::Span row_span(const Params& p, fkl::i32 y, fkl::i32 z) {",
+        "    (void)z;",
+        "    fkl::Span s = {0, p.h.dst_w, 0, y};",
+        *body,
+        "    return s;",
+        "}",
+        f"FKL_HD const {t}* span_row(const Params& p, const fkl::Span& s, fkl::i32 z) {{",
+        "    (void)z;",
+        f"    return {base} + (fkl::u32)s.sy * (fkl::u32)p.h.src_pitch;",
+        "}",
+    ]
+
+
+def has_nearest_columns(read: fkl.ReadOp, geometry: list[Operation]) -> bool:
+    """Whether the CPU can take a final nearest resize's source columns from a table of its plane
+    (`nearest_column`) and its rows as row pointers (`nearest_row`): a nearest resize of the whole
+    output, of crops of one packed image."""
+    if not geometry or len(read.sources) != 1 or image_of(read.source_type).layout.data == "planar":
+        return False
+    last = geometry[-1]
+    return (
+        isinstance(last, fkl.ResizeOp)
+        and last.interp.data == "nearest"
+        and last.mode == "ignore"
+        and all(isinstance(op, fkl.CropOp) for op in geometry[:-1])
+    )
+
+
+def emit_nearest_columns(read: fkl.ReadOp, geometry: list[Operation], counts: dict[str, int]) -> list[str]:
+    """`nearest_column` and `nearest_row` (see has_nearest_columns), over emit_pair_rows' functions."""
+    rtype = image_of(read.source_type)
+    t, channels = CPP_TYPE[rtype.dtype], rtype.channels.data
+    k, z_in = len(geometry), _stage_planes(geometry)[len(geometry) - 1]
+    return [
+        *emit_pair_rows(read, geometry, counts),
+        "// The CPU's final nearest resize: the offset in a source row of output column x's pixel, and the",
+        "// source row of output row y.",
+        "FKL_HD fkl::u32 nearest_column(const Params& p, const Plane& q, fkl::i32 x, fkl::i32 z) {",
+        f"    const fkl::i32 sx = fkl::nearest_index(x, q.scale{k}_x, size{k - 1}(p, {z_in}).w);",
+        f"    return (fkl::u32)(pair_origin(p, z).x + sx) * {channels}u;",
+        "}",
+        f"FKL_HD const {t}* nearest_row(const Params& p, const Plane& q, fkl::i32 y, fkl::i32 z) {{",
+        f"    const fkl::i32 sy = fkl::nearest_index(y, q.scale{k}_y, size{k - 1}(p, {z_in}).h);",
+        "    return pair_row(p, pair_origin(p, z).y + sy, z);",
+        "}",
+    ]

@@ -199,10 +199,19 @@ fkl.write %u8, "dst" : !fkl.image<?x?x?xnone>
 // CHECK:           if (y >= p.h.dst_h) return;
 // CHECK-NEXT:      fkl::wait_for_previous_kernel();
 // CHECK:           if (x < p.h.dst_w) sample(p, q, x, y, blockIdx.z, out[k]);
-// CHECK:       extern "C" void fkl_run(const Params* p) {
-// CHECK-NEXT:      const fkl::i64 elements = (fkl::i64)p->h.dst_planes * p->h.dst_h * p->h.dst_w * 3;
-// CHECK-NEXT:  #pragma omp parallel for collapse(2) schedule(static) if(elements >= 65536)
-// CHECK-NEXT:      for (fkl::i32 z = 0; z < p->h.dst_planes; ++z)
+// The CPU: each thread takes chunks of rows, with its own copy of the parameter block; a packed
+// integer image is resized in OpenCV's two passes (fkl::ResizeRows), the columns' taps set per plane.
+// CHECK:       static void run_rows(const Params* params) {
+// CHECK-NEXT:      const Params p = *params;
+// CHECK:           fkl::ResizeRows<fkl::u8, 3> resize(p.h.dst_w);
+// CHECK:       #pragma omp for collapse(2) schedule(dynamic, 16)
+// CHECK:                   resize.set_column(x, stage2_tap_x(p, q, x, z), origin.x);
+// CHECK:               resize.blend(pair_row(p, ty.i0 + origin.y, z), pair_row(p, ty.i1 + origin.y, z), ty.w1,
+// CHECK:       extern "C" void fkl_run(const Params* params) {
+// CHECK-NEXT:      const fkl::KernelHeader& h = params->h;
+// CHECK-NEXT:      const fkl::i64 elements = (fkl::i64)h.dst_planes * h.dst_h * h.dst_w * 3;
+// CHECK-NEXT:  #pragma omp parallel if(elements >= 65536)
+// CHECK-NEXT:      run_rows(params);
 // CHECK:       {{//}} -----
 
 // CPP-LABEL:   // ---- fkl.kernel @k0 (target cpp) ----
@@ -366,7 +375,7 @@ fkl.write %b1, "dst" planes [1] : !fkl.image<?x?x1xf32>
 // CHECK:           if (y >= p.h.dst_h) return;
 // CHECK-NEXT:      fkl::wait_for_previous_kernel();
 // CHECK:           if (x < p.h.dst_w) dispatch(p, x, y, blockIdx.z);
-// CHECK:       for (fkl::i32 x = 0; x < p->h.dst_w; ++x) dispatch(*p, x, y, z);
+// CHECK:       for (fkl::i32 x = 0; x < p.h.dst_w; ++x) dispatch(p, x, y, z);
 // CHECK-NOT:   fkl.kernel @k1
 
 // CPP-LABEL:   // ---- fkl.kernel @k0 (target cpp) ----

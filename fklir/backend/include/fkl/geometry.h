@@ -6,6 +6,10 @@
 
 #include "core.h"
 
+#if !defined(__CUDACC__) && !defined(__CUDACC_RTC__)
+#include <vector>  // the CPU's column taps and blended rows (ResizeRows, the emitted run_rows)
+#endif
+
 namespace fkl {
 
 // floor for values well inside the i32 range (OpenCV's cvFloor): truncate, then step down
@@ -168,9 +172,25 @@ FKL_HD i32 border_replicate(i32 i, i32 n) {
     return i < 0 ? 0 : (i >= n ? n - 1 : i);
 }
 
+// Whether the CPU may take index i as it is (inside [0, n)) before a border mode's division: most
+// pixels of an image are inside, and positive_mod's integer division costs more than the test on a
+// CPU. The GPU keeps its path without the branch (false there folds the test away).
+FKL_HD bool inside_on_cpu(i32 i, i32 n) {
+#if defined(FKL_DEVICE_CODE)
+    (void)i;
+    (void)n;
+    return false;
+#else
+    return (u32)i < (u32)n;
+#endif
+}
+
 // BORDER_REFLECT "fedcba|abcdef|fedcba" (numpy 'symmetric'): the edge pixel repeats. The
 // pattern is periodic with period 2n: abcdef fedcba abcdef ...
 FKL_HD i32 border_reflect(i32 i, i32 n) {
+    if (inside_on_cpu(i, n)) {
+        return i;
+    }
     const i32 m = positive_mod(i, 2 * n);
     return m < n ? m : 2 * n - 1 - m;
 }
@@ -178,6 +198,9 @@ FKL_HD i32 border_reflect(i32 i, i32 n) {
 // BORDER_REFLECT_101 "fedcb|abcdef|edcba" (numpy 'reflect'): the edge pixel does not repeat.
 // Periodic with period 2n - 2: abcdef edcb abcdef ...; a single pixel (n == 1) is all there is.
 FKL_HD i32 border_reflect101(i32 i, i32 n) {
+    if (inside_on_cpu(i, n)) {
+        return i;
+    }
     if (n == 1) {
         return 0;
     }
@@ -187,6 +210,9 @@ FKL_HD i32 border_reflect101(i32 i, i32 n) {
 
 // BORDER_WRAP "cdef|abcdef|abcd" (numpy 'wrap'): periodic with period n.
 FKL_HD i32 border_wrap(i32 i, i32 n) {
+    if (inside_on_cpu(i, n)) {
+        return i;
+    }
     return positive_mod(i, n);
 }
 
@@ -369,5 +395,120 @@ struct Deinterlace {
 
     static FKL_HD f32 mean(f64 a, f64 b) { return (f32)((a + b) / 2.0); }
 };
+
+#if !defined(__CUDACC__) && !defined(__CUDACC_RTC__)
+// ---------------------------------------------------------------------------------------------
+// The CPU's row spans (the emitted row_span): crops and borders map a run of an output row to
+// consecutive pixels of one source row, so a CPU loop reads them straight from the row.
+// ---------------------------------------------------------------------------------------------
+
+// Output pixels x in [lo, hi) are pixels x + dx of source row sy; always 0 <= lo <= hi <= the row's width.
+struct Span {
+    i32 lo, hi, dx, sy;
+};
+
+// s narrowed to the pixels that fall inside [0, n) of a row of n pixels, and to none when row sy is
+// outside (a constant border's -1).
+FKL_HD Span inside_span(Span s, i32 n) {
+    const i32 lo = s.lo > -s.dx ? s.lo : -s.dx;
+    const i32 hi = s.hi < n - s.dx ? s.hi : n - s.dx;
+    if (s.sy < 0 || hi <= lo) {
+        s.hi = s.lo;
+        return s;
+    }
+    s.lo = lo;
+    s.hi = hi;
+    return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The CPU's final linear resize of a packed integer image, in OpenCV's two passes
+// ---------------------------------------------------------------------------------------------
+
+// linear_blend is a blend along x of each of the two source rows, then one along y; so a CPU thread
+// blends each source row it needs along x once, for every output column (kept while the next output
+// row still needs it: an upscale reads each source row for several output rows), and then each output
+// row is a blend along y of two such rows, a loop over contiguous floats that the compiler vectorises.
+// The same operations in the same order as the per-pixel blend: the same bits. T is an integer type
+// (finite taps: linear_step, no test for weight 0), C the channels of a pixel. A source row's columns
+// are first converted to f32 in one contiguous pass, so that the blend along x reads 4-byte elements,
+// which the compiler gathers in vectors (bytes it reads one at a time).
+template <typename T, int C>
+struct ResizeRows {
+    std::vector<u32> left, right;  // element x * C + k: its two taps' offsets in a source row
+    std::vector<f32> weight;       // and the right tap's weight
+    std::vector<f32> wide;         // a source row as f32, elements [first, last] of it
+    u32 first = 0xffffffffu, last = 0;
+    std::vector<f32> rows[2];      // two source rows blended along x
+    const T* held[2] = {nullptr, nullptr};  // the source row that each of `rows` holds
+
+    explicit ResizeRows(i32 dst_w)
+        : left((size_t)dst_w * C), right((size_t)dst_w * C), weight((size_t)dst_w * C) {
+        rows[0].resize(left.size());
+        rows[1].resize(left.size());
+    }
+
+    // Output column x reads the taps t of a source that starts `origin` pixels into its rows; a plane
+    // sets its columns in order, from x = 0.
+    void set_column(i32 x, LinearTap t, i32 origin) {
+        if (x == 0) {
+            first = 0xffffffffu;
+            last = 0;
+        }
+        for (int k = 0; k < C; ++k) {
+            left[(size_t)x * C + k] = (u32)(t.i0 + origin) * C + k;
+            right[(size_t)x * C + k] = (u32)(t.i1 + origin) * C + k;
+            weight[(size_t)x * C + k] = t.w1;
+        }
+        const u32 lo = (u32)(t.i0 + origin) * C, hi = (u32)(t.i1 + origin) * C + C - 1;
+        first = lo < first ? lo : first;
+        last = hi > last ? hi : last;
+        if (wide.size() <= last) {
+            wide.resize((size_t)last + 1);
+        }
+        held[0] = held[1] = nullptr;  // rows blended with other columns
+    }
+
+    // Row y of the output: source rows r0 and r1 (its taps along y) blended with weight wy, into out.
+    void blend(const T* r0, const T* r1, f32 wy, f32* out) {
+        const int keep = held[0] == r1 ? 0 : 1;  // r1's slot, if it is held: r0 must not evict it
+        const f32* a = rows[along_x(r0, keep)].data();
+        const f32* b = rows[along_x(r1, held[0] == r0 ? 0 : 1)].data();
+        const size_t n = weight.size();
+        for (size_t j = 0; j < n; ++j) {
+            out[j] = linear_step(a[j], b[j], wy);
+        }
+    }
+
+  private:
+    // __restrict: the arrays are distinct, which the compiler must know to convert and gather in vectors.
+    static void widen(f32* __restrict w, const T* __restrict row, size_t first, size_t last) {
+        for (size_t i = first; i <= last; ++i) {
+            w[i] = (f32)row[i];
+        }
+    }
+
+    static void along_x(f32* __restrict out, const f32* __restrict w, const u32* __restrict l,
+                        const u32* __restrict r, const f32* __restrict wx, size_t n) {
+        for (size_t j = 0; j < n; ++j) {
+            out[j] = linear_step(w[l[j]], w[r[j]], wx[j]);
+        }
+    }
+
+    // The slot that holds `row` blended along x, blending it into the slot other than `keep` if needed.
+    int along_x(const T* row, int keep) {
+        for (int s = 0; s < 2; ++s) {
+            if (held[s] == row) {
+                return s;
+            }
+        }
+        const int s = 1 - keep;
+        widen(wide.data(), row, first, last);
+        along_x(rows[s].data(), wide.data(), left.data(), right.data(), weight.data(), weight.size());
+        held[s] = row;
+        return s;
+    }
+};
+#endif
 
 }  // namespace fkl
