@@ -149,11 +149,12 @@ def half2_native(source: str, channels: int) -> str:
     return source[: loop.start()] + body + source[loop.end() :]
 
 
-def unrolled_rounds(source: str) -> str:
-    """The emitted 1-byte kernel with its rounds unrolled (the emitter rolls them to keep the code small)."""
-    out = source.replace("#pragma unroll 1\n        for (int round = 0;", "#pragma unroll\n        for (int round = 0;")
-    assert out != source, "the emitted rounds loop changed"
-    return out
+def rounds(source: str, unrolled: bool) -> str:
+    """The emitted 1-byte kernel with its rounds loop unrolled or rolled (the emitter rolls them for groups of
+    more than emit_flat.UNROLLED_GROUP elements, to keep the code small)."""
+    rolled_text, unrolled_text = "#pragma unroll 1\n        for (int round", "#pragma unroll\n        for (int round"
+    assert rolled_text in source or unrolled_text in source, "the emitted rounds loop changed"
+    return source.replace(rolled_text, unrolled_text) if unrolled else source.replace(unrolled_text, rolled_text)
 
 
 # a variant: (label, source, include folder, elements per thread, block)
@@ -181,12 +182,15 @@ def variants_of(
             ("shipped, 2 groups a thread", wide, shipped, per, block),
         ]
     found = [
-        ("emitted", source, shipped, per_thread, block),
-        ("rounds unrolled", unrolled_rounds(source), shipped, per_thread, block),
+        ("before: rounds rolled", rounds(source, unrolled=False), shipped, per_thread, block),
+        ("shipped", source, shipped, per_thread, block),
     ]
-    for groups in (2, 4):
+    if rounds(source, unrolled=True) != source:
+        found.append(("rounds unrolled", rounds(source, unrolled=True), shipped, per_thread, block))
+    for groups, unrolled in ((2, False), (2, True), (4, True)):
         text, per = regrouped(source, flat, groups)
-        found.append((f"{groups} groups a thread", text, shipped, per, block))
+        how = "unrolled" if unrolled else "rolled"
+        found.append((f"{groups} groups a thread, rounds {how}", rounds(text, unrolled), shipped, per, block))
     return found
 
 

@@ -17,7 +17,9 @@ chains do many operations per byte, and there the barriers of the staged tile co
 strided access does.
 Groups of 1-byte inputs (both kinds) run the chain in four rolled rounds over a window of whole 32-bit
 words and whole pixels (12 elements for 3 channels): the compilers see one copy of the chain per window,
-not one per element of the group, and the group still moves in 16-byte vectors.
+not one per element of the group, and the group still moves in 16-byte vectors. A direct group of one
+vector (16 elements) unrolls its rounds: rolled, each round's window rotation and loop control cost more
+instructions than its 4 elements' chain, and the kernel ran short of the copy rate on instructions.
 Unaligned pointers and a partial last tile (group, direct) take an element-wise loop, never unrolled.
 A chain that divides floats runs fkl::Div's fast path on the whole group and checks its dividends once
 (`compute_fast`); a group with one out of range goes through that same element-wise loop with the exact
@@ -286,6 +288,10 @@ def _staged_body(s: FlatShape, divisors: str | None) -> list[str]:
     ]
 
 
+# A direct group of at most this many elements (one 16-byte vector) runs its rounds unrolled.
+UNROLLED_GROUP = 16
+
+
 def _direct_body(s: FlatShape, divisors: str | None) -> list[str]:
     """Thread t's group straight from global memory, as 32-bit words that pass through a window of whole
     pixels: four rounds of one compiled copy of the chain, so NVRTC compiles the chain on 12 elements
@@ -322,7 +328,8 @@ def _direct_body(s: FlatShape, divisors: str | None) -> list[str]:
         f"        fkl::u32 w[{words}];  // the group's elements, four to a word; the window is w[0..{shift})",
         f"        fkl::u32 r[{words}] = {{}};  // the results, entering at the top",
         *_load_words("(const fkl::u32*)src + 4 * k", vectors),
-        "#pragma unroll 1",  # the point: one copy of the chain per window, not per group
+        # the point: one copy of the chain per window, not per group; a group of one vector is small enough
+        "#pragma unroll" if s.group <= UNROLLED_GROUP else "#pragma unroll 1",
         f"        for (int round = 0; round < {s.group // window}; ++round) {{",
         f"            {s.t_out} out[{window}];",
         "#pragma unroll",
