@@ -524,15 +524,16 @@ def _deinterlace(
 
 
 # The CPU's row spans: a geometry op that maps a run of its output row to a run of consecutive pixels of
-# one row of its input, as (op, k, the z its input stage sees, the slot counts) -> the statements that
-# update the span `s` (fkl::Span) from the op's output to its input; ops without a rule have no spans.
-SPAN = OpRules[[int, str, dict[str, int]], list[str]]("CPU row span")
+# one row of its input, as (op, k, the z its stage sees, the z its input stage sees, the slot counts) ->
+# the statements that update the span `s` (fkl::Span) from the op's output to its input; ops without a
+# rule have no spans.
+SPAN = OpRules[[int, str, str, dict[str, int]], list[str]]("CPU row span")
 
 
 @SPAN.register(fkl.CropOp)
-def _crop_span(op: fkl.CropOp, k: int, z_in: str, counts: dict[str, int]) -> list[str]:
+def _crop_span(op: fkl.CropOp, k: int, z: str, z_in: str, counts: dict[str, int]) -> list[str]:
     slot = slot_of(op)
-    rect = f"p.{slot}[{z_in if counts[slot] > 1 else '0'}]"
+    rect = f"p.{slot}[{z if counts[slot] > 1 else '0'}]"
     return [
         f"    // stage{k}: fkl.crop — the whole row, moved by the rect's corner.",
         f"    s.dx += {rect}.x;",
@@ -541,7 +542,7 @@ def _crop_span(op: fkl.CropOp, k: int, z_in: str, counts: dict[str, int]) -> lis
 
 
 @SPAN.register(fkl.BorderOp)
-def _border_span(op: fkl.BorderOp, k: int, z_in: str, counts: dict[str, int]) -> list[str]:
+def _border_span(op: fkl.BorderOp, k: int, z: str, z_in: str, counts: dict[str, int]) -> list[str]:
     reader = f"fkl::BorderReader<{enumerator('BorderMode', op.mode.data)}>"
     prev = k - 1
     return [
@@ -569,7 +570,7 @@ def emit_row_span(read: fkl.ReadOp, geometry: list[Operation], counts: dict[str,
     planes = _stage_planes(geometry)
     body: list[str] = []
     for k in range(len(geometry), 0, -1):
-        body += SPAN.emit(geometry[k - 1], k, planes[k - 1], counts)
+        body += SPAN.emit(geometry[k - 1], k, planes[k], planes[k - 1], counts)
     if len(read.sources) > 1:
         base = f"(const {t}*)p.src_table[{planes[0]}]"
     else:

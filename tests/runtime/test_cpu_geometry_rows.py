@@ -150,3 +150,20 @@ def test_crop_chain_reads_spans_of_list_images() -> None:
     got = _cpu(fkl.Crop(4, 3, 61, 41), fkl.Cast("float32"), fkl.Sub(3.0))(images)
     for plane, x in zip(got, images, strict=True):
         np.testing.assert_array_equal(plane, x[3:44, 4:65].astype(np.float32) - np.float32(3.0))
+
+
+@pytest.mark.parametrize("border", [None, "reflect"])
+def test_rect_per_plane_spans(border: str | None) -> None:
+    """Crop([rects]) of one image: each plane's span starts at its own rect (and with a border, may
+    leave the image)."""
+    x = _image("uint8", 61, 97, 3)
+    rects = [(0, 0, 33, 21), (64, 40, 33, 21), (17, 9, 33, 21)]
+    if border is not None:
+        rects.append((-20, 50, 33, 21))
+    ops = [*([fkl.BorderReader(border)] if border else []), fkl.Crop(rects), fkl.Cast("float32"), fkl.Mul(0.25)]
+    got = _cpu(*ops)(x)
+    np.testing.assert_array_equal(got, _interpreted(ops, x, got.shape))
+    big = _padded(x, border or "reflect", 0, 30)
+    for plane, (rx, ry, rw, rh) in zip(got, rects, strict=True):
+        expected = big[ry + 30 : ry + 30 + rh, rx + 30 : rx + 30 + rw].astype(np.float32) * np.float32(0.25)
+        np.testing.assert_array_equal(plane, expected)

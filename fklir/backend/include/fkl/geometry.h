@@ -6,8 +6,10 @@
 
 #include "core.h"
 
-#if !defined(__CUDACC__) && !defined(__CUDACC_RTC__)
+#if !defined(__CUDACC_RTC__)
+#if !defined(__CUDACC__)
 #include <vector>  // the CPU's column taps and blended rows (ResizeRows, the emitted run_rows)
+#endif
 #endif
 
 namespace fkl {
