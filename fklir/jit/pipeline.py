@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib
 import itertools
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -50,6 +50,16 @@ if TYPE_CHECKING:  # xDSL is imported by the cold path only: a chain known to th
     from xdsl.dialects.builtin import ModuleOp
 
 TARGETS = ("gpu", "cpu")
+
+
+class _CpuWarm(NamedTuple):
+    """How a CPU call runs on C-contiguous numpy arrays of one dtype and shape."""
+
+    plan: CpuLaunch
+    extent: Extent
+    out_shape: tuple[int, ...]
+    out_dtype: np.dtype[Any]
+    launches: bool  # False: the output is empty
 
 
 _ENDS = (*fops.READ_DESCRIPTORS, *fops.WRITE_DESCRIPTORS)
@@ -114,6 +124,8 @@ class Pipeline:
         self._prepared: dict[tuple[object, ...], Prepared] = {}
         # unbound GPU calls on inputs seen before, by interop.warm_key: the warm path is one dict hit
         self._warm: dict[WarmKey, WarmEntry] = {}
+        # CPU calls on a C-contiguous numpy array of an element type and shape seen before: one dict hit
+        self._warm_cpu: dict[tuple[np.dtype[Any], tuple[int, ...]], _CpuWarm] = {}
         self._last_signature: Signature | None = None
         self._bound: Binding | None = None
         # set while the parameter block holds exactly the bound buffers: k(stream=s) is then this call
@@ -348,6 +360,10 @@ class Pipeline:
             # the warm bound call on a caller's stream: the block already holds the bound buffers
             launch(stream_handle(stream))
             return self._bound_result
+        if self._warm_cpu and type(x) is np.ndarray and stream is None and x.flags.c_contiguous:
+            entry_cpu = self._warm_cpu.get((x.dtype, x.shape))
+            if entry_cpu is not None:
+                return self._call_cpu_warm(entry_cpu, x, out)
         if self._warm:  # an unbound GPU pipeline that has run: an input seen before is one dict hit
             if isinstance(x, list | tuple):
                 listed = warm_list_key(x)
@@ -429,12 +445,34 @@ class Pipeline:
                         + (f" (output {i})" if count > 1 else "")
                     )
             results = given  # pyright: ignore[reportAssignmentType]
+        assert isinstance(plan, CpuLaunch)
         if results[0].size:
-            assert isinstance(plan, CpuLaunch)
             pointers = [s.ptr for s in sources]
             outputs = [r.ctypes.data for r in results]
             plan.run(pointers[0] if pointers else 0, outputs[0], e, pointers, outputs)
+        if type(x) is np.ndarray and count == 1:  # every check above holds for arrays of this dtype and shape
+            self._warm_cpu[(x.dtype, x.shape)] = _CpuWarm(plan, e, shape, np.dtype(dtype), results[0].size > 0)
         return tuple(results) if self.write_kind == "split_write" else results[0]
+
+    def _call_cpu_warm(self, entry: _CpuWarm, x: np.ndarray[Any, Any], out: object) -> Any:
+        """A CPU call on an array whose dtype and shape a full call checked: only `out` is looked at, and an
+        `out` unlike the one expected goes through the full call and its errors."""
+        if out is None:
+            result = np.empty(entry.out_shape, entry.out_dtype)
+        elif (
+            type(out) is np.ndarray
+            and out.dtype == entry.out_dtype
+            and out.shape == entry.out_shape
+            and out.flags.c_contiguous
+            and out.flags.writeable
+        ):
+            result = out
+        else:
+            return self._call_cpu(x, out, None)
+        if entry.launches:
+            src, dst = x.ctypes.data, result.ctypes.data
+            entry.plan.run(src, dst, entry.extent, (src,), (dst,))
+        return result
 
     def _input(self, x: object, described: list[tuple[tuple[int, ...], str]]) -> tuple[Signature, int, int]:
         """Signature and size of the input (one array, or a list of same-size images)."""
