@@ -98,9 +98,12 @@ class FlatShape(_Types):
 def flat_shape(in_dtype: str, out_dtype: str, channels: int, table: bool = False) -> FlatShape:
     """Up to MAX_THREADS per block, fewer when the tile would not fit TILE_BYTES (the input and the
     results share the tile in turn)."""
+    size = max(ELEMENT_SIZE[in_dtype], ELEMENT_SIZE[out_dtype])
     group = math.lcm(16 // ELEMENT_SIZE[in_dtype], 16 // ELEMENT_SIZE[out_dtype], channels)
-    threads = _threads(group * max(ELEMENT_SIZE[in_dtype], ELEMENT_SIZE[out_dtype]))
-    staged = max(ELEMENT_SIZE[in_dtype], ELEMENT_SIZE[out_dtype]) > 1
+    if size == 2 and group * size == 16:
+        group *= 2  # one vector of 2-byte elements a thread leaves too few bytes in flight for the copy rate
+    threads = _threads(group * size)
+    staged = size > 1
     return FlatShape(in_dtype, out_dtype, channels, group, threads, staged, table)
 
 
