@@ -48,10 +48,12 @@ from fklir.backend.emit_geometry import (
     emit_pair_rows,
     emit_row_span,
     emit_stages,
+    emit_warp_rows,
     has_block_taps,
     has_nearest_columns,
     has_pair_taps,
     has_row_spans,
+    has_warp_rows,
     shares_plane,
 )
 from fklir.backend.emit_rules import is_float_division
@@ -409,9 +411,12 @@ def _emit_pixel_entries(chains: list[Chain], counts: dict[str, int]) -> list[str
 
 def _cpu_taps(chain: Chain) -> str:
     """How the CPU loop of a one-chain pixel kernel samples: "span" (has_row_spans), "nearest"
-    (has_nearest_columns), or as the wide GPU entry does (_wide_taps: "pair", "block", "pixel")."""
+    (has_nearest_columns), "warp" (has_warp_rows), or as the wide GPU entry does (_wide_taps: "pair",
+    "block", "pixel")."""
     if has_row_spans(chain.read, chain.geometry):
         return "span"
+    if has_warp_rows(chain.read, chain.geometry):
+        return "warp"
     if has_nearest_columns(chain.read, chain.geometry):
         return "nearest"
     return _wide_taps(chain)
@@ -423,16 +428,21 @@ def _cpu_helpers(chain: Chain, taps: str, counts: dict[str, int]) -> list[str]:
         return emit_row_span(chain.read, chain.geometry, counts)
     if taps == "nearest":
         return emit_nearest_columns(chain.read, chain.geometry, counts)
+    if taps == "warp":
+        return emit_warp_rows(chain.read, chain.geometry)
     return []
 
 
 def _cpu_state(chain: Chain, taps: str) -> list[str]:
     """A CPU thread's per-plane state: the Plane and what its rows share along x: a final linear
     resize's taps of every column ("block"), fkl::ResizeRows and one row of its blends ("pair": crops
-    of a packed integer image), a final nearest resize's source columns ("nearest")."""
+    of a packed integer image), a final nearest resize's source columns ("nearest"), a warp's row arrays
+    ("warp")."""
     lines = ["    Plane q;"]
     if taps == "block":
         lines.append("    std::vector<fkl::LinearTap> tx((size_t)p.h.dst_w);")
+    elif taps == "warp":
+        lines.append("    WarpRows rows(p.h.dst_w);")
     elif taps == "nearest":
         lines.append("    std::vector<fkl::u32> columns((size_t)p.h.dst_w);")
     elif taps == "pair":
@@ -470,6 +480,8 @@ def _cpu_row(chain: Chain, taps: str) -> list[str]:
     """The CPU's loop over the pixels of row y of plane z, given the plane's state (_cpu_plane)."""
     if taps == "span":
         return _cpu_span_row(chain)
+    if taps == "warp":
+        return _cpu_warp_row(chain)
     t_out, channels = CPP_TYPE[chain.out_type.dtype], chain.out_type.channels.data
     in_channels = chain.stage_type.channels.data
     k = len(chain.geometry)
@@ -523,6 +535,33 @@ def _cpu_span_row(chain: Chain) -> list[str]:
         "                }",
         "            }",
         "            for (fkl::i32 x = s.hi; x < p.h.dst_w; ++x) edge(x);",
+    ]
+
+
+def _cpu_warp_row(chain: Chain) -> list[str]:
+    """Row y of plane z through fkl::WarpRows (has_warp_rows): runs of pixels whose taps lie inside the
+    source blended together, the others through `sample`."""
+    t_out, channels = CPP_TYPE[chain.out_type.dtype], chain.out_type.channels.data
+    in_channels = chain.stage_type.channels.data
+    return [
+        "            warp_row(p, rows, y, z);",
+        "            for (fkl::i32 x = 0; x < p.h.dst_w;) {",
+        "                const fkl::i32 end = rows.run_end(x, p.h.dst_w);",
+        "                if (!rows.inside[(size_t)x]) {",
+        "                    for (; x < end; ++x) {",
+        f"                        {t_out} out[{channels}];",
+        "                        sample(p, q, x, y, z, out);",
+        "                        store(p, x, y, z, out);",
+        "                    }",
+        "                    continue;",
+        "                }",
+        "                warp_blend(p, rows, x, end, z);",
+        "                for (; x < end; ++x) {",
+        f"                    {t_out} out[{channels}];",
+        f"                    compute_pixel(p, &rows.line[(size_t)x * {in_channels}], out);",
+        "                    store(p, x, y, z, out);",
+        "                }",
+        "            }",
     ]
 
 

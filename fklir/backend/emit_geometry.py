@@ -624,3 +624,50 @@ def emit_nearest_columns(read: fkl.ReadOp, geometry: list[Operation], counts: di
         "    return pair_row(p, pair_origin(p, z).y + sy, z);",
         "}",
     ]
+
+
+# Source types whose taps fkl::WarpRows gathers and converts to f64 with a plain conversion.
+_WARP_ROW_TYPES = frozenset({"uint8", "int8", "uint16", "int16", "int32", "uint32", "float32", "float64"})
+
+
+def has_warp_rows(read: fkl.ReadOp, geometry: list[Operation]) -> bool:
+    """Whether the CPU samples a final warp a row at a time (fkl::WarpRows): a warp of one packed source
+    image, straight or through one border (whose pixels outside the image take the per-pixel stage)."""
+    if not geometry or len(read.sources) != 1:
+        return False
+    source = image_of(read.source_type)
+    *before, last = geometry
+    return (
+        isinstance(last, fkl.WarpOp)
+        and len(before) <= 1
+        and all(isinstance(op, fkl.BorderOp) for op in before)
+        and source.layout.data != "planar"
+        and source.dtype in _WARP_ROW_TYPES
+        and image_of(last.operands[0].type).dtype == source.dtype
+    )
+
+
+def emit_warp_rows(read: fkl.ReadOp, geometry: list[Operation]) -> list[str]:
+    """`WarpRows` (the kernel's fkl::WarpRows), `warp_row` (row y's coordinates and the taps of its
+    pixels inside the source) and `warp_blend` (a run of those pixels blended), see has_warp_rows."""
+    source = image_of(read.source_type)
+    t, channels = CPP_TYPE[source.dtype], source.channels.data
+    finite = "true" if source.dtype in _FINITE_TAP_TYPES else "false"
+    warp = geometry[-1]
+    assert isinstance(warp, fkl.WarpOp)
+    z_src = _stage_planes(geometry)[0]
+    return [
+        "// The CPU's warp rows (fkl::WarpRows): row y's source coordinates and the taps of its pixels",
+        "// inside the source, and a run of those pixels blended.",
+        f"using WarpRows = fkl::WarpRows<{t}, {channels}, {finite}>;",
+        "static void warp_row(const Params& p, WarpRows& rows, fkl::i32 y, fkl::i32 z) {",
+        "    (void)z;",
+        f"    rows.{warp.kind.data}(p.{slot_of(warp)}, y, 0, p.h.dst_w);",
+        f"    const fkl::Size src = size0(p, {z_src});",
+        "    rows.locate(0, p.h.dst_w, src.w, src.h, (fkl::u32)p.h.src_pitch);",
+        "}",
+        "static void warp_blend(const Params& p, WarpRows& rows, fkl::i32 lo, fkl::i32 hi, fkl::i32 z) {",
+        "    (void)z;",
+        f"    rows.blend((const {t}*)p.h.src + {z_src} * p.h.src_plane_stride, (fkl::u32)p.h.src_pitch, lo, hi);",
+        "}",
+    ]

@@ -8,6 +8,7 @@
 
 #if !defined(__CUDACC_RTC__)
 #if !defined(__CUDACC__)
+#include <type_traits>
 #include <vector>  // the CPU's column taps and blended rows (ResizeRows, the emitted run_rows)
 #endif
 #endif
@@ -509,6 +510,139 @@ struct ResizeRows {
         along_x(rows[s].data(), wide.data(), left.data(), right.data(), weight.data(), weight.size());
         held[s] = row;
         return s;
+    }
+};
+
+// ---------------------------------------------------------------------------------------------
+// The CPU's warp rows: a warp's output row sampled in loops over arrays, which the compiler vectorises
+// ---------------------------------------------------------------------------------------------
+
+// Warping's per-pixel sample, a row at a time: the source coordinates of every pixel of the row (the
+// same operations as Warping::affine / perspective), then which pixels have their four taps inside the
+// source and, for those, the offset of their top-left tap and their weights (sample_at's, whose clamp
+// and non-finite cases only concern the other pixels), then those pixels' blends into `line` (f32, C
+// per pixel), in runs without bounds checks. The other pixels (outside, a border's, non-finite) take
+// the per-pixel stage. T is the source's element type, C its channels, Finite whether its taps are
+// finite (integer types: Warping::blend_finite, else Warping::blend's zero-weight rule).
+// The tests are written as masks and selects of bits: g++ does not if-convert a branch on a float
+// comparison (it may trap), and a loop with a branch does not vectorise.
+template <typename T, int C, bool Finite>
+struct WarpRows {
+    std::vector<f32> sx, sy;  // the row's source coordinates
+    std::vector<u8> inside;   // 1 where the four taps lie inside the source
+    std::vector<u32> offset;  // there: the top-left tap's element offset in the source plane
+    std::vector<f64> fx, fy;  // and the weights of the right and lower taps
+    std::vector<f32> line;    // the blended pixels
+
+    explicit WarpRows(i32 dst_w)
+        : sx((size_t)dst_w), sy((size_t)dst_w), inside((size_t)dst_w), offset((size_t)dst_w),
+          fx((size_t)dst_w), fy((size_t)dst_w), line((size_t)dst_w * C) {}
+
+    // Warping::along_row's row term, once per row.
+    static f32 row_term(const f32* m, i32 y) { return (f32)y * m[1] + m[2]; }
+
+    void affine(const f32 m[6], i32 y, i32 x0, i32 x1) {
+        const f32 rx = row_term(m, y), ry = row_term(m + 3, y);
+        f32* __restrict px = sx.data();
+        f32* __restrict py = sy.data();
+        for (i32 x = x0; x < x1; ++x) {
+            px[x] = fmaf(m[0], (f32)x, rx);
+            py[x] = fmaf(m[3], (f32)x, ry);
+        }
+    }
+
+    void perspective(const f32 m[9], i32 y, i32 x0, i32 x1) {
+        const f32 rx = row_term(m, y), ry = row_term(m + 3, y), rw = row_term(m + 6, y);
+        f32* __restrict px = sx.data();
+        f32* __restrict py = sy.data();
+        for (i32 x = x0; x < x1; ++x) {
+            const f32 w = fmaf(m[6], (f32)x, rw);
+            px[x] = fmaf(m[0], (f32)x, rx) / w;
+            py[x] = fmaf(m[3], (f32)x, ry) / w;
+        }
+    }
+
+    // The right or lower limit of a top-left tap's coordinate along an axis of n pixels: floor(s) < n - 1
+    // is s < n - 1, as an f32 only while n - 1 is one exactly (else no pixel is taken as inside).
+    static f32 limit(i32 n) { return n - 1 <= 16777216 ? (f32)(n - 1) : 0.0f; }
+
+    // Pixels [x0, x1): which are inside a src_w x src_h image of `pitch` elements a row, their tap
+    // offsets and weights. Inside, the coordinates are finite and non-negative: floor is the truncation, the
+    // weight s - floor(s) is exact in f64 and below 1, and no clamp applies.
+    void locate(i32 x0, i32 x1, i32 src_w, i32 src_h, u32 pitch) {
+        const f32 right = limit(src_w), bottom = limit(src_h);
+        const f32* __restrict px = sx.data();
+        const f32* __restrict py = sy.data();
+        u8* __restrict in = inside.data();
+        u32* __restrict off = offset.data();
+        f64* __restrict wx = fx.data();
+        f64* __restrict wy = fy.data();
+        for (i32 x = x0; x < x1; ++x) {
+            const u32 ok = (u32)(px[x] >= 0.0f) & (u32)(py[x] >= 0.0f) & (u32)(px[x] < right) & (u32)(py[x] < bottom);
+            const f32 cx = f32_from_bits(bits_of(px[x]) & (0u - ok));  // 0 outside: a defined conversion
+            const f32 cy = f32_from_bits(bits_of(py[x]) & (0u - ok));
+            const i32 ix = (i32)cx, iy = (i32)cy;
+            in[x] = (u8)ok;
+            off[x] = (u32)iy * pitch + (u32)ix * (u32)C;
+            wx[x] = (f64)cx - (f64)ix;
+            wy[x] = (f64)cy - (f64)iy;
+        }
+    }
+
+    // The end of the run of pixels from x on that are all inside (or all not), at most x1.
+    i32 run_end(i32 x, i32 x1) const {
+        const u8 kind = inside[(size_t)x];
+        while (x < x1 && inside[(size_t)x] == kind) {
+            ++x;
+        }
+        return x;
+    }
+
+    // Pixels [lo, hi), all inside, blended into line from the source plane `src`: their taps gathered
+    // into arrays of a group of pixels (scalar loads), then blended in a loop over those arrays.
+    void blend(const T* __restrict src, u32 pitch, i32 lo, i32 hi) {
+        for (i32 x0 = lo; x0 < hi; x0 += kGroup) {
+            const i32 n = hi - x0 < kGroup ? hi - x0 : kGroup;
+            Tap a[C][kGroup], b[C][kGroup], c[C][kGroup], d[C][kGroup];
+            const u32* __restrict off = offset.data() + x0;
+            for (i32 j = 0; j < n; ++j) {
+                const T* upper = src + off[j];
+                const T* lower = upper + pitch;
+                for (int k = 0; k < C; ++k) {
+                    a[k][j] = upper[k];
+                    b[k][j] = upper[C + k];
+                    c[k][j] = lower[k];
+                    d[k][j] = lower[C + k];
+                }
+            }
+            const f64* __restrict wx = fx.data() + x0;
+            const f64* __restrict wy = fy.data() + x0;
+            f32* __restrict out = line.data() + (size_t)x0 * C;
+            for (i32 j = 0; j < n; ++j) {
+                for (int k = 0; k < C; ++k) {
+                    out[j * C + k] = blend4((f64)a[k][j], (f64)b[k][j], (f64)c[k][j], (f64)d[k][j], wx[j], wy[j]);
+                }
+            }
+        }
+    }
+
+  private:
+    static constexpr i32 kGroup = 32;
+    // A tap as gathered: an integer converts to f64 from i32 in vectors (a byte or u16 from memory does not).
+    using Tap = typename std::conditional<Finite && sizeof(T) < 4, i32, T>::type;
+
+    // Warping::step as selects: a weight of 0 gives u, of 1 gives v (inf * 0 would be NaN).
+    static f64 step(f64 u, f64 v, f64 w) {
+        const u64 zero = 0ull - (u64)(w == 0.0), one = 0ull - (u64)(w == 1.0);
+        const u64 r = bits_of(u * (1.0 - w) + v * w);
+        return f64_from_bits((((r & ~one) | (bits_of(v) & one)) & ~zero) | (bits_of(u) & zero));
+    }
+
+    static f32 blend4(f64 a, f64 b, f64 c, f64 d, f64 wx, f64 wy) {
+        if (Finite) {
+            return Warping::blend_finite(a, b, c, d, wx, wy);
+        }
+        return (f32)step(step(a, b, wx), step(c, d, wx), wy);
     }
 };
 #endif
