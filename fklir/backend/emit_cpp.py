@@ -429,7 +429,7 @@ def _cpu_helpers(chain: Chain, taps: str, counts: dict[str, int]) -> list[str]:
     if taps == "nearest":
         return emit_nearest_columns(chain.read, chain.geometry, counts)
     if taps == "warp":
-        return emit_warp_rows(chain.read, chain.geometry)
+        return [*emit_warp_rows(chain.read, chain.geometry), *_cpu_compute_run(chain)]
     return []
 
 
@@ -540,14 +540,30 @@ def _cpu_span_row(chain: Chain) -> list[str]:
 
 def _cpu_warp_row(chain: Chain) -> list[str]:
     """Row y of plane z through fkl::WarpRows (has_warp_rows): runs of pixels whose taps lie inside the
-    source blended together, the others through `sample`."""
+    source blended together, runs of pixels whose taps all read the constant 0 outside it as zeros, the
+    others through `sample`; a run of a packed write through compute_run (_cpu_compute_run)."""
     t_out, channels = CPP_TYPE[chain.out_type.dtype], chain.out_type.channels.data
     in_channels = chain.stage_type.channels.data
+    if chain.write_kind == "packed":
+        row = f"({t_out}*)p.h.dst + z * p.h.dst_plane_stride + y * p.h.dst_pitch + (fkl::i64)x * {channels}"
+        write_run = [
+            f"                compute_run(p, &rows.line[(size_t)x * {in_channels}], {row}, end - x);",
+            "                x = end;",
+        ]
+    else:
+        write_run = [
+            "                for (; x < end; ++x) {",
+            f"                    {t_out} out[{channels}];",
+            f"                    compute_pixel(p, &rows.line[(size_t)x * {in_channels}], out);",
+            "                    store(p, x, y, z, out);",
+            "                }",
+        ]
     return [
         "            warp_row(p, rows, y, z);",
         "            for (fkl::i32 x = 0; x < p.h.dst_w;) {",
         "                const fkl::i32 end = rows.run_end(x, p.h.dst_w);",
-        "                if (!rows.inside[(size_t)x]) {",
+        "                const fkl::u8 kind = rows.kind[(size_t)x];",
+        "                if (kind == fkl::WarpEdge) {",
         "                    for (; x < end; ++x) {",
         f"                        {t_out} out[{channels}];",
         "                        sample(p, q, x, y, z, out);",
@@ -555,13 +571,30 @@ def _cpu_warp_row(chain: Chain) -> list[str]:
         "                    }",
         "                    continue;",
         "                }",
-        "                warp_blend(p, rows, x, end, z);",
-        "                for (; x < end; ++x) {",
-        f"                    {t_out} out[{channels}];",
-        f"                    compute_pixel(p, &rows.line[(size_t)x * {in_channels}], out);",
-        "                    store(p, x, y, z, out);",
+        "                if (kind == fkl::WarpInside) {",
+        "                    warp_blend(p, rows, x, end, z);",
+        "                } else {",
+        "                    rows.zero(x, end);",
         "                }",
+        *write_run,
         "            }",
+    ]
+
+
+def _cpu_compute_run(chain: Chain) -> list[str]:
+    """`compute_run`: the compute chain of n pixels, their stage values in `in`, written to `out`, a run
+    of a packed output row; the pointers are __restrict, so that the compiler vectorises the loop (an
+    output byte could otherwise alias the values and the parameters)."""
+    if chain.write_kind != "packed":
+        return []
+    t_in, t_out = CPP_TYPE[chain.stage_type.dtype], CPP_TYPE[chain.out_type.dtype]
+    in_channels, channels = chain.stage_type.channels.data, chain.out_type.channels.data
+    return [
+        f"static void compute_run(const Params& p, const {t_in}* __restrict in, {t_out}* __restrict out,",
+        "                        fkl::i32 n) {",
+        "    for (fkl::i32 j = 0; j < n; ++j)",
+        f"        compute_pixel(p, in + (size_t)j * {in_channels}, out + (size_t)j * {channels});",
+        "}",
     ]
 
 

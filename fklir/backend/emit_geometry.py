@@ -648,23 +648,24 @@ def has_warp_rows(read: fkl.ReadOp, geometry: list[Operation]) -> bool:
 
 
 def emit_warp_rows(read: fkl.ReadOp, geometry: list[Operation]) -> list[str]:
-    """`WarpRows` (the kernel's fkl::WarpRows), `warp_row` (row y's coordinates and the taps of its
-    pixels inside the source) and `warp_blend` (a run of those pixels blended), see has_warp_rows."""
+    """`WarpRows` (the kernel's fkl::WarpRows), `warp_row` (row y's coordinates, its pixels' kinds and
+    the taps of those inside the source) and `warp_blend` (a run of those blended), see has_warp_rows."""
     source = image_of(read.source_type)
     t, channels = CPP_TYPE[source.dtype], source.channels.data
     finite = "true" if source.dtype in _FINITE_TAP_TYPES else "false"
     warp = geometry[-1]
     assert isinstance(warp, fkl.WarpOp)
     z_src = _stage_planes(geometry)[0]
+    zero_outside = "false" if len(geometry) > 1 else "true"  # a border defines the taps outside
     return [
-        "// The CPU's warp rows (fkl::WarpRows): row y's source coordinates and the taps of its pixels",
-        "// inside the source, and a run of those pixels blended.",
+        "// The CPU's warp rows (fkl::WarpRows): row y's source coordinates and its pixels' kinds, and a",
+        "// run of Inside pixels blended.",
         f"using WarpRows = fkl::WarpRows<{t}, {channels}, {finite}>;",
         "static void warp_row(const Params& p, WarpRows& rows, fkl::i32 y, fkl::i32 z) {",
         "    (void)z;",
         f"    rows.{warp.kind.data}(p.{slot_of(warp)}, y, 0, p.h.dst_w);",
         f"    const fkl::Size src = size0(p, {z_src});",
-        "    rows.locate(0, p.h.dst_w, src.w, src.h, (fkl::u32)p.h.src_pitch);",
+        f"    rows.locate(0, p.h.dst_w, src.w, src.h, (fkl::u32)p.h.src_pitch, {zero_outside});",
         "}",
         "static void warp_blend(const Params& p, WarpRows& rows, fkl::i32 lo, fkl::i32 hi, fkl::i32 z) {",
         "    (void)z;",

@@ -9,6 +9,8 @@ the size where the rows are shared among threads.
 
 from __future__ import annotations
 
+import ctypes
+import mmap
 from collections.abc import Sequence
 
 import numpy as np
@@ -165,3 +167,31 @@ def test_tiny_sources(h: int, w: int) -> None:
     ops = [fkl.Warping(np.array([[1.0, 0.1, -0.5], [0.05, 1.0, -0.25]]), 5, 4)]
     got = _cpu(ops, x)
     _bits_equal(got, _interpreted(ops, x, got.shape))
+
+
+def _before_a_guard_page(x: np.ndarray) -> tuple[np.ndarray, mmap.mmap]:
+    """A copy of x whose last byte is the last one before a page that may not be read (and the mapping
+    that holds it): a read past the image's end faults."""
+    page = mmap.PAGESIZE
+    size = -(-x.nbytes // page) * page + page
+    region = mmap.mmap(-1, size)
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    start = ctypes.addressof(ctypes.c_char.from_buffer(region))
+    assert libc.mprotect(start + size - page, page, 0) == 0  # PROT_NONE
+    guarded = np.frombuffer(region, x.dtype, x.size, size - page - x.nbytes).reshape(x.shape)
+    guarded[...] = x
+    return guarded, region
+
+
+@pytest.mark.parametrize(("dtype", "channels"), [("uint8", 1), ("uint8", 3), ("uint8", 4), ("uint16", 2), ("int8", 3)])
+def test_wide_reads_stop_at_the_end_of_the_image(dtype: str, channels: int) -> None:
+    # A row's two taps of 1- and 2-byte elements are read as one 8-byte word; on the last source row the
+    # word of the rightmost pixels would pass the image's end, so those pixels take the per-pixel path.
+    x, region = _before_a_guard_page(_image(dtype, 9, 13, channels))
+    for m in (np.array([[1.0, 0.0, 0.5], [0.0, 1.0, 0.5]]), np.array([[1.0, 0.0, 0.25], [0.0, 1.0, 0.75]])):
+        ops = [fkl.Warping(m, 13, 9, inverse=True)]
+        got = _cpu(ops, x)
+        _bits_equal(got, _interpreted(ops, x, got.shape))
+    del x
+    region.close()

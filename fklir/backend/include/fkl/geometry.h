@@ -518,24 +518,27 @@ struct ResizeRows {
 // ---------------------------------------------------------------------------------------------
 
 // Warping's per-pixel sample, a row at a time: the source coordinates of every pixel of the row (the
-// same operations as Warping::affine / perspective), then which pixels have their four taps inside the
-// source and, for those, the offset of their top-left tap and their weights (sample_at's, whose clamp
-// and non-finite cases only concern the other pixels), then those pixels' blends into `line` (f32, C
-// per pixel), in runs without bounds checks. The other pixels (outside, a border's, non-finite) take
-// the per-pixel stage. T is the source's element type, C its channels, Finite whether its taps are
-// finite (integer types: Warping::blend_finite, else Warping::blend's zero-weight rule).
+// same operations as Warping::affine / perspective), then each pixel's kind: Inside (its four taps lie
+// inside the source; then the offset of its top-left tap and its weights, sample_at's, whose clamp and
+// non-finite cases only concern the other pixels), Outside (all four outside a source read as constant
+// 0: the blend of four zeros is +0), or Edge (the rest: a border's, partly outside, non-finite), which
+// takes the per-pixel stage. Inside pixels are blended into `line` (f32, C per pixel) in runs without
+// bounds checks. T is the source's element type, C its channels, Finite whether its taps are finite
+// (integer types: Warping::blend_finite, else Warping::blend's zero-weight rule).
 // The tests are written as masks and selects of bits: g++ does not if-convert a branch on a float
 // comparison (it may trap), and a loop with a branch does not vectorise.
+enum WarpPixel : u8 { WarpEdge = 0, WarpInside = 1, WarpOutside = 2 };
+
 template <typename T, int C, bool Finite>
 struct WarpRows {
     std::vector<f32> sx, sy;  // the row's source coordinates
-    std::vector<u8> inside;   // 1 where the four taps lie inside the source
-    std::vector<u32> offset;  // there: the top-left tap's element offset in the source plane
+    std::vector<u8> kind;     // each pixel's WarpPixel
+    std::vector<u32> offset;  // Inside: the top-left tap's element offset in the source plane
     std::vector<f64> fx, fy;  // and the weights of the right and lower taps
     std::vector<f32> line;    // the blended pixels
 
     explicit WarpRows(i32 dst_w)
-        : sx((size_t)dst_w), sy((size_t)dst_w), inside((size_t)dst_w), offset((size_t)dst_w),
+        : sx((size_t)dst_w), sy((size_t)dst_w), kind((size_t)dst_w), offset((size_t)dst_w),
           fx((size_t)dst_w), fy((size_t)dst_w), line((size_t)dst_w * C) {}
 
     // Warping::along_row's row term, once per row.
@@ -562,57 +565,86 @@ struct WarpRows {
         }
     }
 
-    // The right or lower limit of a top-left tap's coordinate along an axis of n pixels: floor(s) < n - 1
-    // is s < n - 1, as an f32 only while n - 1 is one exactly (else no pixel is taken as inside).
-    static f32 limit(i32 n) { return n - 1 <= 16777216 ? (f32)(n - 1) : 0.0f; }
-
-    // Pixels [x0, x1): which are inside a src_w x src_h image of `pitch` elements a row, their tap
-    // offsets and weights. Inside, the coordinates are finite and non-negative: floor is the truncation, the
-    // weight s - floor(s) is exact in f64 and below 1, and no clamp applies.
-    void locate(i32 x0, i32 x1, i32 src_w, i32 src_h, u32 pitch) {
-        const f32 right = limit(src_w), bottom = limit(src_h);
+    // Pixels [x0, x1): their kinds in a src_w x src_h source of `pitch` elements a row (Outside only
+    // when `zero_outside`: no border before the warp), and the Inside pixels' tap offsets and weights.
+    // Inside, the coordinates are finite and non-negative: floor is the truncation, the weight
+    // s - floor(s) is exact in f64 and below 1, and no clamp applies. floor(s) < n - 1 is s < n - 1 and
+    // floor(s) >= n is s >= n, as f32 comparisons while n is an f32 exactly (else no pixel is taken as
+    // Inside or Outside along that axis). The last source row's pixels whose wide read (kRead elements
+    // from the lower left tap) would pass the end of the image are Edge pixels.
+    void locate(i32 x0, i32 x1, i32 src_w, i32 src_h, u32 pitch, bool zero_outside) {
+        const bool exact = src_w <= kExact && src_h <= kExact;
+        const f32 right = exact ? (f32)(src_w - 1) : 0.0f, bottom = exact ? (f32)(src_h - 1) : 0.0f;
+        const f32 width = exact ? (f32)src_w : kInf, height = exact ? (f32)src_h : kInf;
+        const u32 outside = zero_outside ? 2u : 0u;
+        const i32 row_end = src_w * C - kRead;  // the last lower left tap whose wide read fits the last row
         const f32* __restrict px = sx.data();
         const f32* __restrict py = sy.data();
-        u8* __restrict in = inside.data();
+        u8* __restrict k = kind.data();
         u32* __restrict off = offset.data();
         f64* __restrict wx = fx.data();
         f64* __restrict wy = fy.data();
         for (i32 x = x0; x < x1; ++x) {
-            const u32 ok = (u32)(px[x] >= 0.0f) & (u32)(py[x] >= 0.0f) & (u32)(px[x] < right) & (u32)(py[x] < bottom);
-            const f32 cx = f32_from_bits(bits_of(px[x]) & (0u - ok));  // 0 outside: a defined conversion
-            const f32 cy = f32_from_bits(bits_of(py[x]) & (0u - ok));
+            const u32 in = (u32)(px[x] >= 0.0f) & (u32)(py[x] >= 0.0f) & (u32)(px[x] < right) & (u32)(py[x] < bottom);
+            const f32 cx = f32_from_bits(bits_of(px[x]) & (0u - in));  // 0 elsewhere: a defined conversion
+            const f32 cy = f32_from_bits(bits_of(py[x]) & (0u - in));
             const i32 ix = (i32)cx, iy = (i32)cy;
-            in[x] = (u8)ok;
+            const u32 ok = in & ((u32)(iy + 2 < src_h) | (u32)(ix * C <= row_end));
+            const u32 out = (u32)(px[x] < -1.0f) | (u32)(py[x] < -1.0f) | (u32)(px[x] >= width) | (u32)(py[x] >= height);
+            k[x] = (u8)(ok | ((0u - out) & outside));  // Inside and Outside exclude each other
             off[x] = (u32)iy * pitch + (u32)ix * (u32)C;
             wx[x] = (f64)cx - (f64)ix;
             wy[x] = (f64)cy - (f64)iy;
         }
     }
 
-    // The end of the run of pixels from x on that are all inside (or all not), at most x1.
+    // The end of the run of pixels from x on that are of x's kind, at most x1.
     i32 run_end(i32 x, i32 x1) const {
-        const u8 kind = inside[(size_t)x];
-        while (x < x1 && inside[(size_t)x] == kind) {
+        const u8 first = kind[(size_t)x];
+        while (x < x1 && kind[(size_t)x] == first) {
             ++x;
         }
         return x;
     }
 
-    // Pixels [lo, hi), all inside, blended into line from the source plane `src`: their taps gathered
-    // into arrays of a group of pixels (scalar loads), then blended in a loop over those arrays.
+    // Pixels [lo, hi), all Outside: the blend of four zero taps.
+    void zero(i32 lo, i32 hi) {
+        for (size_t j = (size_t)lo * C; j < (size_t)hi * C; ++j) {
+            line[j] = 0.0f;
+        }
+    }
+
+    // Pixels [lo, hi), all Inside, blended into line from the source plane `src`: their taps gathered
+    // into arrays of a group of pixels, then blended in a loop over those arrays. A pixel of narrow taps
+    // (2 C of them in 8 bytes) reads its two taps of a row as one 8-byte word, which the compiler
+    // gathers in vectors; wider ones are read one element at a time.
     void blend(const T* __restrict src, u32 pitch, i32 lo, i32 hi) {
         for (i32 x0 = lo; x0 < hi; x0 += kGroup) {
             const i32 n = hi - x0 < kGroup ? hi - x0 : kGroup;
             Tap a[C][kGroup], b[C][kGroup], c[C][kGroup], d[C][kGroup];
             const u32* __restrict off = offset.data() + x0;
-            for (i32 j = 0; j < n; ++j) {
-                const T* upper = src + off[j];
-                const T* lower = upper + pitch;
-                for (int k = 0; k < C; ++k) {
-                    a[k][j] = upper[k];
-                    b[k][j] = upper[C + k];
-                    c[k][j] = lower[k];
-                    d[k][j] = lower[C + k];
+            if (kWide) {
+                u64 upper[kGroup], lower[kGroup];
+                for (i32 j = 0; j < n; ++j) {
+                    upper[j] = word_at(src + off[j]);
+                    lower[j] = word_at(src + off[j] + pitch);
+                }
+                for (i32 j = 0; j < n; ++j) {
+                    for (int k = 0; k < C; ++k) {
+                        a[k][j] = element(upper[j], k);
+                        b[k][j] = element(upper[j], C + k);
+                        c[k][j] = element(lower[j], k);
+                        d[k][j] = element(lower[j], C + k);
+                    }
+                }
+            } else {
+                for (int k = 0; k < C; ++k) {  // a loop per channel: the compiler gathers 4-byte elements
+                    for (i32 j = 0; j < n; ++j) {
+                        a[k][j] = src[off[j] + k];
+                        b[k][j] = src[off[j] + C + k];
+                        c[k][j] = src[off[j] + pitch + k];
+                        d[k][j] = src[off[j] + pitch + C + k];
+                    }
                 }
             }
             const f64* __restrict wx = fx.data() + x0;
@@ -628,8 +660,21 @@ struct WarpRows {
 
   private:
     static constexpr i32 kGroup = 32;
-    // A tap as gathered: an integer converts to f64 from i32 in vectors (a byte or u16 from memory does not).
+    static constexpr i32 kExact = 16777216;  // 2^24: every integer up to it is an f32
+    static constexpr f32 kInf = __builtin_huge_valf();
+    // A row's two taps in one 8-byte word: integer elements of 1 or 2 bytes, 2 C of them in 8 bytes.
+    static constexpr bool kWide = Finite && sizeof(T) <= 2 && 2 * C * (int)sizeof(T) <= 8;
+    static constexpr i32 kRead = kWide ? 8 / (i32)sizeof(T) : 2 * C;  // elements a row's taps read
+    // A tap as gathered: an integer converts to f64 from i32 in vectors (a byte or u16 does not).
     using Tap = typename std::conditional<Finite && sizeof(T) < 4, i32, T>::type;
+    typedef u64 UnalignedWord __attribute__((aligned(1), may_alias));
+
+    static u64 word_at(const T* p) { return *(const UnalignedWord*)p; }
+
+    // Element i of a little-endian word of T's, as a tap (the conversion to T keeps a signed one's sign).
+    static Tap element(u64 word, int i) {
+        return (Tap)(T)(word >> (8 * (int)sizeof(T) * i));
+    }
 
     // Warping::step as selects: a weight of 0 gives u, of 1 gives v (inf * 0 would be NaN).
     static f64 step(f64 u, f64 v, f64 w) {
