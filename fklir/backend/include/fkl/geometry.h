@@ -536,6 +536,8 @@ struct WarpRows {
     std::vector<u32> offset;  // Inside: the top-left tap's element offset in the source plane
     std::vector<f64> fx, fy;  // and the weights of the right and lower taps
     std::vector<f32> line;    // the blended pixels
+    f32 down[2] = {0.0f, 0.0f};  // the source step (x, y) from a pixel to the one below it (affine)
+    i64 ahead = 0;               // from a top-left tap to the lower row of the pixel below's taps
 
     explicit WarpRows(i32 dst_w)
         : sx((size_t)dst_w), sy((size_t)dst_w), kind((size_t)dst_w), offset((size_t)dst_w),
@@ -545,6 +547,8 @@ struct WarpRows {
     static f32 row_term(const f32* m, i32 y) { return (f32)y * m[1] + m[2]; }
 
     void affine(const f32 m[6], i32 y, i32 x0, i32 x1) {
+        down[0] = m[1];
+        down[1] = m[4];
         const f32 rx = row_term(m, y), ry = row_term(m + 3, y);
         f32* __restrict px = sx.data();
         f32* __restrict py = sy.data();
@@ -555,6 +559,8 @@ struct WarpRows {
     }
 
     void perspective(const f32 m[9], i32 y, i32 x0, i32 x1) {
+        down[0] = m[1];  // the affine part's: a prefetch's guess
+        down[1] = m[4];
         const f32 rx = row_term(m, y), ry = row_term(m + 3, y), rw = row_term(m + 6, y);
         f32* __restrict px = sx.data();
         f32* __restrict py = sy.data();
@@ -578,6 +584,7 @@ struct WarpRows {
         const f32 width = exact ? (f32)src_w : kInf, height = exact ? (f32)src_h : kInf;
         const u32 outside = zero_outside ? 2u : 0u;
         const i32 row_end = src_w * C - kRead;  // the last lower left tap whose wide read fits the last row
+        ahead = ((i64)nearbyintf(down[1]) + 1) * (i64)pitch + (i64)nearbyintf(down[0]) * C;
         const f32* __restrict px = sx.data();
         const f32* __restrict py = sy.data();
         u8* __restrict k = kind.data();
@@ -601,6 +608,10 @@ struct WarpRows {
     // The end of the run of pixels from x on that are of x's kind, at most x1.
     i32 run_end(i32 x, i32 x1) const {
         const u8 first = kind[(size_t)x];
+        const u64 eight = first * 0x0101010101010101ull;  // eight pixels of that kind
+        while (x + 8 <= x1 && word_at(kind.data() + x) == eight) {
+            x += 8;
+        }
         while (x < x1 && kind[(size_t)x] == first) {
             ++x;
         }
@@ -623,6 +634,12 @@ struct WarpRows {
             const i32 n = hi - x0 < kGroup ? hi - x0 : kGroup;
             Tap a[C][kGroup], b[C][kGroup], c[C][kGroup], d[C][kGroup];
             const u32* __restrict off = offset.data() + x0;
+            // The next output row reads the source rows below these: each pixel's lower row there is
+            // its first use (the upper one this row's lower), which a prefetch starts now. An address
+            // outside the image is harmless: a prefetch does not fault (hence integer arithmetic).
+            for (i32 j = 0; j < n; j += kPrefetchEvery) {
+                __builtin_prefetch((const void*)((uintptr_t)(src + off[j]) + (uintptr_t)(ahead * (i64)sizeof(T))));
+            }
             if (kWide) {
                 u64 upper[kGroup], lower[kGroup];
                 for (i32 j = 0; j < n; ++j) {
@@ -660,6 +677,7 @@ struct WarpRows {
 
   private:
     static constexpr i32 kGroup = 32;
+    static constexpr i32 kPrefetchEvery = 2;  // pixels per prefetch
     static constexpr i32 kExact = 16777216;  // 2^24: every integer up to it is an f32
     static constexpr f32 kInf = __builtin_huge_valf();
     // A row's two taps in one 8-byte word: integer elements of 1 or 2 bytes, 2 C of them in 8 bytes.
@@ -669,7 +687,8 @@ struct WarpRows {
     using Tap = typename std::conditional<Finite && sizeof(T) < 4, i32, T>::type;
     typedef u64 UnalignedWord __attribute__((aligned(1), may_alias));
 
-    static u64 word_at(const T* p) { return *(const UnalignedWord*)p; }
+    template <typename E>
+    static u64 word_at(const E* p) { return *(const UnalignedWord*)p; }
 
     // Element i of a little-endian word of T's, as a tap (the conversion to T keeps a signed one's sign).
     static Tap element(u64 word, int i) {
