@@ -584,7 +584,8 @@ struct WarpRows {
         const f32 width = exact ? (f32)src_w : kInf, height = exact ? (f32)src_h : kInf;
         const u32 outside = zero_outside ? 2u : 0u;
         const i32 row_end = src_w * C - kRead;  // the last lower left tap whose wide read fits the last row
-        ahead = ((i64)nearbyintf(down[1]) + 1) * (i64)pitch + (i64)nearbyintf(down[0]) * C;
+        const f32 dx = fabsf(down[0]) < kFar ? down[0] : 0.0f, dy = fabsf(down[1]) < kFar ? down[1] : 0.0f;
+        ahead = ((i64)nearbyintf(dy) + 1) * (i64)pitch + (i64)nearbyintf(dx) * C;
         const f32* __restrict px = sx.data();
         const f32* __restrict py = sy.data();
         u8* __restrict k = kind.data();
@@ -678,6 +679,7 @@ struct WarpRows {
   private:
     static constexpr i32 kGroup = 32;
     static constexpr i32 kPrefetchEvery = 2;  // pixels per prefetch
+    static constexpr f32 kFar = 1048576.0f;   // a step beyond this (or NaN) is not prefetched: kept in i64
     static constexpr i32 kExact = 16777216;  // 2^24: every integer up to it is an f32
     static constexpr f32 kInf = __builtin_huge_valf();
     // A row's two taps in one 8-byte word: integer elements of 1 or 2 bytes, 2 C of them in 8 bytes.
