@@ -677,7 +677,7 @@ struct WarpRows {
     }
 
   private:
-    static constexpr i32 kGroup = 32;
+    static constexpr i32 kGroup = 64;  // pixels gathered, then blended, at a time
     static constexpr i32 kPrefetchEvery = 2;  // pixels per prefetch
     static constexpr f32 kFar = 1048576.0f;   // a step beyond this (or NaN) is not prefetched: kept in i64
     static constexpr i32 kExact = 16777216;  // 2^24: every integer up to it is an f32
