@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-CODEGEN_VERSION = "20"
+CODEGEN_VERSION = "21"
 
 GPU_ENTRY = "fkl_kernel"
 GPU_NARROW_ENTRY = "fkl_kernel_narrow"  # pixel kernels: one pixel per thread, for launches of few pixels
