@@ -20,6 +20,7 @@ import fklir as fkl
 from fklir.backend.build import STATS, structural_ir
 from fklir.frontend.lowering import kernels_of, lower_chain, run_passes
 from fklir.jit.signature import input_signature
+from tests.borders import NUMPY_PAD, cv2_borders
 from tests.runtime.catalogue_support import no_source, packed_source, planar_source, run_cpu
 
 cv2 = pytest.importorskip("cv2")
@@ -361,20 +362,7 @@ def test_color_conversion_alpha_for_bfloat16_is_one() -> None:
 # BorderReader and Crop
 # =============================================================================================
 
-NUMPY_PAD = {
-    "constant": "constant",
-    "replicate": "edge",
-    "reflect": "symmetric",
-    "reflect101": "reflect",
-    "wrap": "wrap",
-}
-CV2_BORDER = {
-    "constant": cv2.BORDER_CONSTANT,
-    "replicate": cv2.BORDER_REPLICATE,
-    "reflect": cv2.BORDER_REFLECT,
-    "reflect101": cv2.BORDER_REFLECT_101,
-    "wrap": cv2.BORDER_WRAP,
-}
+CV2_BORDER = cv2_borders(cv2)
 
 
 @pytest.mark.parametrize("mode", sorted(NUMPY_PAD))

@@ -19,19 +19,14 @@ import pytest
 
 import fklir as fkl
 from fklir.frontend import ops as fops
+from tests.borders import cv2_borders
 from tests.runtime.catalogue_support import packed_source, reference
 
 cv2 = pytest.importorskip("cv2")
 
 RNG = np.random.default_rng(21)
 MODES = ("constant", "replicate", "reflect", "reflect101", "wrap")
-CV2_BORDER = {
-    "constant": cv2.BORDER_CONSTANT,
-    "replicate": cv2.BORDER_REPLICATE,
-    "reflect": cv2.BORDER_REFLECT,
-    "reflect101": cv2.BORDER_REFLECT_101,
-    "wrap": cv2.BORDER_WRAP,
-}
+CV2_BORDER = cv2_borders(cv2)
 
 
 @pytest.fixture(autouse=True)

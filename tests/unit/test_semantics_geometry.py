@@ -13,6 +13,7 @@ import pytest
 from fklir.interpreters import semantics as S
 from fklir.interpreters import semantics_geometry as G
 from fklir.interpreters.semantics import Image
+from tests.borders import NUMPY_PAD, cv2_borders
 
 cv2 = pytest.importorskip("cv2")
 
@@ -29,27 +30,15 @@ def opencv_with_ipp() -> Iterator[None]:
 
 RNG_SEED = 7_654_321
 
-NUMPY_PAD_MODE = {
-    "constant": "constant",
-    "replicate": "edge",
-    "reflect": "symmetric",
-    "reflect101": "reflect",
-    "wrap": "wrap",
-}
-CV2_BORDER = {
-    "constant": cv2.BORDER_CONSTANT,
-    "replicate": cv2.BORDER_REPLICATE,
-    "reflect": cv2.BORDER_REFLECT,
-    "reflect101": cv2.BORDER_REFLECT_101,
-    "wrap": cv2.BORDER_WRAP,
-}
+
+CV2_BORDER = cv2_borders(cv2)
 
 
 def numpy_pad(array: np.ndarray, widths: Any, mode: str, constant: float) -> np.ndarray:
     """numpy.pad with the numpy name of a BorderReader mode."""
     if mode == "constant":
         return np.pad(array, widths, mode="constant", constant_values=constant)
-    numpy_mode: Any = NUMPY_PAD_MODE[mode]
+    numpy_mode: Any = NUMPY_PAD[mode]
     return np.pad(array, widths, mode=numpy_mode)
 
 
