@@ -619,26 +619,10 @@ def _size(op: str, what: str, v: object) -> int:
 
 
 def _rect(op: str, given: object) -> Rect:
-    if type(given) is tuple and len(given) == 4:  # pyright: ignore[reportUnknownArgumentType]
-        # a detector's boxes arrive every frame: plain int tuples inside int32 take one test
-        x, y, w, h = given  # pyright: ignore[reportUnknownVariableType]
-        if (
-            type(x) is int
-            and type(y) is int
-            and type(w) is int
-            and type(h) is int
-            and 0 <= x
-            and 0 <= y
-            and 0 < w
-            and 0 < h
-            and x + w <= I32_MAX
-            and y + h <= I32_MAX
-        ):
-            return given  # pyright: ignore[reportUnknownVariableType]
     r = rect_ints(op, given)
     x, y, w, h = r
     if 0 <= x and 0 <= y and 0 < w and 0 < h and x + w <= I32_MAX and y + h <= I32_MAX:
-        return r  # what check_span admits, in one test
+        return r  # what check_span admits, in one test: a detector's boxes arrive every frame
     if w <= 0 or h <= 0:
         raise ValueError(f"{op}: rect {tuple(r)} must have a positive width and height")
     check_span(op, f"rect {tuple(r)}: ", ("x", x), ("w", w))

@@ -174,10 +174,12 @@ def rect_list(op: str, v: object) -> Sequence[object] | None:
 
 def rect_ints(op: str, r: object) -> tuple[int, int, int, int]:
     """(x, y, w, h) as Python integers (from a sequence, an array or a tensor of 4)."""
-    if isinstance(r, tuple | list) and len(r) == 4:  # pyright: ignore[reportUnknownArgumentType]
+    # a tuple of classes, not `tuple | list`: that union is built anew at every call
+    if isinstance(r, (tuple, list)) and len(r) == 4:  # pyright: ignore[reportUnknownArgumentType]
         x, y, w, h = r  # pyright: ignore[reportUnknownVariableType]
         if type(x) is int and type(y) is int and type(w) is int and type(h) is int:
-            return (x, y, w, h)  # the common case, without numpy: per-frame rects of a detector
+            # the common case, without numpy: per-frame rects of a detector (a tuple is taken as it is)
+            return r if type(r) is tuple else (x, y, w, h)  # pyright: ignore[reportUnknownVariableType]
     try:
         items = list(r) if isinstance(r, tuple | list) else _array(op, "a rect", r).tolist()  # pyright: ignore[reportUnknownArgumentType]
         if not isinstance(items, list) or len(items) != 4:  # pyright: ignore[reportUnknownArgumentType]
