@@ -324,10 +324,13 @@ def warm_list_key(xs: Sequence[object]) -> tuple[WarmKey, list[int]] | None:
 
 
 def _torch_list_warm(xs: Sequence[Any], first: Any) -> tuple[WarmKey, list[int]] | None:
-    """warm_list_key of torch tensors: the list's key and pointers with each accessor read once per tensor."""
-    if not first.is_cuda or not first.is_contiguous():
+    """warm_list_key of torch tensors: the first tensor's warm key, then each other tensor compared with it
+    field by field, each accessor read once per tensor."""
+    seen = _torch_warm(first)
+    if seen is None:
         return None
-    kind, dtype, shape, device = type(first), first.dtype, first.shape, first.get_device()
+    key, pointer = seen
+    kind, dtype, shape, device = key
     for x in xs[1:]:
         if (
             type(x) is not kind
@@ -338,7 +341,7 @@ def _torch_list_warm(xs: Sequence[Any], first: Any) -> tuple[WarmKey, list[int]]
             or not x.is_contiguous()
         ):
             return None
-    return (len(xs), (kind, dtype, shape, device)), [x.data_ptr() for x in xs]
+    return (len(xs), key), [pointer, *(x.data_ptr() for x in xs[1:])]
 
 
 def _choose_warm_reader(x: object) -> _WarmReader | None:
