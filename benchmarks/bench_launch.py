@@ -18,6 +18,7 @@ of the crops + resize_crop_convert_reformat, and how many compiles the loop caus
 from __future__ import annotations
 
 import argparse
+import compileall
 import ctypes
 import datetime
 import os
@@ -391,6 +392,9 @@ def main(argv: list[str]) -> int:
             cold[name] = ", ".join(f"{t:.0f}" for t in times)
     floor = nvrtc_floor_ms()
     root = str(Path(__file__).resolve().parents[1])
+    # An installed fklir starts from bytecode (pip compiles it at install); where nothing writes it (a
+    # fresh checkout, PYTHONDONTWRITEBYTECODE) every fresh process would compile the sources instead.
+    compileall.compile_dir(Path(root) / "fklir", quiet=1)
     fresh_ms, fresh_compiles, fresh_hits = fresh_process_ms(root, tempfile.mkdtemp(prefix="fklir-fresh-"))
     whole = {t: fresh_whole_ms(root, tempfile.mkdtemp(prefix="fklir-fresh-"), t) for t in ("gpu", "cpu")}
     frames = roi_frames(fkl, torch, 50 if args.quick else 200)

@@ -8,8 +8,6 @@ may use it without loading the compiler; the IR type of a record is built in the
 (`fkl.element_type`) from the record's `kind` and `bits`.
 """
 
-from __future__ import annotations
-
 import ctypes
 import enum
 import sys

@@ -12,16 +12,23 @@ import contextlib
 import ctypes
 import functools
 import io
-import json
+import marshal
 import os
 import shutil
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from fklir import log
 from fklir.backend import cache, compilers
-from fklir.backend.kernel_layout import CODEGEN_VERSION, CPU_ENTRY, GPU_ENTRY, GPU_NARROW_ENTRY, KernelLayout
+from fklir.backend.kernel_layout import (
+    CODEGEN_VERSION,
+    CPU_ENTRY,
+    GPU_ENTRY,
+    GPU_NARROW_ENTRY,
+    BuiltKernel,
+    KernelLayout,
+)
 
 if TYPE_CHECKING:  # the IR and the emitter are the cold path's: a plan found on disk imports no xDSL
     from fklir.backend.emit_cpp import EmittedKernel
@@ -42,18 +49,6 @@ class BuildStats:
 
 
 STATS = BuildStats()
-
-
-class BuiltKernel(NamedTuple):
-    """A loaded kernel and what its host side needs; holds no IR. (This module's records are a plain class
-    and a named tuple: @dataclass builds its methods from source text, which a fresh process pays for.)"""
-
-    key: str
-    layout: KernelLayout
-    entry: object  # ctypes function (cpu) or cuda_driver.LoadedKernel (gpu)
-    values: dict[str, tuple[float, ...]]
-    # the kernel was loaded in this process already, for another description of the same structure
-    reused: bool = False
 
 
 _LOADED: dict[tuple[str, str, int], tuple[KernelLayout, object]] = {}
@@ -255,6 +250,8 @@ def _describe(disk: cache.DiskCache, kernel: fkl.KernelOp, emitted: EmittedKerne
         "compiler": f"{backend}: {_compiler_and_flags(target, backend if target == 'gpu' else '')[0]}",
         "created": time.time(),
     }
+    import json  # the cold path's: a warm fresh process reads its plan with marshal
+
     with contextlib.suppress(OSError):
         disk.store(key, cache.META_SUFFIX, json.dumps(meta).encode())
         disk.store(key, cache.SOURCE_SUFFIX, emitted.source.encode())
@@ -319,19 +316,24 @@ def remember_plan(description_key_: str, built: BuiltKernel) -> None:
         return
     entry = {"kernel": built.key, "layout": built.layout._asdict(), "values": built.values}
     with contextlib.suppress(OSError):  # only a shortcut for the next process: a full disk must not fail this call
-        cache.DiskCache().store(description_key_, PLAN_SUFFIX, json.dumps(entry).encode(), announce=False)
+        record = marshal.dumps(entry, PLAN_MARSHAL_VERSION)
+        cache.DiskCache().store(description_key_, PLAN_SUFFIX, record, announce=False)
 
 
-PLAN_SUFFIX = ".plan.json"
+# A plan record is marshal data of str, int, float, tuple and dict only: marshal is built into the
+# interpreter, where importing json is a good part of a warm fresh process's start, and format 4 reads the
+# same in every Python 3 since 3.4. It trusts the cache folder no more than loading the kernel beside it does.
+PLAN_SUFFIX = ".plan"
+PLAN_MARSHAL_VERSION = 4
 
 
 def _parse_plan(raw: bytes) -> tuple[str, KernelLayout, dict[str, tuple[float, ...]]]:
-    """(kernel key, layout, values) of a plan record; ValueError/KeyError/TypeError/AttributeError when it
-    is not one (written by another codegen version, or garbage whose sidecar matches)."""
-    entry = json.loads(raw)
+    """(kernel key, layout, values) of a plan record; ValueError/KeyError/TypeError/AttributeError/EOFError
+    when it is not one (written by another codegen version, or garbage whose sidecar matches)."""
+    entry = marshal.loads(raw)
     layout_fields = dict(entry["layout"])
     layout_fields["slots"] = tuple(tuple(slot) for slot in layout_fields["slots"])
-    layout_fields["reciprocals"] = tuple(layout_fields.get("reciprocals", ()))  # JSON gives lists
+    layout_fields["reciprocals"] = tuple(layout_fields.get("reciprocals", ()))
     values = {str(name): tuple(float(v) for v in vs) for name, vs in entry["values"].items()}
     kernel = entry["kernel"]
     if not isinstance(kernel, str):
@@ -353,7 +355,7 @@ def load_plan(description_key_: str, target: str, device: int) -> BuiltKernel | 
     try:
         kernel, layout, values = _parse_plan(raw)
         entry_point = _load_entry(kernel, target, device)
-    except (ValueError, KeyError, TypeError, AttributeError):
+    except (ValueError, KeyError, TypeError, AttributeError, EOFError):
         disk.discard(description_key_, PLAN_SUFFIX)
         return None
     if entry_point is None:

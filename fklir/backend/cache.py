@@ -34,11 +34,8 @@ clear() deletes every entry that no process holds a lock on, and every compile f
 using, so that clearing never breaks a compile in flight.
 """
 
-from __future__ import annotations
-
 import contextlib
 import errno
-import fcntl
 import functools
 import importlib
 import os
@@ -288,6 +285,17 @@ def _is_same_file(handle: int, path: Path) -> bool:
     return (opened.st_dev, opened.st_ino) == (current.st_dev, current.st_ino)
 
 
+def _flock(handle: int, exclusive: bool, blocking: bool = True) -> None:
+    """flock(2) the open lock file: take it exclusively (non-blocking: BlockingIOError while another holds it)
+    or release it. fcntl is imported here because a warm read takes no lock."""
+    import fcntl
+
+    if not exclusive:
+        fcntl.flock(handle, fcntl.LOCK_UN)
+    else:
+        fcntl.flock(handle, fcntl.LOCK_EX if blocking else fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
 def _entry_name(file_name: str) -> str:
     """The entry (<key><suffix>) that a file in the root belongs to: itself, its sidecar or a temp file."""
     if file_name.startswith(TEMP_PREFIX):
@@ -364,7 +372,7 @@ class DiskCache:
                 _remove(lock_path)
                 continue
             try:
-                fcntl.flock(handle, fcntl.LOCK_EX if blocking else fcntl.LOCK_EX | fcntl.LOCK_NB)
+                _flock(handle, exclusive=True, blocking=blocking)
             except BlockingIOError:
                 os.close(handle)
                 return None
@@ -393,7 +401,7 @@ class DiskCache:
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(folder / LOCK_FOLDER / f"{name}.lock")
-            fcntl.flock(handle, fcntl.LOCK_UN)
+            _flock(handle, exclusive=False)
             os.close(handle)
 
     def _remove_if_idle(self, folder: Path, name: str, files: list[Path]) -> bool:
@@ -407,7 +415,7 @@ class DiskCache:
             with contextlib.suppress(OSError):
                 os.unlink(folder / LOCK_FOLDER / f"{name}.lock")
         finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+            _flock(handle, exclusive=False)
             os.close(handle)
         return True
 
@@ -579,7 +587,7 @@ class DiskCache:
                 handle = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
             except FileNotFoundError:  # clear() removed it before we could lock it
                 continue
-            fcntl.flock(handle, fcntl.LOCK_EX)
+            _flock(handle, exclusive=True)
             try:
                 if _is_same_file(handle, path):
                     break
@@ -663,7 +671,7 @@ class DiskCache:
             return True
         finally:
             for handle in handles:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+                _flock(handle, exclusive=False)
                 os.close(handle)
 
     def clear(self) -> None:
@@ -701,7 +709,7 @@ class DiskCache:
                     _remove(path)
                 continue
             try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                _flock(handle, exclusive=True, blocking=False)
             except BlockingIOError:
                 os.close(handle)
                 continue  # a compiler works there

@@ -1,8 +1,6 @@
 """What a compiled kernel's host side needs, with no IR: the entry names, the codegen version in its
-cache key and the parameter block's layout. The emitter writes them and a fresh process's disk-plan
-path reads them, so this module imports nothing of xDSL."""
-
-from __future__ import annotations
+cache key, the parameter block's layout and the record of a loaded kernel. The emitter writes them and a
+fresh process's disk-plan path reads them, so this module imports nothing of xDSL."""
 
 from typing import NamedTuple
 
@@ -34,3 +32,14 @@ class KernelLayout(NamedTuple):
     flat_block: int = 0  # flat kernels: threads per block, which the thread -> element mapping assumes
     pixels_per_thread: int = 1  # pixel kernels on the GPU: pixels along x per thread (grid x = w / (32 * this))
     wide_min_src_w: int = 1  # pixel kernels: narrower sources launch the narrow entry (column pairs need 2)
+
+
+class BuiltKernel(NamedTuple):
+    """A loaded kernel and what its host side needs; holds no IR."""
+
+    key: str
+    layout: KernelLayout
+    entry: object  # ctypes function (cpu) or cuda_driver.LoadedKernel (gpu)
+    values: dict[str, tuple[float, ...]]
+    # the kernel was loaded in this process already, for another description of the same structure
+    reused: bool = False

@@ -6,8 +6,6 @@ record alone: this module imports nothing of xDSL, so composing a known chain do
 (and its record is a named tuple, which a fresh process defines faster than a dataclass).
 """
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 

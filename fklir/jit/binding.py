@@ -5,8 +5,6 @@ its buffers' descriptions beside it, and an unbound one a warm entry per input k
 input seen before checks nothing that was checked then.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -53,7 +51,7 @@ class Prepared:
         self.out_keys: set[WarmKey] = set() if out_keys is None else out_keys
         self.launches = bool(out_shape) and min(out_shape) > 0  # False: the output is empty, nothing to launch
 
-    def with_plan(self, plan: Any) -> Prepared:
+    def with_plan(self, plan: Any) -> "Prepared":
         """This call on another plan (a bound pipeline's own parameter block); the output keys are shared."""
         return Prepared(plan, self.extent, self.out_shape, self.out_dtype, self.device, self.out_keys)
 

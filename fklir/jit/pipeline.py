@@ -9,8 +9,6 @@ path: check the input, compute the output size from the descriptors, allocate th
 parameter header, launch. The warm path touches no xDSL object.
 """
 
-from __future__ import annotations
-
 import importlib
 import itertools
 from collections.abc import Callable, Sequence
@@ -186,7 +184,7 @@ class Pipeline:
 
     # ---- cold path ------------------------------------------------------------------------------
 
-    def _module(self, sig: Signature) -> ModuleOp:
+    def _module(self, sig: Signature) -> "ModuleOp":
         from xdsl.utils.exceptions import VerifyException
 
         from fklir.diagnostics import OpError, first_invalid_op, located_message
@@ -689,7 +687,7 @@ def _preload(target: str) -> None:
         cuda_driver.preload()
 
 
-def _print(module: ModuleOp) -> str:
+def _print(module: "ModuleOp") -> str:
     import io
 
     from xdsl.printer import Printer

@@ -15,8 +15,6 @@ half of the 32 KiB that CUDA 12.1+ allows on sm_70+. Past BATCH_MAX a kernel is 
 itself, which keeps every count the parameter limit admits (runtime.launch.check_param_block) callable.
 """
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 BATCH_MIN = 64

@@ -5,8 +5,6 @@ package or without an NVIDIA driver. Everything here works in the device's PRIMA
 PyTorch and CuPy use, so their pointers and streams are valid for our launches and ours for theirs.
 """
 
-from __future__ import annotations
-
 import contextlib
 import functools
 import importlib

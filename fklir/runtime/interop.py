@@ -12,8 +12,6 @@ an input seen before is one dict hit (see Pipeline._call_warm); anything unusual
 describe_gpu_array, which also says what is wrong.
 """
 
-from __future__ import annotations
-
 import importlib
 import math
 import sys
@@ -164,7 +162,7 @@ def _describe_cupy(x: Any, what: str, stream: int | None = None) -> GpuArray:
     )
 
 
-def _describe_device_buffer(x: DeviceBuffer, what: str, stream: int | None = None) -> GpuArray:
+def _describe_device_buffer(x: "DeviceBuffer", what: str, stream: int | None = None) -> GpuArray:
     if x.ptr == 0 and x.nbytes > 0:
         raise ValueError(f"{what}: the DeviceBuffer was freed")
     return GpuArray(
@@ -369,7 +367,7 @@ def _cupy_warm(x: Any) -> tuple[WarmKey, int] | None:
     return (type(x), x.dtype, x.shape, memory.device_id), memory.ptr
 
 
-def _device_buffer_warm(x: DeviceBuffer) -> tuple[WarmKey, int] | None:
+def _device_buffer_warm(x: "DeviceBuffer") -> tuple[WarmKey, int] | None:
     ptr = x.ptr
     if ptr == 0 and x.nbytes > 0:
         return None  # freed: describe_gpu_array says so

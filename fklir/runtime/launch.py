@@ -5,8 +5,6 @@ header's pointers and sizes in place and calls the kernel (cuLaunchKernel, or on
 Nothing here touches IR.
 """
 
-from __future__ import annotations
-
 import ctypes
 import functools
 import operator
@@ -223,7 +221,7 @@ class GpuLaunch(LaunchPlan):
         self._resident = cuda_driver.resident_threads(self.device)
         self._launch = self._bind_launch()
 
-    def twin(self) -> GpuLaunch:
+    def twin(self) -> "GpuLaunch":
         """The same kernel and values with a parameter block of its own (a bound pipeline's bindings)."""
         twin = GpuLaunch(self.kernel, self.layout, self._values)
         twin.op_names = self.op_names

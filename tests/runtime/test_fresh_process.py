@@ -3,14 +3,17 @@ xDSL and compiles nothing (issue 18: the plan on disk carries all the launch nee
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
 import sys
+import typing
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 # Crop + Resize + Mul, a math op, a list call and a user op (fkl.op): each composed and called once; the
 # outputs are saved to argv[1], and what the process compiled and imported of xDSL is printed.
@@ -119,12 +122,14 @@ print(json.dumps({"opened": opened, "listed": listed, "started": started, "impor
 # What a warm first call of the CPU target has no use for: the IR and the passes, the emitter, a compiler
 # process, the GPU runtime, logging (no application configured it), the version lookup, OpenSSL
 # (hashlib: the cache checks with CPython's own SHA-256 when nothing imported hashlib before), dataclasses
-# (they build their methods from source text) and tempfile (the warm call writes nothing). The process runs
-# without `site` (python -S), so that no .pth file imports any of these before fklir does.
+# (they build their methods from source text), tempfile and fcntl (the warm call writes nothing and takes
+# no lock) and json (a plan record is marshal data). The process runs without `site` (python -S), so that
+# no .pth file imports any of these before fklir does.
 _NOT_IMPORTED = (
     "dataclasses",
     "tempfile",
     "random",
+    "json",
     "xdsl",
     "fklir.dialects.fkl",
     "fklir.frontend.lowering",
@@ -138,6 +143,7 @@ _NOT_IMPORTED = (
     "logging",
     "importlib.metadata",
     "hashlib",
+    "fcntl",
 )
 
 
@@ -149,16 +155,48 @@ def _run_one_chain(env: dict[str, str], out: Path, mode: str) -> dict[str, list[
     return json.loads(run.stdout.splitlines()[-1])
 
 
-def test_a_warm_first_call_reads_its_plan_and_kernel_only(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def one_chain(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, list[Any]], Path]:
+    """The warm process's report (after a cold one filled the cache) and the folder of both outputs."""
+    folder = tmp_path_factory.mktemp("one-chain")
+    env = {**os.environ, "FKLIR_CACHE_DIR": str(folder / "cache")}
+    _run_one_chain(env, folder / "cold.npy", "cold")
+    return _run_one_chain(env, folder / "warm.npy", "warm"), folder
+
+
+def test_a_warm_first_call_reads_its_plan_and_kernel_only(one_chain: tuple[dict[str, list[Any]], Path]) -> None:
     """The warm first call runs no process (no compiler, no `--version`), lists no cache folder, writes
     nothing, reads the plan and the kernel (each with its checksum) and imports none of _NOT_IMPORTED."""
-    env = {**os.environ, "FKLIR_CACHE_DIR": str(tmp_path / "cache")}
-    _run_one_chain(env, tmp_path / "cold.npy", "cold")
-    warm = _run_one_chain(env, tmp_path / "warm.npy", "warm")
+    warm, folder = one_chain
     assert warm["started"] == [] and warm["listed"] == []
     opened = sorted(name.partition(".")[2] for name, _written in warm["opened"])
-    assert opened == ["plan.json", "plan.json.sha256", "so", "so.sha256"], warm["opened"]
+    assert opened == ["plan", "plan.sha256", "so", "so.sha256"], warm["opened"]
     assert not any(written for _name, written in warm["opened"])
     loaded = [m for m in warm["imported"] if m.startswith(tuple(_NOT_IMPORTED))]
     assert not [m for m in loaded if any(m == n or m.startswith(n + ".") for n in _NOT_IMPORTED)], loaded
-    np.testing.assert_array_equal(np.load(tmp_path / "warm.npy"), np.load(tmp_path / "cold.npy"))
+    np.testing.assert_array_equal(np.load(folder / "warm.npy"), np.load(folder / "cold.npy"))
+
+
+def test_the_warm_paths_named_tuples_compile_no_annotation(one_chain: tuple[dict[str, list[Any]], Path]) -> None:
+    """typing.NamedTuple compiles every string annotation into a ForwardRef when the class is made, so the
+    modules that a warm first call imports declare their named tuples without `from __future__ import
+    annotations`: their fields' types are objects already, and importing the module compiles nothing."""
+    warm, _folder = one_chain
+    modules = [importlib.import_module(name) for name in warm["imported"] if name.startswith("fklir")]
+    tuples = [
+        value
+        for module in modules
+        for value in vars(module).values()
+        if isinstance(value, type)
+        and issubclass(value, tuple)
+        and hasattr(value, "_fields")
+        and value.__module__ == module.__name__
+    ]
+    assert len(tuples) >= 10, [t.__qualname__ for t in tuples]  # the check looks at the warm path's records
+    compiled = [
+        f"{t.__module__}.{t.__qualname__}.{name}"
+        for t in tuples
+        for name, kind in t.__annotations__.items()
+        if isinstance(kind, typing.ForwardRef)
+    ]
+    assert compiled == [], "string annotations on the warm path's named tuples (a __future__ import?)"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import marshal
 import os
 import shutil
 import stat
@@ -67,7 +68,7 @@ def _empty_library(root: Path, plan: Path) -> None:
 
 
 def _garbage_plan(root: Path, plan: Path) -> None:
-    plant(root, plan.name, b"\x00{not json")
+    plant(root, plan.name, b"\x00{not marshal data")
 
 
 def _plan_of_wrong_shape(root: Path, plan: Path) -> None:
@@ -75,19 +76,23 @@ def _plan_of_wrong_shape(root: Path, plan: Path) -> None:
 
 
 def _plan_with_unknown_layout(root: Path, plan: Path) -> None:
-    entry = json.loads(plan.read_bytes())
+    entry = marshal.loads(plan.read_bytes())
     entry["layout"]["no_such_field"] = 1
-    plant(root, plan.name, json.dumps(entry).encode())
+    plant(root, plan.name, marshal.dumps(entry))
 
 
 def _plan_of_a_missing_kernel(root: Path, plan: Path) -> None:
-    entry = json.loads(plan.read_bytes())
+    entry = marshal.loads(plan.read_bytes())
     entry["kernel"] = make_key("no such kernel")
-    plant(root, plan.name, json.dumps(entry).encode())
+    plant(root, plan.name, marshal.dumps(entry))
 
 
 def _plan_as_a_list(root: Path, plan: Path) -> None:
-    plant(root, plan.name, b"[1, 2, 3]")
+    plant(root, plan.name, marshal.dumps([1, 2, 3]))
+
+
+def _cut_plan(root: Path, plan: Path) -> None:
+    plant(root, plan.name, plan.read_bytes()[:-7])  # marshal.loads: EOFError
 
 
 PLAN_PATH_FAULTS = [
@@ -98,6 +103,7 @@ PLAN_PATH_FAULTS = [
     (_plan_with_unknown_layout, 0),
     (_plan_of_a_missing_kernel, 0),
     (_plan_as_a_list, 0),
+    (_cut_plan, 0),
 ]
 
 
@@ -111,7 +117,7 @@ def test_a_plan_path_entry_that_fails_to_load_is_dropped_and_rebuilt(
     expected = adds_reference(chain_image(), adds)
     assert run_chain_in_fresh_process(root, adds, tmp_path / "first.npy")["compiles"] == 1
 
-    fault(root, only_entry(root, ".plan.json"))
+    fault(root, only_entry(root, ".plan"))
     report = run_chain_in_fresh_process(root, adds, tmp_path / "healed.npy")
     assert report["compiles"] == compiles  # a broken library is compiled again; a broken plan only re-recorded
     np.testing.assert_array_equal(np.load(tmp_path / "healed.npy"), expected)
@@ -218,7 +224,7 @@ def test_an_unloadable_plan_of_a_read_only_cache_is_passed_over(
     image = chain_image()
     adds_pipe(adds)(image)
     monkeypatch.setattr(build, "_LOADED", {})
-    plant(root, only_entry(root, ".plan.json").name, b"\x7fELF garbage whose checksum matches")
+    plant(root, only_entry(root, ".plan").name, b"\x7fELF garbage whose checksum matches")
     make_read_only(root, monkeypatch)
     before = snapshot(root)
     compiles = build.STATS.compiles

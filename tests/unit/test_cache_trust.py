@@ -73,7 +73,7 @@ def mode_of(path: Path) -> int:
 def test_folders_are_created_0700_and_files_0600(tmp_path: Path) -> None:
     cache = DiskCache(tmp_path / "deep" / "cache")
     cache.build_or_load(make_key("modes"), SUFFIX, lambda: b"library bytes")
-    cache.store(make_key("plan"), ".plan.json", b"{}")
+    cache.store(make_key("plan"), ".plan", b"{}")
     with cache.work_dir("probe-") as workdir:
         assert mode_of(workdir) == 0o700
     assert mode_of(cache.root) == 0o700
