@@ -166,7 +166,8 @@ def cpp_file_stamp(include_dir: Path) -> str:
     cpp_file_hash does, from one stat per header (no read, no hash; os.scandir, as pathlib's rglob weighs on
     a fresh process's first call)."""
     stamps: list[str] = []
-    folders = [str(include_dir)]
+    root = str(include_dir)
+    folders = [root]
     while folders:
         with os.scandir(folders.pop()) as entries:
             for entry in entries:
@@ -174,7 +175,8 @@ def cpp_file_stamp(include_dir: Path) -> str:
                     folders.append(entry.path)
                 elif os.path.splitext(entry.name)[1] in HEADER_SUFFIXES and entry.is_file():
                     status = entry.stat()
-                    stamps.append(f"{os.path.relpath(entry.path, include_dir)} {status.st_size} {status.st_mtime_ns}")
+                    name = entry.path[len(root) + 1 :]  # scandir's paths extend the root as given
+                    stamps.append(f"{name} {status.st_size} {status.st_mtime_ns}")
     return "\n".join(sorted(stamps))
 
 

@@ -18,6 +18,7 @@ from fklir.backend.compilers import (
     compile_shared_library,
     compiler_identity,
     cpp_file_hash,
+    cpp_file_stamp,
     nvcc_available,
 )
 
@@ -132,6 +133,18 @@ def test_header_hash_depends_on_relative_paths_only(tmp_path: Path, include_dir:
     copy = tmp_path / "elsewhere" / "inc"
     shutil.copytree(include_dir, copy)
     assert cpp_file_hash(copy) == cpp_file_hash(include_dir)
+
+
+def test_header_stamp_names_headers_from_the_root_with_size_and_time(tmp_path: Path, include_dir: Path) -> None:
+    (include_dir / "README.txt").write_text("not a header")
+    header = include_dir / "probe" / "weights.h"
+    status = header.stat()
+    assert cpp_file_stamp(include_dir) == f"probe/weights.h {status.st_size} {status.st_mtime_ns}"
+    copy = tmp_path / "elsewhere" / "inc"
+    shutil.copytree(include_dir, copy)  # copy2: the same sizes and modification times
+    assert cpp_file_stamp(copy) == cpp_file_stamp(include_dir)
+    header.write_text(HEADER.replace("0.25", "0.755"))
+    assert cpp_file_stamp(include_dir) != cpp_file_stamp(copy)
 
 
 def test_project_headers_hash() -> None:
