@@ -434,12 +434,17 @@ def main(argv: list[str]) -> int:
         *frames,
         "",
     ]
+    emit(lines, args.out)
+    return 0
+
+
+def emit(lines: list[str], out: str | Path | None) -> None:
+    """Print a markdown report and append it to `out` when given (RESULTS.md takes it from there)."""
     report = "\n".join(lines)
     print(report)
-    if args.out:
-        with open(args.out, "a") as f:
+    if out:
+        with open(out, "a") as f:
             f.write(report + "\n")
-    return 0
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_launch import FRESH_SETUP, FRESH_WHOLE
+from bench_launch import FRESH_SETUP, FRESH_WHOLE, emit
 
 PARTS = ("whole", "import", "compose", "first call")
 
@@ -86,11 +86,7 @@ def main(argv: list[str]) -> int:
     for target, runs in (("cpu", args.cpu_runs), ("gpu", args.gpu_runs)):
         if runs > 0:
             lines += compare(trees, target, runs, args.caches)
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.out is not None:
-        with args.out.open("a") as out:
-            out.write(text)
+    emit(lines, args.out)
     return 0
 
 

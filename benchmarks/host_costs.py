@@ -23,13 +23,14 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 import timeit
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_launch import emit, host_us
 
 IMPORT_AFTER_TORCH = r"""
 import time, torch
@@ -38,17 +39,6 @@ start = time.perf_counter()
 import cuda.bindings.driver
 print((time.perf_counter() - start) * 1e3)
 """
-
-
-def per_call_us(call: Callable[[], object], n: int, sync: Callable[[], object]) -> float:
-    means = []
-    for _ in range(7):
-        start = time.perf_counter()
-        for _ in range(n):
-            call()
-        means.append((time.perf_counter() - start) / n * 1e6)
-        sync()
-    return statistics.median(means)
 
 
 def import_rows() -> list[tuple[str, str]]:
@@ -93,7 +83,7 @@ def launch_rows(torch: Any) -> list[tuple[str, str]]:
         "ctypes through a CFUNCTYPE": lambda: through(handle, 1, 1, 1, 32, 1, 1, 0, stream, address, None),
     }
     rows = [
-        (f"cuLaunchKernel: {name} (µs)", per_call_us(call, 20000, torch.cuda.synchronize))
+        (f"cuLaunchKernel: {name} (µs)", host_us(call, torch.cuda.synchronize, 20000, 7))
         for name, call in launches.items()
     ]
     return [(name, f"{value:.2f}") for name, value in rows]
@@ -132,13 +122,13 @@ def list_rows(torch: Any) -> list[tuple[str, str]]:
     y = torch.empty_like(x)
     pipe(x, out=y, stream=stream)
     rows.append(("fklir unbound pipe(x, out=y, stream=s), one tensor (µs)",
-                 f"{per_call_us(lambda: pipe(x, out=y, stream=stream), 20000, sync):.2f}"))  # fmt: skip
+                 f"{host_us(lambda: pipe(x, out=y, stream=stream), sync, 20000, 7):.2f}"))  # fmt: skip
     for count in (1, 2, 16, 32):
         xs = [torch.empty((64, 48, 3), dtype=torch.uint8, device="cuda") for _ in range(count)]
         stacked = torch.empty((count, 64, 48, 3), dtype=torch.uint8, device="cuda")
         pipe(xs, out=stacked, stream=stream)
-        call = per_call_us(lambda: pipe(xs, out=stacked, stream=stream), 5000, sync)
-        key = per_call_us(lambda: warm_list_key(xs), 5000, sync)
+        call = host_us(lambda: pipe(xs, out=stacked, stream=stream), sync, 5000, 7)
+        key = host_us(lambda: warm_list_key(xs), sync, 5000, 7)
         rows.append((f"fklir list call of {count} tensors / its warm_list_key alone (µs)", f"{call:.2f} / {key:.2f}"))
     return rows
 
@@ -161,11 +151,7 @@ def main(argv: list[str]) -> int:
         "|---|---|",
         *(f"| {name} | {value} |" for name, value in rows),
     ]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.out is not None:
-        with args.out.open("a") as out:
-            out.write(text)
+    emit(lines, args.out)
     return 0
 
 
