@@ -61,6 +61,7 @@ class _CpuWarm(NamedTuple):
 
 
 _ENDS = (*fops.READ_DESCRIPTORS, *fops.WRITE_DESCRIPTORS)
+_LISTS = (list, tuple)  # for the warm call's isinstance: `list | tuple` would build a union object every call
 
 
 def _check_structure(ops: Sequence[fops.Op], where: str = "compose") -> None:
@@ -363,7 +364,7 @@ class Pipeline:
             if entry_cpu is not None:
                 return self._call_cpu_warm(entry_cpu, x, out)
         if self._warm:  # an unbound GPU pipeline that has run: an input seen before is one dict hit
-            if isinstance(x, list | tuple):
+            if isinstance(x, _LISTS):
                 listed = warm_list_key(x)
                 if listed is not None and (entry := self._warm.get(listed[0])) is not None:
                     return self._call_warm(entry, x[0], listed[1][0], out, stream, listed[1])

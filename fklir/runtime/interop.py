@@ -329,7 +329,8 @@ def _torch_list_warm(xs: Sequence[Any], first: Any) -> tuple[WarmKey, list[int]]
         return None
     key, pointer = seen
     kind, dtype, shape, device = key
-    for x in xs[1:]:
+    others = xs[1:]
+    for x in others:
         if (
             type(x) is not kind
             or not x.is_cuda
@@ -339,7 +340,7 @@ def _torch_list_warm(xs: Sequence[Any], first: Any) -> tuple[WarmKey, list[int]]
             or not x.is_contiguous()
         ):
             return None
-    return (len(xs), key), [pointer, *(x.data_ptr() for x in xs[1:])]
+    return (len(xs), key), [pointer, *map(type(first).data_ptr, others)]
 
 
 def _choose_warm_reader(x: object) -> _WarmReader | None:

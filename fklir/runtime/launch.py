@@ -64,6 +64,8 @@ class LaunchPlan:
         pack_slots(self.params, layout.slots, values)
         pack_reciprocals(self.params, layout.reciprocals, values)
         self.header = self.params.h  # pyright: ignore[reportAttributeAccessIssue]
+        # a list input's pointer table, read once: each attribute read of a ctypes array field makes a new view
+        self._src_table: Any = self.params.src_table if layout.src_table else None  # pyright: ignore[reportAttributeAccessIssue]
         # held from the first write of a call's sizes and pointers to its launch: two threads calling one
         # pipeline with images of different sizes would otherwise launch one's sizes with the other's
         # pointers (out-of-bounds writes). A bound pipeline's argless call takes no lock: its bindings have
@@ -79,9 +81,10 @@ class LaunchPlan:
 
     def set_sources(self, pointers: Sequence[int]) -> None:
         """The pointer table of a list input (one image per plane); nothing for a single input."""
-        if not self.layout.src_table:
+        table = self._src_table
+        if table is None:
             return
-        self.params.src_table[: len(pointers)] = pointers  # pyright: ignore[reportAttributeAccessIssue]
+        table[: len(pointers)] = pointers
         self._table_bits = functools.reduce(operator.or_, pointers, 0)
 
     def set_outputs(self, pointers: Sequence[int]) -> None:
