@@ -28,9 +28,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_launch import emit, host_us
+from bench_launch import emit, host_us  # it also puts this tree's fklir first on sys.path
 
 IMPORT_AFTER_TORCH = r"""
 import time, torch
