@@ -4,7 +4,7 @@ fresh process's disk-plan path reads them, so this module imports nothing of xDS
 
 from typing import NamedTuple
 
-CODEGEN_VERSION = "21"
+CODEGEN_VERSION = "22"
 
 GPU_ENTRY = "fkl_kernel"
 GPU_NARROW_ENTRY = "fkl_kernel_narrow"  # pixel kernels: one pixel per thread, for launches of few pixels

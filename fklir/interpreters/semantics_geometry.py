@@ -11,28 +11,23 @@ to a few float32 ulps; OpenCV's own C++ path (IPP off, and IPP's fallback for a 
 one-column source) rounds sx to float32 first, which moves results past SPEC's tolerance at sizes
 in the thousands; that rounding is cv2's imprecision, not part of the semantics.
 
-Warping follows cv2.warpAffine / cv2.warpPerspective as implemented in OpenCV >= 4.11 and 5.x
-(``warp_kernels.simd.hpp``), which no longer uses the INTER_BITS=5 fixed-point tables for 1, 3
-and 4 channels: the destination -> source map is inverted in double (unless inverse=True),
-rounded to float32, and every source coordinate is computed in float32 as
+Warping is the exact bilinear blend of SPEC §3 (turn 3), which cv2.warpAffine / cv2.warpPerspective
+compute since OpenCV 5.1 (its 1-, 3- and 4-channel float warps are within a few 1e-6 of it; OpenCV <= 5.0
+quantised the fractional coordinate to 1/32 or rounded the coordinates to float32). The destination ->
+source map is inverted in double (unless inverse=True) and every source coordinate is computed in
+float64, each operation rounded on its own, as the kernels do (they are compiled without FMA
+contraction):
 
-    row_x = fl(fl(y * M1) + M2)            (once per destination row)
-    sx    = fl(fma(M0, x, row_x))          (per pixel; the same for sy, and for the perspective w)
-    sx    = fl(sx / w)                     (perspective only)
+    row_x = y * M1 + M2                    (once per destination row)
+    sx    = M0 * x + row_x                 (per pixel; the same for sy, and for the perspective w)
+    sx    = sx / w                         (perspective only)
 
-then ix = floor(sx), fx = sx - ix, and the bilinear blend of the four taps, each tap outside the
-source reading the border (constant 0 by default), as weighted sums u (1 - w) + v w in float64
-that skip a tap of weight exactly 0 (cv2's u + w (v - u) makes NaN of every inf tap). The
-reference emulates those float32 roundings exactly (products of a float32 and a small integer
-are exact in float64; each sum is rounded to odd in float64 before the final rounding to
-float32, which makes the result equal to a single float32 rounding) and blends in float64, so
-it agrees with cv2 wherever cv2's SIMD body runs. Two cv2 artefacts are deliberately NOT
-reproduced: (1) the scalar tail of each row (the last ``W mod 16`` pixels on AVX2) evaluates
-``x*M0 + y*M1 + M2`` with another rounding order, which moves coordinates by an ulp; (2)
-2-channel images still take cv2's old fixed-point path (coordinates quantised to 1/32 pixel).
-Neither the fixed-point tables of OpenCV <= 4.10 (off by up to 1/32 pixel times the local
-gradient) nor plain float64 coordinates stay within SPEC's tolerance of cv2 (benchmarks/RESULTS.md,
-"The reference warp against cv2", has the figures).
+then ix = floor(sx), fx = sx - ix (no quantisation), and the bilinear blend of the four taps with the
+weights (1 - fx)(1 - fy), fx (1 - fy), (1 - fx) fy, fx fy, taken as weighted sums u (1 - w) + v w in
+float64 along x then along y, each tap outside the source reading the border (constant 0 by default)
+and a tap of weight exactly 0 taking no part (cv2's u + w (v - u) makes NaN of every inf tap). cv2
+5.1's 2-channel warps still zero the pixels whose taps are partly outside the source: a cv2 artefact,
+not the semantics.
 """
 
 from __future__ import annotations
@@ -450,37 +445,28 @@ def _to_float32(a: NDArray[np.float64]) -> NDArray[np.float64]:
     return a.astype(np.float32).astype(np.float64)
 
 
-def _product_to_float32(a: NDArray[np.float64], b: float | np.floating) -> NDArray[np.float64]:
-    # Operands are a float32 and an integer below 2**24: the float64 product is exact.
-    return _to_float32(a * b)
-
-
 def warp_source_coords(
     matrix: np.ndarray, dst_w: int, dst_h: int, inverse: bool = False
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Source coordinates (sx, sy) of every destination pixel, (dst_h, dst_w) float32 values.
-
-    Emulates cv2's float32 coordinate arithmetic (see the module docstring).
-    """
+    """Source coordinates (sx, sy) of every destination pixel, (dst_h, dst_w) float64 values, with the
+    kernels' order of float64 operations (see the module docstring)."""
     m = np.asarray(matrix, dtype=np.float64)
     dst_to_src = m if inverse else invert_warp_matrix(m)
     if dst_to_src.shape not in ((2, 3), (3, 3)):
         raise ValueError(f"Warping: matrix must be 2x3 or 3x3, got shape {dst_to_src.shape}")
-    m32 = _to_float32(dst_to_src)
     ys = np.arange(dst_h, dtype=np.float64)[:, None]
-    xs = np.broadcast_to(np.arange(dst_w, dtype=np.float64)[None, :], (dst_h, dst_w))
+    xs = np.arange(dst_w, dtype=np.float64)[None, :]
 
     def along_row(r: int) -> NDArray[np.float64]:
-        row_term = _sum_to_float32(_product_to_float32(ys, m32[r, 1]), np.full_like(ys, m32[r, 2]))
-        return _sum_to_float32(m32[r, 0] * xs, np.broadcast_to(row_term, (dst_h, dst_w)))
+        row_term = ys * dst_to_src[r, 1] + dst_to_src[r, 2]
+        return xs * dst_to_src[r, 0] + row_term
 
     sx, sy = along_row(0), along_row(1)
     if dst_to_src.shape == (2, 3):
         return sx, sy
     sw = along_row(2)
     with np.errstate(divide="ignore", invalid="ignore"):
-        # Division of float32 values in float64 then one rounding is the float32 division.
-        return _to_float32(sx / sw), _to_float32(sy / sw)
+        return sx / sw, sy / sw
 
 
 def _warp_step(u: NDArray[np.float64], v: NDArray[np.float64], w: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -22,6 +22,7 @@ from fklir.frontend.lowering import kernels_of, lower_chain, run_passes
 from fklir.jit.signature import input_signature
 from tests.borders import NUMPY_PAD, cv2_borders
 from tests.runtime.catalogue_support import no_source, packed_source, planar_source, run_cpu
+from tests.warp_formula import CV2_BOUND, assert_float_warp_exact, warp_formula
 
 cv2 = pytest.importorskip("cv2")
 
@@ -540,55 +541,63 @@ def cv_warp(
     return fn(x, m, size, flags=flags, borderMode=CV2_BORDER[mode], borderValue=(value,) * 4)
 
 
+def assert_warp_exact(
+    out: np.ndarray,
+    x: np.ndarray,
+    m: np.ndarray,
+    size: tuple[int, int],
+    inverse: bool,
+    mode: str = "constant",
+    value: float = 0.0,
+) -> np.ndarray:
+    """out against SPEC's float64 warp (its bound) and, but for 2 channels, cv2 5.1; returns cv2's."""
+    assert out.dtype == np.float32
+    assert_float_warp_exact(out, warp_formula(x, m, *size, inverse, mode, value), f"cpu warp {mode}")
+    expected = cv_warp(x, m, size, inverse, mode, value)
+    if x.ndim == 2 or x.shape[2] != 2:
+        assert float(np.abs(out - expected).max()) <= CV2_BOUND[mode]
+    return expected
+
+
 @pytest.mark.parametrize("kind", ["affine", "perspective"])
-@pytest.mark.parametrize("channels", [1, 3, 4])
+@pytest.mark.parametrize("channels", [1, 2, 3, 4])
 @pytest.mark.parametrize("inverse", [False, True])
-def test_warp_matches_cv2_on_every_pixel(kind: str, channels: int, inverse: bool) -> None:
-    # Widths that are multiples of 64 keep every cv2 pixel in its SIMD body (see semantics_geometry).
+def test_warp_is_the_exact_blend_on_every_pixel(kind: str, channels: int, inverse: bool) -> None:
     shape = (17, 33, channels) if channels > 1 else (17, 33)
     for _ in range(2):
         x = (RNG.random(shape) * 255).astype(np.float32)
         m = random_affine() if kind == "affine" else random_perspective()
         out = run(x, fkl.Warping(m, 64, 23, inverse=inverse))
-        expected = cv_warp(x, m, (64, 23), inverse)
-        assert out.shape == expected.shape and out.dtype == np.float32
-        assert float(np.abs(out - expected).max()) <= 1e-3
+        expected = assert_warp_exact(out, x, m, (64, 23), inverse)
         assert (expected == 0).any()  # part of the output maps outside the source: border taps are tested
 
 
 @pytest.mark.parametrize("mode", sorted(NUMPY_PAD))
 @pytest.mark.parametrize("kind", ["affine", "perspective"])
-def test_warp_after_a_border_reader_matches_cv2_border_modes(mode: str, kind: str) -> None:
+def test_warp_after_a_border_reader_is_the_exact_blend(mode: str, kind: str) -> None:
     x = (RNG.random((17, 33, 3)) * 255).astype(np.float32)
     m = random_affine() if kind == "affine" else random_perspective()
     m[:2, 2] += 12.0  # far outside on one side
     out = run(x, fkl.BorderReader(mode, 37.5), fkl.Warping(m, 128, 40))
-    expected = cv_warp(x, m, (128, 40), False, mode, 37.5)
-    assert float(np.abs(out - expected).max()) <= 1e-3
+    assert_warp_exact(out, x, m, (128, 40), False, mode, 37.5)
 
 
 @pytest.mark.parametrize(("w", "h"), [(33, 17), (41, 23), (7, 5)])
 @pytest.mark.parametrize("kind", ["affine", "perspective"])
-def test_warp_odd_sizes_match_cv2(w: int, h: int, kind: str) -> None:
-    # Unit-range data: cv2 evaluates the last W mod 16 pixels of a row in another rounding order.
-    x = RNG.random((17, 33, 3)).astype(np.float32)
+def test_warp_odd_sizes_are_the_exact_blend(w: int, h: int, kind: str) -> None:
+    x = (RNG.random((17, 33, 3)) * 255).astype(np.float32)
     m = random_affine() if kind == "affine" else random_perspective()
     for inverse in (False, True):
-        assert (
-            float(np.abs(run(x, fkl.Warping(m, w, h, inverse=inverse)) - cv_warp(x, m, (w, h), inverse)).max()) <= 1e-3
-        )
+        assert_warp_exact(run(x, fkl.Warping(m, w, h, inverse=inverse)), x, m, (w, h), inverse)
 
 
-def test_warp_odd_sizes_with_exact_coordinates_on_0_255_data() -> None:
+def test_warp_odd_sizes_with_dyadic_matrices() -> None:
     x = (RNG.random((17, 33, 4)) * 255).astype(np.float32)
     for m, inverse in [
         (np.array([[0.75, 0.125, -3.5], [-0.25, 1.25, 2.25]]), True),
         (np.array([[2.0, 0, 5], [0, 0.5, -1]]), False),
     ]:
-        assert (
-            float(np.abs(run(x, fkl.Warping(m, 41, 23, inverse=inverse)) - cv_warp(x, m, (41, 23), inverse)).max())
-            <= 1e-3
-        )
+        assert_warp_exact(run(x, fkl.Warping(m, 41, 23, inverse=inverse)), x, m, (41, 23), inverse)
 
 
 def test_warp_uint8_source_then_saturate_cast_within_one_of_cv2() -> None:
@@ -605,8 +614,7 @@ def test_warp_matrix_is_a_value_and_inverse_is_not_structure() -> None:
     for _ in range(2):
         m = random_affine()
         for inverse in (False, True):
-            out = run(x, fkl.Warping(m, 20, 10, inverse=inverse))
-            assert float(np.abs(out - cv_warp(x, m, (20, 10), inverse)).max()) <= 1e-3
+            assert_warp_exact(run(x, fkl.Warping(m, 20, 10, inverse=inverse)), x, m, (20, 10), inverse)
     assert STATS.compiles == before
     m = random_affine()
     assert structure(x, fkl.Warping(m, 20, 10)) == structure(x, fkl.Warping(random_affine(), 7, 9, inverse=True))

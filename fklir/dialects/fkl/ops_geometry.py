@@ -645,11 +645,12 @@ class WarpOp(TypeRuleOp):
         return reshaped(in_type, element="float32")
 
     def slot_for(self, field: str, in_type: ImageType, out_type: ImageType | None) -> tuple[str, int] | None:
-        """The matrix (`value`) in float, 6 or 9 of them; the size as `i32 x 2`."""
+        """The matrix (`value`) in double, 6 or 9 of them (the exact blend samples at f64 coordinates); the
+        size as `i32 x 2`."""
         if field != "value":
             return super().slot_for(field, in_type, out_type)
         matrix = WARP_KINDS.get(self.kind.data)
-        return None if matrix is None else ("f32", matrix)
+        return None if matrix is None else ("f64", matrix)
 
     def slot_values(self, field: str, count: int) -> list[float] | list[int]:
         """The matrix always as the destination -> source map the kernel samples with (inverted here, in

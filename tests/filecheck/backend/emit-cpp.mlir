@@ -481,7 +481,7 @@ fkl.tsplit %6, "dst" : !fkl.image<?x?x?xnone>
 // CHECK-LABEL: // ---- fkl.kernel @k0 (target cuda) ----
 // CHECK:           fkl::u8 [[BORDER:border[0-9]+]][3];
 // CHECK-NEXT:      fkl::Rect [[CROP:crop[0-9]+]][1];
-// CHECK-NEXT:      fkl::f32 [[WARP:warp[0-9]+]][6];
+// CHECK-NEXT:      fkl::f64 [[WARP:warp[0-9]+]][6];
 // CHECK-NEXT:      fkl::i32 [[WSIZE:warp[0-9]+_size]][2];
 // CHECK-NEXT:      fkl::i32 [[SIZE:resize[0-9]+]][2];
 // CHECK-NEXT:      fkl::f32 [[BG:resize[0-9]+_background]][3];
@@ -554,7 +554,7 @@ fkl.split_write %2, "dst" : !fkl.image<?x?x?xnone>
 // CHECK-NEXT:      void* dst_table[2];
 // CHECK-NEXT:      fkl::f16 [[VALUE:read_set[0-9]+]][2];
 // CHECK-NEXT:      fkl::i32 [[SETSIZE:read_set[0-9]+_size]][2];
-// CHECK-NEXT:      fkl::f32 [[WARP:warp[0-9]+]][9];
+// CHECK-NEXT:      fkl::f64 [[WARP:warp[0-9]+]][9];
 // CHECK:       FKL_HD void stage1(const Params& p, const Plane& q, fkl::i32 x, fkl::i32 y, fkl::i32 z, fkl::f16 out[2]) {
 // CHECK:           fkl::ReadSet::exec<2>(p.[[VALUE]], out);
 // CHECK:           return {p.[[SETSIZE]][0], p.[[SETSIZE]][1]};

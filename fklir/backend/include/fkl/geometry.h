@@ -284,7 +284,7 @@ FKL_HD bool box_contains(const Rect& box, i32 x, i32 y) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Warping: cv2.warpAffine / cv2.warpPerspective (OpenCV 4.11+ / 5.x coordinate arithmetic)
+// Warping: cv2.warpAffine / cv2.warpPerspective, the exact bilinear blend (SPEC §3, OpenCV 5.1)
 // ---------------------------------------------------------------------------------------------
 
 // Where a destination pixel samples the source: the top-left tap (ix, iy) and the weights of the
@@ -292,53 +292,50 @@ FKL_HD bool box_contains(const Rect& box, i32 x, i32 y) {
 struct WarpSample {
     i32 ix;
     i32 iy;
-    f64 fx;  // in f64: sx - floor(sx) is not always an f32 (sx = -0.4 gives 0.6 with a finer ulp)
+    f64 fx;
     f64 fy;
     bool finite;
 };
 
 struct Warping {
     // Coordinates beyond this are far outside any image; clamping keeps floor() inside i32.
-    static FKL_HD f32 clamp_coordinate(f32 v) {
-        const f32 limit = 1073741824.0f;  // 2^30
+    static FKL_HD f64 clamp_coordinate(f64 v) {
+        const f64 limit = 1073741824.0;  // 2^30
         return v < -limit ? -limit : (v > limit ? limit : v);
     }
 
-    static FKL_HD bool is_finite(f32 v) { return (bits_of(v) & 0x7f800000u) != 0x7f800000u; }
+    static FKL_HD bool is_finite(f64 v) { return (bits_of(v) & 0x7ff0000000000000ull) != 0x7ff0000000000000ull; }
 
-    static FKL_HD WarpSample sample_at(f32 sx, f32 sy, bool finite) {
+    static FKL_HD WarpSample sample_at(f64 sx, f64 sy) {
         WarpSample s;
-        s.finite = finite && is_finite(sx) && is_finite(sy);
+        s.finite = is_finite(sx) && is_finite(sy);
         if (!s.finite) {
-            sx = 0.0f;
-            sy = 0.0f;
+            sx = 0.0;
+            sy = 0.0;
         }
         sx = clamp_coordinate(sx);
         sy = clamp_coordinate(sy);
         s.ix = floor_to_i32(sx);
         s.iy = floor_to_i32(sy);
-        s.fx = (f64)sx - (f64)s.ix;  // exact in f64, but for a tiny negative sx (then 1)
-        s.fy = (f64)sy - (f64)s.iy;
+        s.fx = sx - (f64)s.ix;  // exact, but for a tiny negative sx (then 1)
+        s.fy = sy - (f64)s.iy;
         return s;
     }
 
-    // One row of the dst -> src map m (f32, row-major) at (x, y), as cv2 computes it: the row term
-    // fl(fl(y * m1) + m2) once per destination row, then fl(fma(m0, x, row_term)).
-    static FKL_HD f32 along_row(const f32* m, i32 x, i32 y) {
-        const f32 ym = (f32)y * m[1];
-        const f32 row_term = ym + m[2];
-        return fmaf(m[0], (f32)x, row_term);
-    }
+    // One row of the dst -> src map m (f64, row-major) at (x, y): m0 x + (m1 y + m2), each operation
+    // rounded on its own (no FMA: the reference interpreter computes the same bits in numpy).
+    static FKL_HD f64 row_term(const f64* m, i32 y) { return (f64)y * m[1] + m[2]; }
+    static FKL_HD f64 along_row(const f64* m, i32 x, f64 row) { return m[0] * (f64)x + row; }
 
     // warp_affine: m is the 2x3 destination -> source map.
-    static FKL_HD WarpSample affine(const f32 m[6], i32 x, i32 y) {
-        return sample_at(along_row(m, x, y), along_row(m + 3, x, y), true);
+    static FKL_HD WarpSample affine(const f64 m[6], i32 x, i32 y) {
+        return sample_at(along_row(m, x, row_term(m, y)), along_row(m + 3, x, row_term(m + 3, y)));
     }
 
-    // warp_perspective: m is the 3x3 destination -> source map; (X / W, Y / W) in f32.
-    static FKL_HD WarpSample perspective(const f32 m[9], i32 x, i32 y) {
-        const f32 w = along_row(m + 6, x, y);
-        return sample_at(along_row(m, x, y) / w, along_row(m + 3, x, y) / w, true);
+    // warp_perspective: m is the 3x3 destination -> source map; (X / W, Y / W).
+    static FKL_HD WarpSample perspective(const f64 m[9], i32 x, i32 y) {
+        const f64 w = along_row(m + 6, x, row_term(m + 6, y));
+        return sample_at(along_row(m, x, row_term(m, y)) / w, along_row(m + 3, x, row_term(m + 3, y)) / w);
     }
 
     // u (1 - w) + v w in f64, a tap of weight exactly 0 contributing nothing: inf * 0 would make
@@ -531,78 +528,76 @@ enum WarpPixel : u8 { WarpEdge = 0, WarpInside = 1, WarpOutside = 2 };
 
 template <typename T, int C, bool Finite>
 struct WarpRows {
-    std::vector<f32> sx, sy;  // the row's source coordinates
+    std::vector<f64> sx, sy;  // the row's source coordinates
     std::vector<u8> kind;     // each pixel's WarpPixel
     std::vector<u32> offset;  // Inside: the top-left tap's element offset in the source plane
     std::vector<f64> fx, fy;  // and the weights of the right and lower taps
     std::vector<f32> line;    // the blended pixels
-    f32 down[2] = {0.0f, 0.0f};  // the source step (x, y) from a pixel to the one below it (affine)
-    i64 ahead = 0;               // from a top-left tap to the lower row of the pixel below's taps
+    f64 down[2] = {0.0, 0.0};  // the source step (x, y) from a pixel to the one below it (affine)
+    i64 ahead = 0;             // from a top-left tap to the lower row of the pixel below's taps
 
     explicit WarpRows(i32 dst_w)
         : sx((size_t)dst_w), sy((size_t)dst_w), kind((size_t)dst_w), offset((size_t)dst_w),
           fx((size_t)dst_w), fy((size_t)dst_w), line((size_t)dst_w * C) {}
 
-    // Warping::along_row's row term, once per row.
-    static f32 row_term(const f32* m, i32 y) { return (f32)y * m[1] + m[2]; }
-
-    void affine(const f32 m[6], i32 y, i32 x0, i32 x1) {
+    void affine(const f64 m[6], i32 y, i32 x0, i32 x1) {
         down[0] = m[1];
         down[1] = m[4];
-        const f32 rx = row_term(m, y), ry = row_term(m + 3, y);
-        f32* __restrict px = sx.data();
-        f32* __restrict py = sy.data();
+        const f64 rx = Warping::row_term(m, y), ry = Warping::row_term(m + 3, y);
+        f64* __restrict px = sx.data();
+        f64* __restrict py = sy.data();
         for (i32 x = x0; x < x1; ++x) {
-            px[x] = fmaf(m[0], (f32)x, rx);
-            py[x] = fmaf(m[3], (f32)x, ry);
+            px[x] = Warping::along_row(m, x, rx);
+            py[x] = Warping::along_row(m + 3, x, ry);
         }
     }
 
-    void perspective(const f32 m[9], i32 y, i32 x0, i32 x1) {
+    void perspective(const f64 m[9], i32 y, i32 x0, i32 x1) {
         down[0] = m[1];  // the affine part's: a prefetch's guess
         down[1] = m[4];
-        const f32 rx = row_term(m, y), ry = row_term(m + 3, y), rw = row_term(m + 6, y);
-        f32* __restrict px = sx.data();
-        f32* __restrict py = sy.data();
+        const f64 rx = Warping::row_term(m, y), ry = Warping::row_term(m + 3, y);
+        const f64 rw = Warping::row_term(m + 6, y);
+        f64* __restrict px = sx.data();
+        f64* __restrict py = sy.data();
         for (i32 x = x0; x < x1; ++x) {
-            const f32 w = fmaf(m[6], (f32)x, rw);
-            px[x] = fmaf(m[0], (f32)x, rx) / w;
-            py[x] = fmaf(m[3], (f32)x, ry) / w;
+            const f64 w = Warping::along_row(m + 6, x, rw);
+            px[x] = Warping::along_row(m, x, rx) / w;
+            py[x] = Warping::along_row(m + 3, x, ry) / w;
         }
     }
 
     // Pixels [x0, x1): their kinds in a src_w x src_h source of `pitch` elements a row (Outside only
     // when `zero_outside`: no border before the warp), and the Inside pixels' tap offsets and weights.
     // Inside, the coordinates are finite and non-negative: floor is the truncation, the weight
-    // s - floor(s) is exact in f64 and below 1, and no clamp applies. floor(s) < n - 1 is s < n - 1 and
-    // floor(s) >= n is s >= n, as f32 comparisons while n is an f32 exactly (else no pixel is taken as
-    // Inside or Outside along that axis). The last source row's pixels whose wide read (kRead elements
-    // from the lower left tap) would pass the end of the image are Edge pixels.
+    // s - floor(s) is exact and below 1, and no clamp applies. floor(s) < n - 1 is s < n - 1 and
+    // floor(s) >= n is s >= n (NaN fails every comparison: an Edge pixel). The last source row's pixels
+    // whose wide read (kRead elements from the lower left tap) would pass the end of the image are Edge
+    // pixels.
     void locate(i32 x0, i32 x1, i32 src_w, i32 src_h, u32 pitch, bool zero_outside) {
-        const bool exact = src_w <= kExact && src_h <= kExact;
-        const f32 right = exact ? (f32)(src_w - 1) : 0.0f, bottom = exact ? (f32)(src_h - 1) : 0.0f;
-        const f32 width = exact ? (f32)src_w : kInf, height = exact ? (f32)src_h : kInf;
+        const f64 right = (f64)(src_w - 1), bottom = (f64)(src_h - 1);
+        const f64 width = (f64)src_w, height = (f64)src_h;
         const u32 outside = zero_outside ? 2u : 0u;
         const i32 row_end = src_w * C - kRead;  // the last lower left tap whose wide read fits the last row
-        const f32 dx = fabsf(down[0]) < kFar ? down[0] : 0.0f, dy = fabsf(down[1]) < kFar ? down[1] : 0.0f;
-        ahead = ((i64)nearbyintf(dy) + 1) * (i64)pitch + (i64)nearbyintf(dx) * C;
-        const f32* __restrict px = sx.data();
-        const f32* __restrict py = sy.data();
+        const f64 dx = fabs(down[0]) < kFar ? down[0] : 0.0, dy = fabs(down[1]) < kFar ? down[1] : 0.0;
+        ahead = ((i64)nearbyint(dy) + 1) * (i64)pitch + (i64)nearbyint(dx) * C;
+        const f64* __restrict px = sx.data();
+        const f64* __restrict py = sy.data();
         u8* __restrict k = kind.data();
         u32* __restrict off = offset.data();
         f64* __restrict wx = fx.data();
         f64* __restrict wy = fy.data();
         for (i32 x = x0; x < x1; ++x) {
-            const u32 in = (u32)(px[x] >= 0.0f) & (u32)(py[x] >= 0.0f) & (u32)(px[x] < right) & (u32)(py[x] < bottom);
-            const f32 cx = f32_from_bits(bits_of(px[x]) & (0u - in));  // 0 elsewhere: a defined conversion
-            const f32 cy = f32_from_bits(bits_of(py[x]) & (0u - in));
+            const u32 in = (u32)(px[x] >= 0.0) & (u32)(py[x] >= 0.0) & (u32)(px[x] < right) & (u32)(py[x] < bottom);
+            const u64 keep = 0ull - (u64)in;
+            const f64 cx = f64_from_bits(bits_of(px[x]) & keep);  // 0 elsewhere: a defined conversion
+            const f64 cy = f64_from_bits(bits_of(py[x]) & keep);
             const i32 ix = (i32)cx, iy = (i32)cy;
             const u32 ok = in & ((u32)(iy + 2 < src_h) | (u32)(ix * C <= row_end));
-            const u32 out = (u32)(px[x] < -1.0f) | (u32)(py[x] < -1.0f) | (u32)(px[x] >= width) | (u32)(py[x] >= height);
+            const u32 out = (u32)(px[x] < -1.0) | (u32)(py[x] < -1.0) | (u32)(px[x] >= width) | (u32)(py[x] >= height);
             k[x] = (u8)(ok | ((0u - out) & outside));  // Inside and Outside exclude each other
             off[x] = (u32)iy * pitch + (u32)ix * (u32)C;
-            wx[x] = (f64)cx - (f64)ix;
-            wy[x] = (f64)cy - (f64)iy;
+            wx[x] = cx - (f64)ix;
+            wy[x] = cy - (f64)iy;
         }
     }
 
@@ -679,9 +674,7 @@ struct WarpRows {
   private:
     static constexpr i32 kGroup = 64;  // pixels gathered, then blended, at a time
     static constexpr i32 kPrefetchEvery = 2;  // pixels per prefetch
-    static constexpr f32 kFar = 1048576.0f;   // a step beyond this (or NaN) is not prefetched: kept in i64
-    static constexpr i32 kExact = 16777216;  // 2^24: every integer up to it is an f32
-    static constexpr f32 kInf = __builtin_huge_valf();
+    static constexpr f64 kFar = 1048576.0;    // a step beyond this (or NaN) is not prefetched: kept in i64
     // A row's two taps in one 8-byte word: integer elements of 1 or 2 bytes, 2 C of them in 8 bytes.
     static constexpr bool kWide = Finite && sizeof(T) <= 2 && 2 * C * (int)sizeof(T) <= 8;
     static constexpr i32 kRead = kWide ? 8 / (i32)sizeof(T) : 2 * C;  // elements a row's taps read

@@ -779,12 +779,12 @@ fkl.kernel @k0 params !fkl.params<rs: i32 x 2, bg: ui8 x 3> {
 
 // -----
 
-fkl.kernel @k0 params !fkl.params<w1: f32 x 6, w1_size: i32 x 2> {
+fkl.kernel @k0 params !fkl.params<w1: f64 x 6, w1_size: i32 x 2> {
   %0 = fkl.read "src" : !fkl.image<?x?x3xf32>
   %1 = fkl.warp %0, perspective param "w1", inverse, size param "w1_size" : !fkl.image<?x?x3xf32>
   fkl.write %1, "dst" : !fkl.image<?x?x3xf32>
 }
-// CHECK: invalid.mlir:[[# @LINE - 3]]:3: error: 'fkl.warp' reads param "w1" as f32 x 9, but slot w1 of @k0 is f32 x 6
+// CHECK: invalid.mlir:[[# @LINE - 3]]:3: error: 'fkl.warp' reads param "w1" as f64 x 9, but slot w1 of @k0 is f64 x 6
 
 // -----
 
