@@ -31,6 +31,8 @@ from fklir import dtypes
 from fklir.dtypes import DLDataTypeCode
 
 if TYPE_CHECKING:
+    from _ctypes import CFuncPtr
+
     from typing_extensions import CapsuleType
 
 # ----- the C structs ---------------------------------------------------------------------------------
@@ -67,8 +69,18 @@ class DLTensor(ctypes.Structure):
 
 
 class DLManagedTensor(ctypes.Structure):
-    # The deleter is kept as a raw function address: it is called with the struct's own address.
-    _fields_ = (("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p))
+    """The legacy capsule's struct; its fields are set after the class, since the deleter's type points to it."""
+
+
+# The deleters are typed as dlpack.h declares them (a function pointer has the size of any other pointer), so
+# that Python code can call one as C does: fkl-python's scripts write `mt.deleter(ctypes.pointer(mt))`. Such a
+# field takes only an instance of its own type, and an instance made without an address is NULL.
+DLManagedTensorDeleter = ctypes.CFUNCTYPE(None, ctypes.POINTER(DLManagedTensor))
+DLManagedTensor._fields_ = (
+    ("dl_tensor", DLTensor),
+    ("manager_ctx", ctypes.c_void_p),
+    ("deleter", DLManagedTensorDeleter),
+)
 
 
 class DLPackVersion(ctypes.Structure):
@@ -76,13 +88,17 @@ class DLPackVersion(ctypes.Structure):
 
 
 class DLManagedTensorVersioned(ctypes.Structure):
-    _fields_ = (
-        ("version", DLPackVersion),
-        ("manager_ctx", ctypes.c_void_p),
-        ("deleter", ctypes.c_void_p),
-        ("flags", ctypes.c_uint64),
-        ("dl_tensor", DLTensor),
-    )
+    """The versioned capsule's struct; its fields are set after the class, as the legacy struct's are."""
+
+
+DLManagedTensorVersionedDeleter = ctypes.CFUNCTYPE(None, ctypes.POINTER(DLManagedTensorVersioned))
+DLManagedTensorVersioned._fields_ = (
+    ("version", DLPackVersion),
+    ("manager_ctx", ctypes.c_void_p),
+    ("deleter", DLManagedTensorVersionedDeleter),
+    ("flags", ctypes.c_uint64),
+    ("dl_tensor", DLTensor),
+)
 
 
 # The ABI of every 1.x release is the one above; we produce 1.0 and accept any 1.x.
@@ -155,7 +171,18 @@ def _export_deleter(address: int | None) -> None:
         pass
 
 
-_DELETER_ADDRESS = ctypes.cast(_export_deleter, ctypes.c_void_p).value
+# The one callback serves both structs: it reads its argument as an address, whichever struct it points to.
+_LEGACY_EXPORT_DELETER = ctypes.cast(_export_deleter, DLManagedTensorDeleter)
+_VERSIONED_EXPORT_DELETER = ctypes.cast(_export_deleter, DLManagedTensorVersionedDeleter)
+
+
+def _function_address(function: CFuncPtr) -> int:
+    """The address in a function-pointer field (0 for NULL).
+
+    Kept as a number, not as the field's value: that value is a view into the producer's struct, which the
+    deleter frees.
+    """
+    return int(ctypes.cast(function, ctypes.c_void_p).value or 0)
 
 
 def _references_when_only_a_record_holds(value: object) -> int:
@@ -200,7 +227,7 @@ def _disarm_at_exit() -> None:
     structs are leaked on purpose, since consumers still read them while they tear down."""
     records = list(_live_exports.values())
     for record in records:
-        record.managed.deleter = None
+        record.managed.deleter = type(record.managed.deleter)()  # NULL (a typed field refuses None)
     _incref(records)
 
 
@@ -262,7 +289,7 @@ def export_capsule(
     tensor.strides = ctypes.cast(strides_array, ctypes.POINTER(ctypes.c_int64))
     tensor.byte_offset = 0
     managed.manager_ctx = None
-    managed.deleter = _DELETER_ADDRESS
+    managed.deleter = _VERSIONED_EXPORT_DELETER if versioned else _LEGACY_EXPORT_DELETER
     collect_abandoned()
     address = ctypes.addressof(managed)
     name = VERSIONED_NAME if versioned else LEGACY_NAME
@@ -380,10 +407,10 @@ def import_dlpack(obj: object, *, stream: int | None, what: str) -> DLPackView:
         if version[0] != DLPACK_VERSION[0]:
             raise TypeError(f"{what}: DLPack version {version[0]}.{version[1]} is not supported (need 1.x)")
         flags = int(versioned.flags)
-        tensor, deleter = versioned.dl_tensor, int(versioned.deleter or 0)
+        tensor, deleter = versioned.dl_tensor, _function_address(versioned.deleter)
     else:
         legacy = DLManagedTensor.from_address(address)
-        tensor, deleter = legacy.dl_tensor, int(legacy.deleter or 0)
+        tensor, deleter = legacy.dl_tensor, _function_address(legacy.deleter)
     view = _describe_tensor(tensor, what)
     # Valid: take it. From here on we own one reference and must call the deleter.
     if _capsule_set_name(capsule, used_name) != 0:
