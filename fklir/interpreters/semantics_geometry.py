@@ -20,7 +20,7 @@ contraction):
 
     row_x = y * M1 + M2                    (once per destination row)
     sx    = M0 * x + row_x                 (per pixel; the same for sy, and for the perspective w)
-    sx    = sx / w                         (perspective only)
+    sx    = sx * (1 / w)                   (perspective only: one division for both coordinates)
 
 then ix = floor(sx), fx = sx - ix (no quantisation), and the bilinear blend of the four taps with the
 weights (1 - fx)(1 - fy), fx (1 - fy), (1 - fx) fy, fx fy, taken as weighted sums u (1 - w) + v w in
@@ -464,9 +464,9 @@ def warp_source_coords(
     sx, sy = along_row(0), along_row(1)
     if dst_to_src.shape == (2, 3):
         return sx, sy
-    sw = along_row(2)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return sx / sw, sy / sw
+        inv_w = 1.0 / along_row(2)
+        return sx * inv_w, sy * inv_w
 
 
 def _warp_step(u: NDArray[np.float64], v: NDArray[np.float64], w: NDArray[np.float64]) -> NDArray[np.float64]:
