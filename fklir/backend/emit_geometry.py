@@ -46,8 +46,8 @@ def _taps_as(cpp_type: str, convert: str) -> tuple[str, str]:
 # A resize blends in f32, as OpenCV's float path does; Warping and Deinterlace in f64.
 _TAPS_TO_F32 = _taps_as("f32", "fkl::tap_f32")
 _TAPS_TO_F64 = _taps_as("f64", "fkl::Cast<fkl::f64>::exec")
-_TAPS_TO_F64_FAST = _taps_as("f64", "fkl::tap_f64")  # u8 and u16 (see fkl::tap_f64)
 _FINITE_TAP_TYPES = frozenset({"uint8", "int8", "uint16", "int16", "int32", "uint32", "bool"})
+_NARROW_TAP_TYPES = frozenset({"uint8", "uint16"})  # a warp blends them in f32 (fkl::Warping::blend_narrow)
 # A warp's four taps: the variable and its offset from (ix, iy).
 _CORNERS = (("a", "", ""), ("b", " + 1", ""), ("c", "", " + 1"), ("d", " + 1", " + 1"))
 
@@ -465,10 +465,13 @@ def _warp(
             *(f"        {line}" for line in outside),
             "    }",
         ]
-    # an integer source has finite taps only: the blend without step's inf/NaN branches, the same bits
-    finite = in_type.dtype in _FINITE_TAP_TYPES
-    blend = "blend_finite" if finite else "blend"
-    to_f64 = _TAPS_TO_F64_FAST if in_type.dtype in ("uint8", "uint16") else _TAPS_TO_F64
+    # unsigned 8- and 16-bit taps blend in f32 (fkl::Warping::blend_narrow); other integer sources have
+    # finite taps only: the f64 blend without step's inf/NaN branches, the same bits
+    if in_type.dtype in _NARROW_TAP_TYPES:
+        blend, taps_as, weights = "blend_narrow", _TAPS_TO_F32, "(fkl::f32)s.fx, (fkl::f32)s.fy"
+    else:
+        blend = "blend_finite" if in_type.dtype in _FINITE_TAP_TYPES else "blend"
+        taps_as, weights = _TAPS_TO_F64, "s.fx, s.fy"
     return [
         f"// A source tap of stage{k}: {tap_comment}.",
         f"FKL_HD void tap{k}({STAGE_ARGS}, {t_in} out[{channels}]) {{",
@@ -484,8 +487,8 @@ def _warp(
         "    }",
         *taps,
         f"    for (int k = 0; k < {channels}; ++k) {{",
-        *to_f64,
-        f"        out[k] = fkl::Warping::{blend}(fa, fb, fc, fd, s.fx, s.fy);",
+        *taps_as,
+        f"        out[k] = fkl::Warping::{blend}(fa, fb, fc, fd, {weights});",
         "    }",
         "}",
         *_size_fn(k, [f"    return {{p.{size}[0], p.{size}[1]}};"]),

@@ -25,8 +25,9 @@ contraction):
 then ix = floor(sx), fx = sx - ix (no quantisation), and the bilinear blend of the four taps with the
 weights (1 - fx)(1 - fy), fx (1 - fy), (1 - fx) fy, fx fy, taken as weighted sums u (1 - w) + v w in
 float64 along x then along y, each tap outside the source reading the border (constant 0 by default)
-and a tap of weight exactly 0 taking no part (cv2's u + w (v - u) makes NaN of every inf tap). cv2
-5.1's 2-channel warps still zero the pixels whose taps are partly outside the source: a cv2 artefact,
+and a tap of weight exactly 0 taking no part (cv2's u + w (v - u) makes NaN of every inf tap); unsigned
+8- and 16-bit sources blend the same weights in float32 instead (finite, non-negative taps: within a few
+float32 ulps of the float64 sum). cv2 5.1's 2-channel warps still zero the pixels whose taps are partly outside the source: a cv2 artefact,
 not the semantics.
 """
 
@@ -477,6 +478,27 @@ def _warp_step(u: NDArray[np.float64], v: NDArray[np.float64], w: NDArray[np.flo
     return np.where(w == 0.0, u, np.where(w == 1.0, v, blended))
 
 
+# Unsigned 8- and 16-bit sources blend in float32 (fkl::Warping::blend_narrow): non-negative taps and
+# weights, so the float32 sum stays within a few ulps of the float64 formula.
+NARROW_WARP_TYPES: Final = ("uint8", "uint16")
+
+
+def _warp_narrow(
+    p00: NDArray[np.float64],
+    p01: NDArray[np.float64],
+    p10: NDArray[np.float64],
+    p11: NDArray[np.float64],
+    fx: NDArray[np.float64],
+    fy: NDArray[np.float64],
+) -> NDArray[np.float64]:
+    """fkl::Warping::blend_narrow: SPEC's weights as float32 products of the float32-rounded fx, fy, the
+    weighted sum in float32, left to right (numpy rounds each float32 operation, as the kernels do)."""
+    ax, ay = fx.astype(np.float32), fy.astype(np.float32)
+    bx, by = np.float32(1) - ax, np.float32(1) - ay
+    a, b, c, d = (p.astype(np.float32) for p in (p00, p01, p10, p11))
+    return (((a * (bx * by) + b * (ax * by)) + c * (bx * ay)) + d * (ax * ay)).astype(np.float64)
+
+
 def warp(
     img: Image,
     matrix: np.ndarray,
@@ -511,7 +533,10 @@ def warp(
         return border_read(img, mode, value, iy_i + dy, ix_i + dx).astype(np.float64)
 
     p00, p01, p10, p11 = tap(0, 0), tap(0, 1), tap(1, 0), tap(1, 1)
-    blended = _warp_step(_warp_step(p00, p01, fx), _warp_step(p10, p11, fx), fy)
+    if img.dtype in NARROW_WARP_TYPES:
+        blended = _warp_narrow(p00, p01, p10, p11, fx, fy)
+    else:
+        blended = _warp_step(_warp_step(p00, p01, fx), _warp_step(p10, p11, fx), fy)
     if not bool(finite.all()):
         # the constant as it travels in the parameter block: in the chain type
         fill_value = value if mode == "constant" else 0.0

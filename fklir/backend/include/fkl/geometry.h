@@ -97,23 +97,12 @@ FKL_HD PairTap pair_tap(LinearTap t, i32 origin, i32 image_w, i32 channels) {
     return {(u32)left * (u32)channels, w1};
 }
 
-// A tap as f32 for linear_blend: the plain conversion (one I2FP for a byte already in a register;
+// A tap as f32 for linear_blend and Warping::blend_narrow: the plain conversion (one I2FP for a byte already in a register;
 // Cast<f32>'s magic-number add takes two instructions, which the resize kernels feel).
 template <typename T>
 FKL_HD f32 tap_f32(T x) { return (f32)x; }
 FKL_HD f32 tap_f32(f16 x) { return to_f32(x); }
 FKL_HD f32 tap_f32(bf16 x) { return to_f32(x); }
-
-// A byte or u16 tap as f64 for the warps' blend (the emitter calls it for those two types only): on the
-// GPU through the exponent of 2^52 (an integer move and one DADD), as conversions to f64 issue at a
-// quarter of the FP64 rate; exact either way, as the value is below 2^31.
-FKL_HD f64 tap_f64(u32 x) {
-#if defined(__CUDA_ARCH__)
-    return __hiloint2double(0x43300000, (int)x) - 4503599627370496.0;
-#else
-    return (f64)x;
-#endif
-}
 
 // One step of an INTER_LINEAR blend: u (1 - w) + v w, as one fmaf of the first product onto the
 // rounded second (the kernels are otherwise built without FMA contraction), so that every compiler
@@ -360,6 +349,15 @@ struct Warping {
         return (f32)step(step(p00, p01, fx), step(p10, p11, fx), fy);
     }
 
+    // The blend of unsigned 8- and 16-bit taps: SPEC's weights (1 - fx)(1 - fy), fx (1 - fy), (1 - fx) fy,
+    // fx fy as f32 products of the f32-rounded fx, fy, and the weighted sum in f32, left to right. Taps
+    // and weights are non-negative, so the result is within a few f32 ulps of the f64 formula (no
+    // cancellation), and a vector of f32 holds twice the lanes of one of f64.
+    static FKL_HD f32 blend_narrow(f32 p00, f32 p01, f32 p10, f32 p11, f32 ax, f32 ay) {
+        const f32 bx = 1.0f - ax, by = 1.0f - ay;
+        return ((p00 * (bx * by) + p01 * (ax * by)) + p10 * (bx * ay)) + p11 * (ax * ay);
+    }
+
     // blend for finite taps (an integer source): there a weight of 0 or 1 gives u or v exactly without
     // step's branches, so the result is blend's bit for bit.
     static FKL_HD f32 blend_finite(f64 p00, f64 p01, f64 p10, f64 p11, f64 fx, f64 fy) {
@@ -516,56 +514,58 @@ struct ResizeRows {
 // The CPU's warp rows: a warp's output row sampled in loops over arrays, which the compiler vectorises
 // ---------------------------------------------------------------------------------------------
 
-// Warping's per-pixel sample, a row at a time: the source coordinates of every pixel of the row (the
-// same operations as Warping::affine / perspective), then each pixel's kind: Inside (its four taps lie
+// Warping's per-pixel sample, a row at a time: from the row's terms, the source coordinates of each pixel
+// (the same operations as Warping::affine / perspective, not kept) and its kind: Inside (its four taps lie
 // inside the source; then the offset of its top-left tap and its weights, sample_at's, whose clamp and
 // non-finite cases only concern the other pixels), Outside (all four outside a source read as constant
 // 0: the blend of four zeros is +0), or Edge (the rest: a border's, partly outside, non-finite), which
 // takes the per-pixel stage. Inside pixels are blended into `line` (f32, C per pixel) in runs without
 // bounds checks. T is the source's element type, C its channels, Finite whether its taps are finite
-// (integer types: Warping::blend_finite, else Warping::blend's zero-weight rule).
+// (unsigned 8- and 16-bit types: Warping::blend_narrow, other integer types: Warping::blend_finite, else
+// Warping::blend's zero-weight rule).
 // The tests are written as masks and selects of bits: g++ does not if-convert a branch on a float
 // comparison (it may trap), and a loop with a branch does not vectorise.
 enum WarpPixel : u8 { WarpEdge = 0, WarpInside = 1, WarpOutside = 2 };
 
 template <typename T, int C, bool Finite>
 struct WarpRows {
-    std::vector<f64> sx, sy;  // the row's source coordinates
-    std::vector<u8> kind;     // each pixel's WarpPixel
-    std::vector<u32> offset;  // Inside: the top-left tap's element offset in the source plane
-    std::vector<f64> fx, fy;  // and the weights of the right and lower taps
-    std::vector<f32> line;    // the blended pixels
+    // Unsigned 8- and 16-bit taps blend in f32 (Warping::blend_narrow), the others in f64.
+    static constexpr bool kNarrow = Finite && sizeof(T) <= 2 && (T)(-1) > (T)0;
+    using Weight = typename std::conditional<kNarrow, f32, f64>::type;
+
+    std::vector<u8> kind;        // each pixel's WarpPixel
+    std::vector<u32> offset;     // Inside: the top-left tap's element offset in the source plane
+    std::vector<Weight> fx, fy;  // and the weights of the right and lower taps
+    std::vector<f32> line;       // the blended pixels
+    f64 along_x[3] = {0.0, 0.0, 0.0};  // the map's x column (M0, M3, M6): the coordinates' step along x
+    f64 row[3] = {0.0, 0.0, 1.0};      // the row terms y * M1 + M2 of X, Y (and W)
+    bool projective = false;
     f64 down[2] = {0.0, 0.0};  // the source step (x, y) from a pixel to the one below it (affine)
     i64 ahead = 0;             // from a top-left tap to the lower row of the pixel below's taps
 
     explicit WarpRows(i32 dst_w)
-        : sx((size_t)dst_w), sy((size_t)dst_w), kind((size_t)dst_w), offset((size_t)dst_w),
-          fx((size_t)dst_w), fy((size_t)dst_w), line((size_t)dst_w * C) {}
+        : kind((size_t)dst_w), offset((size_t)dst_w), fx((size_t)dst_w), fy((size_t)dst_w),
+          line((size_t)dst_w * C) {}
 
+    // Row y of the map: locate computes each pixel's coordinates from these as Warping::affine /
+    // perspective do, in the same operations.
     void affine(const f64 m[6], i32 y, i32 x0, i32 x1) {
+        (void)x0;
+        (void)x1;
         down[0] = m[1];
         down[1] = m[4];
-        const f64 rx = Warping::row_term(m, y), ry = Warping::row_term(m + 3, y);
-        f64* __restrict px = sx.data();
-        f64* __restrict py = sy.data();
-        for (i32 x = x0; x < x1; ++x) {
-            px[x] = Warping::along_row(m, x, rx);
-            py[x] = Warping::along_row(m + 3, x, ry);
-        }
+        along_x[0] = m[0];
+        along_x[1] = m[3];
+        row[0] = Warping::row_term(m, y);
+        row[1] = Warping::row_term(m + 3, y);
+        projective = false;
     }
 
     void perspective(const f64 m[9], i32 y, i32 x0, i32 x1) {
-        down[0] = m[1];  // the affine part's: a prefetch's guess
-        down[1] = m[4];
-        const f64 rx = Warping::row_term(m, y), ry = Warping::row_term(m + 3, y);
-        const f64 rw = Warping::row_term(m + 6, y);
-        f64* __restrict px = sx.data();
-        f64* __restrict py = sy.data();
-        for (i32 x = x0; x < x1; ++x) {
-            const f64 inv_w = 1.0 / Warping::along_row(m + 6, x, rw);
-            px[x] = Warping::along_row(m, x, rx) * inv_w;
-            py[x] = Warping::along_row(m + 3, x, ry) * inv_w;
-        }
+        affine(m, y, x0, x1);  // the affine part's down: a prefetch's guess
+        along_x[2] = m[6];
+        row[2] = Warping::row_term(m + 6, y);
+        projective = true;
     }
 
     // Pixels [x0, x1): their kinds in a src_w x src_h source of `pitch` elements a row (Outside only
@@ -582,24 +582,10 @@ struct WarpRows {
         const i32 row_end = src_w * C - kRead;  // the last lower left tap whose wide read fits the last row
         const f64 dx = fabs(down[0]) < kFar ? down[0] : 0.0, dy = fabs(down[1]) < kFar ? down[1] : 0.0;
         ahead = ((i64)nearbyint(dy) + 1) * (i64)pitch + (i64)nearbyint(dx) * C;
-        const f64* __restrict px = sx.data();
-        const f64* __restrict py = sy.data();
-        u8* __restrict k = kind.data();
-        u32* __restrict off = offset.data();
-        f64* __restrict wx = fx.data();
-        f64* __restrict wy = fy.data();
-        for (i32 x = x0; x < x1; ++x) {
-            const u32 in = (u32)(px[x] >= 0.0) & (u32)(py[x] >= 0.0) & (u32)(px[x] < right) & (u32)(py[x] < bottom);
-            const u64 keep = 0ull - (u64)in;
-            const f64 cx = f64_from_bits(bits_of(px[x]) & keep);  // 0 elsewhere: a defined conversion
-            const f64 cy = f64_from_bits(bits_of(py[x]) & keep);
-            const i32 ix = (i32)cx, iy = (i32)cy;
-            const u32 ok = in & ((u32)(iy + 2 < src_h) | (u32)(ix * C <= row_end));
-            const u32 out = (u32)(px[x] < -1.0) | (u32)(py[x] < -1.0) | (u32)(px[x] >= width) | (u32)(py[x] >= height);
-            k[x] = (u8)(ok | ((0u - out) & outside));  // Inside and Outside exclude each other
-            off[x] = (u32)iy * pitch + (u32)ix * (u32)C;
-            wx[x] = cx - (f64)ix;
-            wy[x] = cy - (f64)iy;
+        if (projective) {
+            classify<true>(x0, x1, src_h, pitch, right, bottom, width, height, outside, row_end);
+        } else {
+            classify<false>(x0, x1, src_h, pitch, right, bottom, width, height, outside, row_end);
         }
     }
 
@@ -662,18 +648,53 @@ struct WarpRows {
                     }
                 }
             }
-            const f64* __restrict wx = fx.data() + x0;
-            const f64* __restrict wy = fy.data() + x0;
+            const Weight* __restrict wx = fx.data() + x0;
+            const Weight* __restrict wy = fy.data() + x0;
             f32* __restrict out = line.data() + (size_t)x0 * C;
             for (i32 j = 0; j < n; ++j) {
                 for (int k = 0; k < C; ++k) {
-                    out[j * C + k] = blend4((f64)a[k][j], (f64)b[k][j], (f64)c[k][j], (f64)d[k][j], wx[j], wy[j]);
+                    if (kNarrow) {
+                        out[j * C + k] = Warping::blend_narrow((f32)a[k][j], (f32)b[k][j], (f32)c[k][j], (f32)d[k][j],
+                                                               (f32)wx[j], (f32)wy[j]);
+                    } else {
+                        out[j * C + k] = blend4((f64)a[k][j], (f64)b[k][j], (f64)c[k][j], (f64)d[k][j], (f64)wx[j],
+                                                (f64)wy[j]);
+                    }
                 }
             }
         }
     }
 
   private:
+    template <bool Projective>
+    void classify(i32 x0, i32 x1, i32 src_h, u32 pitch, f64 right, f64 bottom, f64 width, f64 height, u32 outside,
+                  i32 row_end) {
+        u8* __restrict k = kind.data();
+        u32* __restrict off = offset.data();
+        Weight* __restrict wx = fx.data();
+        Weight* __restrict wy = fy.data();
+        const f64 m0 = along_x[0], m3 = along_x[1], m6 = along_x[2], rx = row[0], ry = row[1], rw = row[2];
+        for (i32 x = x0; x < x1; ++x) {
+            f64 px = m0 * (f64)x + rx, py = m3 * (f64)x + ry;
+            if (Projective) {
+                const f64 inv_w = 1.0 / (m6 * (f64)x + rw);
+                px = px * inv_w;
+                py = py * inv_w;
+            }
+            const u32 in = (u32)(px >= 0.0) & (u32)(py >= 0.0) & (u32)(px < right) & (u32)(py < bottom);
+            const u64 keep = 0ull - (u64)in;
+            const f64 cx = f64_from_bits(bits_of(px) & keep);  // 0 elsewhere: a defined conversion
+            const f64 cy = f64_from_bits(bits_of(py) & keep);
+            const i32 ix = (i32)cx, iy = (i32)cy;
+            const u32 ok = in & ((u32)(iy + 2 < src_h) | (u32)(ix * C <= row_end));
+            const u32 out = (u32)(px < -1.0) | (u32)(py < -1.0) | (u32)(px >= width) | (u32)(py >= height);
+            k[x] = (u8)(ok | ((0u - out) & outside));  // Inside and Outside exclude each other
+            off[x] = (u32)iy * pitch + (u32)ix * (u32)C;
+            wx[x] = (Weight)(cx - (f64)ix);
+            wy[x] = (Weight)(cy - (f64)iy);
+        }
+    }
+
     static constexpr i32 kGroup = 64;  // pixels gathered, then blended, at a time
     static constexpr i32 kPrefetchEvery = 2;  // pixels per prefetch
     static constexpr f64 kFar = 1048576.0;    // a step beyond this (or NaN) is not prefetched: kept in i64
