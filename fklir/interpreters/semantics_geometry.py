@@ -27,8 +27,8 @@ weights (1 - fx)(1 - fy), fx (1 - fy), (1 - fx) fy, fx fy, taken as weighted sum
 float64 along x then along y, each tap outside the source reading the border (constant 0 by default)
 and a tap of weight exactly 0 taking no part (cv2's u + w (v - u) makes NaN of every inf tap); unsigned
 8- and 16-bit sources blend the same weights in float32 instead (finite, non-negative taps: within a few
-float32 ulps of the float64 sum). cv2 5.1's 2-channel warps still zero the pixels whose taps are partly outside the source: a cv2 artefact,
-not the semantics.
+float32 ulps of the float64 sum). cv2 5.1's 2-channel warps still zero the pixels whose taps are partly
+outside the source: a cv2 artefact, not the semantics.
 """
 
 from __future__ import annotations

@@ -511,9 +511,9 @@ fkl.tsplit %6, "dst" : !fkl.image<?x?x?xnone>
 // CHECK:       FKL_HD void stage4(const Params& p, const Plane& q, fkl::i32 x, fkl::i32 y, fkl::i32 z, fkl::f32 out[3]) {
 // CHECK-NEXT:      const fkl::WarpSample s = fkl::Warping::affine(p.[[WARP]], x, y);
 // CHECK:           tap4(p, q, s.ix + 1, s.iy + 1, z, d);
-// Integer taps are finite: the blend without the inf/NaN branches (the same bits), bytes to f64 via tap_f64.
-// CHECK:           const fkl::f64 fa = fkl::tap_f64(a[k]), fb = fkl::tap_f64(b[k]);
-// CHECK:           out[k] = fkl::Warping::blend_finite(fa, fb, fc, fd, s.fx, s.fy);
+// Unsigned byte taps: SPEC's weights summed in f32 (finite, non-negative taps).
+// CHECK:           const fkl::f32 fa = fkl::tap_f32(a[k]), fb = fkl::tap_f32(b[k]);
+// CHECK:           out[k] = fkl::Warping::blend_narrow(fa, fb, fc, fd, (fkl::f32)s.fx, (fkl::f32)s.fy);
 // CHECK:           return {p.[[WSIZE]][0], p.[[WSIZE]][1]};
 // The letterbox: background outside the content box, the resize inside it.
 // CHECK:       FKL_HD void stage5(const Params& p, const Plane& q, fkl::i32 x, fkl::i32 y, fkl::i32 z, fkl::f32 out[3]) {
