@@ -79,7 +79,7 @@ class Layout:
         return (blocks, min(B, MAX_GRID_Y), 1), (self.threads, 1, 1)
 
 
-# The shipped layouts, by channel count (benchmarks/histogram_variants.py times the others; RESULTS.md): grey
+# The shipped layouts, by channel count (benchmarks/RESULTS.md times the others): grey
 # images take 1024 threads of one word each, so that an image's 2 MB is one round with every load in flight;
 # colour images 256 threads of 4 words, whose one copy of C x 256 bins a block clears and sums cheaply. A
 # copy of the bins per lane (striped) avoided bank conflicts but made each block's clearing and summing of

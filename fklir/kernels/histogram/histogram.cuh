@@ -12,7 +12,7 @@
 // counts to out at once). Threads read 16 bytes at a time, consecutive threads consecutive 16 bytes, so
 // that a warp's loads are coalesced.
 //
-// The template arguments are __init__.py's Layout (benchmarks/histogram_variants.py times others).
+// The template arguments are __init__.py's Layout (benchmarks/RESULTS.md has the others timed).
 #include "fkl/tensor_view.h"
 
 using fkl::i32;
