@@ -9,6 +9,7 @@
 #if !defined(__CUDACC_RTC__)
 #if !defined(__CUDACC__)
 #include <type_traits>
+#include <utility>  // index_sequence: WarpRows' shuffle masks
 #include <vector>  // the CPU's column taps and blended rows (ResizeRows, the emitted run_rows)
 #endif
 #endif
@@ -525,6 +526,13 @@ struct ResizeRows {
 // Warping::blend's zero-weight rule).
 // The tests are written as masks and selects of bits: g++ does not if-convert a branch on a float
 // comparison (it may trap), and a loop with a branch does not vectorise.
+#if defined(__AVX512VBMI__)
+// WarpRows' vectors of byte taps (GCC vector types: the compiler picks the instructions).
+typedef u8 Bytes64 __attribute__((vector_size(64)));
+typedef i32 Ints16 __attribute__((vector_size(64)));
+typedef f32 Floats16 __attribute__((vector_size(64)));
+#endif
+
 enum WarpPixel : u8 { WarpEdge = 0, WarpInside = 1, WarpOutside = 2 };
 
 template <typename T, int C, bool Finite>
@@ -614,6 +622,11 @@ struct WarpRows {
     // (2 C of them in 8 bytes) reads its two taps of a row as one 8-byte word, which the compiler
     // gathers in vectors; wider ones are read one element at a time.
     void blend(const T* __restrict src, u32 pitch, i32 lo, i32 hi) {
+#if defined(__AVX512VBMI__)
+        if constexpr (kNarrow && sizeof(T) == 1 && kWide) {
+            lo = blend_bytes(src, pitch, lo, hi);
+        }
+#endif
         for (i32 x0 = lo; x0 < hi; x0 += kGroup) {
             const i32 n = hi - x0 < kGroup ? hi - x0 : kGroup;
             Tap a[C][kGroup], b[C][kGroup], c[C][kGroup], d[C][kGroup];
@@ -666,6 +679,109 @@ struct WarpRows {
     }
 
   private:
+#if defined(__AVX512VBMI__)
+    // blend for byte taps, 16 pixels at a time in vectors of f32: each channel of each tap is one byte
+    // shuffle out of the pixels' 8-byte words, widened and converted; the C channel vectors are then
+    // interleaved into `line` by two-source shuffles. The same operations as Warping::blend_narrow, lane by
+    // lane. Returns where the pixels it left (fewer than 16) begin.
+    i32 blend_bytes(const T* __restrict src, u32 pitch, i32 lo, i32 hi) {
+        const u32* __restrict off = offset.data();
+        const f32* __restrict wx = (const f32*)fx.data();
+        const f32* __restrict wy = (const f32*)fy.data();
+        f32* __restrict out = line.data();
+        for (; lo + 16 <= hi; lo += 16) {
+            for (i32 j = 0; j < 16; j += kPrefetchEvery) {
+                __builtin_prefetch((const void*)((uintptr_t)(src + off[lo + j]) + (uintptr_t)ahead));
+            }
+            u64 words[32];  // the 16 pixels' upper words, then their lower words
+            for (i32 j = 0; j < 16; ++j) {
+                words[j] = word_at(src + off[lo + j]);
+                words[16 + j] = word_at(src + off[lo + j] + pitch);
+            }
+            Bytes64 upper0, upper1, lower0, lower1;
+            __builtin_memcpy(&upper0, words, 64);
+            __builtin_memcpy(&upper1, words + 8, 64);
+            __builtin_memcpy(&lower0, words + 16, 64);
+            __builtin_memcpy(&lower1, words + 24, 64);
+            Floats16 ax, ay;
+            __builtin_memcpy(&ax, wx + lo, 64);
+            __builtin_memcpy(&ay, wy + lo, 64);
+            const Floats16 bx = 1.0f - ax, by = 1.0f - ay;
+            const Floats16 w00 = bx * by, w01 = ax * by, w10 = bx * ay, w11 = ax * ay;
+            Floats16 r[C];
+            channels<0>(r, upper0, upper1, lower0, lower1, w00, w01, w10, w11);
+            store_interleaved<0>(out + (size_t)lo * C, r);
+        }
+        return lo;
+    }
+
+    // Byte I of each of the 16 words (words0: pixels 0-7, words1: 8-15) as f32 lanes.
+    // (The byte lands in every byte of its lane's i32, and a mask keeps the low one: a conversion of 16
+    // bytes to 16 i32 compiled to one extract and insert per byte.)
+    template <int I>
+    static Floats16 byte_lanes(Bytes64 words0, Bytes64 words1) {
+        const Bytes64 picked = __builtin_shuffle(words0, words1, byte_mask<I>(std::make_index_sequence<64>()));
+        Ints16 lanes;
+        __builtin_memcpy(&lanes, &picked, 64);
+        return __builtin_convertvector(lanes & 0xff, Floats16);
+    }
+
+    template <int I, size_t... J>
+    static constexpr Bytes64 byte_mask(std::index_sequence<J...>) {
+        return Bytes64{(u8)(8 * (J / 4) + I)...};
+    }
+
+    // Lane i of output vector O (the C channel vectors interleaved pixel-major) is channel g % C of pixel
+    // g / C, g = 16 O + i: the first shuffle takes channels 0 and 1, each later one channel S.
+    template <int O, size_t... L>
+    static constexpr Ints16 first_mask(std::index_sequence<L...>) {
+        return Ints16{(int)((16 * O + L) % C == 0 ? (16 * O + L) / C : ((16 * O + L) % C == 1 ? 16 + (16 * O + L) / C : 0))...};
+    }
+
+    template <int O, int S, size_t... L>
+    static constexpr Ints16 take_mask(std::index_sequence<L...>) {
+        return Ints16{(int)((16 * O + L) % C == S ? 16 + (16 * O + L) / C : L)...};
+    }
+
+    template <int O, int S>
+    static Floats16 take_rest(Floats16 v, const Floats16* r) {
+        if constexpr (S >= C) {
+            return v;
+        } else {
+            return take_rest<O, S + 1>(__builtin_shuffle(v, r[S], take_mask<O, S>(std::make_index_sequence<16>())), r);
+        }
+    }
+
+    template <int O>
+    static Floats16 interleaved(const Floats16* r) {
+        if constexpr (C == 1) {
+            return r[0];
+        } else {
+            return take_rest<O, 2>(__builtin_shuffle(r[0], r[1], first_mask<O>(std::make_index_sequence<16>())), r);
+        }
+    }
+
+    template <int K>
+    static void channels(Floats16* r, Bytes64 upper0, Bytes64 upper1, Bytes64 lower0, Bytes64 lower1, Floats16 w00,
+                         Floats16 w01, Floats16 w10, Floats16 w11) {
+        if constexpr (K < C) {
+            const Floats16 pa = byte_lanes<K>(upper0, upper1), pb = byte_lanes<C + K>(upper0, upper1);
+            const Floats16 pc = byte_lanes<K>(lower0, lower1), pd = byte_lanes<C + K>(lower0, lower1);
+            r[K] = ((pa * w00 + pb * w01) + pc * w10) + pd * w11;
+            channels<K + 1>(r, upper0, upper1, lower0, lower1, w00, w01, w10, w11);
+        }
+    }
+
+    template <int O>
+    static void store_interleaved(f32* out, const Floats16* r) {
+        if constexpr (O < C) {
+            const Floats16 v = interleaved<O>(r);
+            __builtin_memcpy(out + 16 * O, &v, 64);
+            store_interleaved<O + 1>(out, r);
+        }
+    }
+#endif
+
     template <bool Projective>
     void classify(i32 x0, i32 x1, i32 src_h, u32 pitch, f64 right, f64 bottom, f64 width, f64 height, u32 outside,
                   i32 row_end) {
