@@ -529,6 +529,7 @@ struct ResizeRows {
 #if defined(__AVX512VBMI__)
 // WarpRows' vectors of byte taps (GCC vector types: the compiler picks the instructions).
 typedef u8 Bytes64 __attribute__((vector_size(64)));
+typedef u64 Words8 __attribute__((vector_size(64)));
 typedef i32 Ints16 __attribute__((vector_size(64)));
 typedef f32 Floats16 __attribute__((vector_size(64)));
 #endif
@@ -693,16 +694,8 @@ struct WarpRows {
             for (i32 j = 0; j < 16; j += kPrefetchEvery) {
                 __builtin_prefetch((const void*)((uintptr_t)(src + off[lo + j]) + (uintptr_t)ahead));
             }
-            u64 words[32];  // the 16 pixels' upper words, then their lower words
-            for (i32 j = 0; j < 16; ++j) {
-                words[j] = word_at(src + off[lo + j]);
-                words[16 + j] = word_at(src + off[lo + j] + pitch);
-            }
-            Bytes64 upper0, upper1, lower0, lower1;
-            __builtin_memcpy(&upper0, words, 64);
-            __builtin_memcpy(&upper1, words + 8, 64);
-            __builtin_memcpy(&lower0, words + 16, 64);
-            __builtin_memcpy(&lower1, words + 24, 64);
+            const Bytes64 upper0 = words_at(src, off + lo), upper1 = words_at(src, off + lo + 8);
+            const Bytes64 lower0 = words_at(src + pitch, off + lo), lower1 = words_at(src + pitch, off + lo + 8);
             Floats16 ax, ay;
             __builtin_memcpy(&ax, wx + lo, 64);
             __builtin_memcpy(&ay, wy + lo, 64);
@@ -713,6 +706,13 @@ struct WarpRows {
             store_interleaved<0>(out + (size_t)lo * C, r);
         }
         return lo;
+    }
+
+    // The 8-byte words at base + off[0..7], as one vector.
+    static Bytes64 words_at(const T* base, const u32* off) {
+        const Words8 w = {word_at(base + off[0]), word_at(base + off[1]), word_at(base + off[2]), word_at(base + off[3]),
+                          word_at(base + off[4]), word_at(base + off[5]), word_at(base + off[6]), word_at(base + off[7])};
+        return (Bytes64)w;
     }
 
     // Byte I of each of the 16 words (words0: pixels 0-7, words1: 8-15) as f32 lanes.
