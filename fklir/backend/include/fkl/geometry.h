@@ -526,12 +526,16 @@ struct ResizeRows {
 // Warping::blend's zero-weight rule).
 // The tests are written as masks and selects of bits: g++ does not if-convert a branch on a float
 // comparison (it may trap), and a loop with a branch does not vectorise.
-#if defined(__AVX512VBMI__)
-// WarpRows' vectors of byte taps (GCC vector types: the compiler picks the instructions).
+#if defined(__AVX512F__)
+// WarpRows' vectors of taps (GCC vector types: the compiler picks the instructions).
 typedef u8 Bytes64 __attribute__((vector_size(64)));
 typedef u64 Words8 __attribute__((vector_size(64)));
 typedef i32 Ints16 __attribute__((vector_size(64)));
 typedef f32 Floats16 __attribute__((vector_size(64)));
+typedef i32 Ints8 __attribute__((vector_size(32)));
+typedef i64 Longs8 __attribute__((vector_size(64)));
+typedef f32 Floats8 __attribute__((vector_size(32)));
+typedef f64 Doubles8 __attribute__((vector_size(64)));
 #endif
 
 enum WarpPixel : u8 { WarpEdge = 0, WarpInside = 1, WarpOutside = 2 };
@@ -628,6 +632,11 @@ struct WarpRows {
             lo = blend_bytes(src, pitch, lo, hi);
         }
 #endif
+#if defined(__AVX512F__)
+        if constexpr (std::is_same<T, f32>::value) {
+            lo = blend_floats(src, pitch, lo, hi);
+        }
+#endif
         for (i32 x0 = lo; x0 < hi; x0 += kGroup) {
             const i32 n = hi - x0 < kGroup ? hi - x0 : kGroup;
             Tap a[C][kGroup], b[C][kGroup], c[C][kGroup], d[C][kGroup];
@@ -703,7 +712,7 @@ struct WarpRows {
             const Floats16 w00 = bx * by, w01 = ax * by, w10 = bx * ay, w11 = ax * ay;
             Floats16 r[C];
             channels<0>(r, upper0, upper1, lower0, lower1, w00, w01, w10, w11);
-            store_interleaved<0>(out + (size_t)lo * C, r);
+            store_interleaved<Floats16, Ints16, 16, 0>(out + (size_t)lo * C, r);
         }
         return lo;
     }
@@ -731,36 +740,6 @@ struct WarpRows {
         return Bytes64{(u8)(8 * (J / 4) + I)...};
     }
 
-    // Lane i of output vector O (the C channel vectors interleaved pixel-major) is channel g % C of pixel
-    // g / C, g = 16 O + i: the first shuffle takes channels 0 and 1, each later one channel S.
-    template <int O, size_t... L>
-    static constexpr Ints16 first_mask(std::index_sequence<L...>) {
-        return Ints16{(int)((16 * O + L) % C == 0 ? (16 * O + L) / C : ((16 * O + L) % C == 1 ? 16 + (16 * O + L) / C : 0))...};
-    }
-
-    template <int O, int S, size_t... L>
-    static constexpr Ints16 take_mask(std::index_sequence<L...>) {
-        return Ints16{(int)((16 * O + L) % C == S ? 16 + (16 * O + L) / C : L)...};
-    }
-
-    template <int O, int S>
-    static Floats16 take_rest(Floats16 v, const Floats16* r) {
-        if constexpr (S >= C) {
-            return v;
-        } else {
-            return take_rest<O, S + 1>(__builtin_shuffle(v, r[S], take_mask<O, S>(std::make_index_sequence<16>())), r);
-        }
-    }
-
-    template <int O>
-    static Floats16 interleaved(const Floats16* r) {
-        if constexpr (C == 1) {
-            return r[0];
-        } else {
-            return take_rest<O, 2>(__builtin_shuffle(r[0], r[1], first_mask<O>(std::make_index_sequence<16>())), r);
-        }
-    }
-
     template <int K>
     static void channels(Floats16* r, Bytes64 upper0, Bytes64 upper1, Bytes64 lower0, Bytes64 lower1, Floats16 w00,
                          Floats16 w01, Floats16 w10, Floats16 w11) {
@@ -772,12 +751,90 @@ struct WarpRows {
         }
     }
 
-    template <int O>
-    static void store_interleaved(f32* out, const Floats16* r) {
+#endif
+
+#if defined(__AVX512F__)
+    // blend for f32 taps (Warping::blend's zero-weight rule, in f64), 8 pixels at a time: each channel of
+    // each tap loaded per pixel into a vector (cheaper than a gather here), the steps as selects, the
+    // channel vectors interleaved into `line`. Returns where the pixels it left (fewer than 8) begin.
+    i32 blend_floats(const T* __restrict src, u32 pitch, i32 lo, i32 hi) {
+        const u32* __restrict off = offset.data();
+        const f64* __restrict wxs = (const f64*)fx.data();
+        const f64* __restrict wys = (const f64*)fy.data();
+        f32* __restrict out = line.data();
+        for (; lo + 8 <= hi; lo += 8) {
+            const u32* o = off + lo;
+            for (i32 j = 0; j < 8; j += kPrefetchEvery) {
+                __builtin_prefetch((const void*)((uintptr_t)(src + o[j]) + (uintptr_t)(ahead * (i64)sizeof(T))));
+            }
+            Doubles8 wx, wy;
+            __builtin_memcpy(&wx, wxs + lo, 64);
+            __builtin_memcpy(&wy, wys + lo, 64);
+            Floats8 r[C];
+            for (int k = 0; k < C; ++k) {
+                const Doubles8 a = taps_at(src, o, k), b = taps_at(src, o, C + k);
+                const Doubles8 c = taps_at(src + pitch, o, k), d = taps_at(src + pitch, o, C + k);
+                r[k] = __builtin_convertvector(step8(step8(a, b, wx), step8(c, d, wx), wy), Floats8);
+            }
+            store_interleaved<Floats8, Ints8, 8, 0>(out + (size_t)lo * C, r);
+        }
+        return lo;
+    }
+
+    // Element i of the taps at base + off[0..7], as f64 lanes.
+    static Doubles8 taps_at(const T* base, const u32* off, int i) {
+        const Floats8 v = {base[off[0] + i], base[off[1] + i], base[off[2] + i], base[off[3] + i],
+                           base[off[4] + i], base[off[5] + i], base[off[6] + i], base[off[7] + i]};
+        return __builtin_convertvector(v, Doubles8);
+    }
+
+    // Warping::step lane by lane: a weight of 0 gives u, of 1 gives v, else u (1 - w) + v w.
+    static Doubles8 step8(Doubles8 u, Doubles8 v, Doubles8 w) {
+        const Doubles8 blended = u * (1.0 - w) + v * w;
+        const Doubles8 high = w == 1.0 ? v : blended;
+        return w == 0.0 ? u : high;
+    }
+#endif
+
+#if defined(__AVX512F__)
+    // The C channel vectors (N lanes each) interleaved pixel-major into C output vectors: lane i of output
+    // O is channel g % C of pixel g / C, g = N O + i. The first two-source shuffle takes channels 0 and
+    // 1, each later one channel S, with masks made at compile time.
+    template <typename M, int N, int O, size_t... L>
+    static constexpr M first_mask(std::index_sequence<L...>) {
+        return M{(int)((N * O + L) % C == 0 ? (N * O + L) / C : ((N * O + L) % C == 1 ? N + (N * O + L) / C : 0))...};
+    }
+
+    template <typename M, int N, int O, int S, size_t... L>
+    static constexpr M take_mask(std::index_sequence<L...>) {
+        return M{(int)((N * O + L) % C == S ? N + (N * O + L) / C : L)...};
+    }
+
+    template <typename V, typename M, int N, int O, int S>
+    static V take_rest(V v, const V* r) {
+        if constexpr (S >= C) {
+            return v;
+        } else {
+            return take_rest<V, M, N, O, S + 1>(
+                __builtin_shuffle(v, r[S], take_mask<M, N, O, S>(std::make_index_sequence<N>())), r);
+        }
+    }
+
+    template <typename V, typename M, int N, int O>
+    static V interleaved(const V* r) {
+        if constexpr (C == 1) {
+            return r[0];
+        } else {
+            return take_rest<V, M, N, O, 2>(__builtin_shuffle(r[0], r[1], first_mask<M, N, O>(std::make_index_sequence<N>())), r);
+        }
+    }
+
+    template <typename V, typename M, int N, int O>
+    static void store_interleaved(f32* out, const V* r) {
         if constexpr (O < C) {
-            const Floats16 v = interleaved<O>(r);
-            __builtin_memcpy(out + 16 * O, &v, 64);
-            store_interleaved<O + 1>(out, r);
+            const V v = interleaved<V, M, N, O>(r);
+            __builtin_memcpy(out + N * O, &v, sizeof(V));
+            store_interleaved<V, M, N, O + 1>(out, r);
         }
     }
 #endif
