@@ -29,6 +29,7 @@ from fklir.backend.kernel_layout import (
     BuiltKernel,
     KernelLayout,
 )
+from fklir.dialects.value_rules import RecipeStep
 
 if TYPE_CHECKING:  # the IR and the emitter are the cold path's: a plan found on disk imports no xDSL
     from fklir.backend.emit_cpp import EmittedKernel
@@ -52,9 +53,10 @@ STATS = BuildStats()
 
 
 _LOADED: dict[tuple[str, str, int], tuple[KernelLayout, object]] = {}
-# description key -> (kernel key, values): what this process learnt from load_plan or remember_plan; the
-# kernel itself stays in _LOADED. Bounded: a loop composing new values every frame adds one per frame.
-_PLANS: dict[str, tuple[str, dict[str, tuple[float, ...]]]] = {}
+# description key -> (kernel key, values, recipe): what this process learnt from load_plan or remember_plan;
+# the kernel itself stays in _LOADED. Bounded: a loop composing new values every frame adds one per frame.
+Recipe = tuple[RecipeStep, ...]
+_PLANS: dict[str, tuple[str, dict[str, tuple[float, ...]], Recipe]] = {}
 _PLANS_MAX = 4096
 
 
@@ -300,10 +302,12 @@ def description_key(description: str, target: str, device: int) -> str:
     return _key("plan:" + description, target, target_arch(target, device), _headers_stamp(), compiler, flags)
 
 
-def _remember_in_memory(description_key_: str, kernel: str, values: dict[str, tuple[float, ...]]) -> None:
+def _remember_in_memory(
+    description_key_: str, kernel: str, values: dict[str, tuple[float, ...]], recipe: Recipe
+) -> None:
     if len(_PLANS) >= _PLANS_MAX:
         del _PLANS[next(iter(_PLANS))]  # the oldest: insertion order
-    _PLANS[description_key_] = (kernel, values)
+    _PLANS[description_key_] = (kernel, values, recipe)
 
 
 def remember_plan(description_key_: str, built: BuiltKernel) -> None:
@@ -311,10 +315,10 @@ def remember_plan(description_key_: str, built: BuiltKernel) -> None:
     skips the IR: in memory always; on disk, for a fresh process, only when the kernel was new to this
     process, so that composing known structures with new values (a detector's boxes every frame) writes
     no file."""
-    _remember_in_memory(description_key_, built.key, built.values)
+    _remember_in_memory(description_key_, built.key, built.values, built.recipe)
     if built.reused:
         return
-    entry = {"kernel": built.key, "layout": built.layout._asdict(), "values": built.values}
+    entry = {"kernel": built.key, "layout": built.layout._asdict(), "values": built.values, "recipe": built.recipe}
     with contextlib.suppress(OSError):  # only a shortcut for the next process: a full disk must not fail this call
         record = marshal.dumps(entry, PLAN_MARSHAL_VERSION)
         cache.DiskCache().store(description_key_, PLAN_SUFFIX, record, announce=False)
@@ -327,18 +331,22 @@ PLAN_SUFFIX = ".plan"
 PLAN_MARSHAL_VERSION = 4
 
 
-def _parse_plan(raw: bytes) -> tuple[str, KernelLayout, dict[str, tuple[float, ...]]]:
-    """(kernel key, layout, values) of a plan record; ValueError/KeyError/TypeError/AttributeError/EOFError
-    when it is not one (written by another codegen version, or garbage whose sidecar matches)."""
+def _parse_plan(raw: bytes) -> tuple[str, KernelLayout, dict[str, tuple[float, ...]], Recipe]:
+    """(kernel key, layout, values, recipe) of a plan record; ValueError/KeyError/TypeError/AttributeError/
+    EOFError when it is not one (written by another codegen version, or garbage whose sidecar matches)."""
     entry = marshal.loads(raw)
     layout_fields = dict(entry["layout"])
     layout_fields["slots"] = tuple(tuple(slot) for slot in layout_fields["slots"])
     layout_fields["reciprocals"] = tuple(layout_fields.get("reciprocals", ()))
     values = {str(name): tuple(float(v) for v in vs) for name, vs in entry["values"].items()}
+    recipe = tuple(
+        (str(slot), int(index), str(name), str(word), str(dtype), int(channels), int(count))
+        for slot, index, name, word, dtype, channels, count in entry["recipe"]
+    )
     kernel = entry["kernel"]
     if not isinstance(kernel, str):
         raise TypeError(f"plan record: kernel key {kernel!r} is not a string")
-    return kernel, KernelLayout(**layout_fields), values
+    return kernel, KernelLayout(**layout_fields), values, recipe
 
 
 def load_plan(description_key_: str, target: str, device: int) -> BuiltKernel | None:
@@ -347,13 +355,13 @@ def load_plan(description_key_: str, target: str, device: int) -> BuiltKernel | 
     known = _PLANS.get(description_key_)
     if known is not None and (loaded := _LOADED.get((known[0], target, device))) is not None:
         STATS.memory_hits += 1
-        return BuiltKernel(known[0], loaded[0], loaded[1], known[1], reused=True)
+        return BuiltKernel(known[0], loaded[0], loaded[1], known[1], reused=True, recipe=known[2])
     disk = cache.DiskCache()
     raw = disk.load(description_key_, PLAN_SUFFIX)
     if raw is None:
         return None
     try:
-        kernel, layout, values = _parse_plan(raw)
+        kernel, layout, values, recipe = _parse_plan(raw)
         entry_point = _load_entry(kernel, target, device)
     except (ValueError, KeyError, TypeError, AttributeError, EOFError):
         disk.discard(description_key_, PLAN_SUFFIX)
@@ -361,10 +369,10 @@ def load_plan(description_key_: str, target: str, device: int) -> BuiltKernel | 
     if entry_point is None:
         return None
     _LOADED[(kernel, target, device)] = (layout, entry_point)
-    _remember_in_memory(description_key_, kernel, values)
+    _remember_in_memory(description_key_, kernel, values, recipe)
     STATS.disk_hits += 1
     log.cache_hit("disk", kernel, lambda: f"the kernel recorded for pipeline {description_key_[:16]}")
-    return BuiltKernel(kernel, layout, entry_point, values)
+    return BuiltKernel(kernel, layout, entry_point, values, recipe=recipe)
 
 
 def _open_library(path: Path) -> ctypes.CDLL:

@@ -4,6 +4,8 @@ fresh process's disk-plan path reads them, so this module imports nothing of xDS
 
 from typing import NamedTuple
 
+from fklir.dialects.value_rules import RecipeStep
+
 CODEGEN_VERSION = "22"
 
 GPU_ENTRY = "fkl_kernel"
@@ -43,3 +45,5 @@ class BuiltKernel(NamedTuple):
     values: dict[str, tuple[float, ...]]
     # the kernel was loaded in this process already, for another description of the same structure
     reused: bool = False
+    # each slot that a pipeline of the same structure fills from its own descriptors' values (no IR)
+    recipe: tuple[RecipeStep, ...] = ()

@@ -6,14 +6,19 @@ from collections.abc import Sequence
 
 from xdsl.builder import Builder
 from xdsl.context import Context
-from xdsl.dialects.builtin import Builtin, ModuleOp
-from xdsl.ir import Block, SSAValue
+from xdsl.dialects.builtin import Builtin, IntAttr, ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
 from fklir.dialects import fkl
-from fklir.frontend.ops import Crop, Op, Read, Write
+from fklir.dialects.value_rules import RecipeStep
+from fklir.frontend.ops import RUNTIME_VALUE_DESCRIPTORS, Crop, Op, Read, Write
 from fklir.passes.default_pipeline import DEFAULT_PASSES
+
+# Marks the op a runtime-value descriptor lowered to with the descriptor's index in its chain, until
+# runtime_values reads it after the passes.
+ORIGIN = "fkl.origin"
 
 
 def make_context() -> Context:
@@ -36,11 +41,13 @@ def _lower_one(
     if not isinstance(read, Read):
         raise ValueError(f"a chain starts with a read (TensorRead, TensorPack, ReadSet), not {read.op_name}")
     value: SSAValue = read.lower_read(b, source_type, source)
-    for op in ops[1:-1]:
+    for index, op in enumerate(ops[1:-1], start=1):
         if isinstance(op, Crop) and rect_index is not None:
             value = op.lower_rect(b, value, rect_index)
         else:
             value = op.lower(b, value)
+        if isinstance(op, RUNTIME_VALUE_DESCRIPTORS) and isinstance(value.owner, Operation):
+            value.owner.attributes[ORIGIN] = IntAttr(index)
     write = ops[-1]
     if not isinstance(write, Write):
         raise ValueError(f"a chain ends with a write (TensorWrite, TensorSplit, ...), not {write.op_name}")
@@ -103,6 +110,28 @@ def run_passes(module: ModuleOp, passes: Sequence[ModulePass] = DEFAULT_PASSES) 
         p.apply(ctx, module)
     module.verify()
     return module
+
+
+def runtime_values(module: ModuleOp) -> tuple[RecipeStep, ...]:
+    """The recipe of the slots that a pipeline of the same structure fills from its own descriptors
+    (RUNTIME_VALUE_DESCRIPTORS), without building IR: (slot, descriptor index in the chain, op name, op
+    word, element type and channels of the op's input, slot count) each. The descriptors' marks
+    (`fkl.origin`, set by lowering) are taken off every op, so that no printed IR or kernel key shows them."""
+    recipe: list[RecipeStep] = []
+    for kernel in kernels_of(module):
+        counts = {name: count for name, _, count in kernel.params.slots}
+        for op in kernel.body.walk():
+            origin = op.attributes.get(ORIGIN)
+            if not isinstance(origin, IntAttr) or not isinstance(op, fkl.BinaryValueOp) or op.slot is None:
+                continue
+            in_type = op.input.type
+            assert isinstance(in_type, fkl.ImageType)
+            slot = op.slot.data
+            word = op.name.removeprefix("fkl.")
+            recipe.append((slot, origin.data, op.name, word, in_type.dtype, in_type.channels.data, counts[slot]))
+    for op in module.walk():
+        op.attributes.pop(ORIGIN, None)
+    return tuple(recipe)
 
 
 def kernels_of(module: ModuleOp) -> list[fkl.KernelOp]:

@@ -415,6 +415,9 @@ Mul = binary_value("MulOp")
 Div = binary_value("DivOp")
 Max = binary_value("MaxOp")
 Min = binary_value("MinOp")
+# Descriptors whose values a pipeline keys no plan by: a known structure with new values fills their slots
+# from the descriptors, without IR (jit.pipeline, frontend.lowering.runtime_values).
+RUNTIME_VALUE_DESCRIPTORS: tuple[type[_BinaryValue], ...] = (_BinaryValue,)
 SaturateFloat = unary("SaturateFloatOp")
 IsEven = unary("IsEvenOp")
 VectorAnd = unary("VectorAndOp")

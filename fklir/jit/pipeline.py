@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
+from fklir.dialects import value_rules
+from fklir.dialects.value_rules import RecipeStep
 from fklir.frontend import ops as fops
 from fklir.frontend.values import dtype_name, integers
 from fklir.jit.binding import (
@@ -186,20 +188,27 @@ class Pipeline:
     # ---- cold path ------------------------------------------------------------------------------
 
     def _module(self, sig: Signature) -> "ModuleOp":
+        return self._lowered(sig)[0]
+
+    def _lowered(self, sig: Signature) -> tuple["ModuleOp", tuple[RecipeStep, ...]]:
+        """The module after the passes, and the recipe of its runtime values (lowering.runtime_values;
+        none for a divergent pipeline, whose description keeps its values)."""
         from xdsl.utils.exceptions import VerifyException
 
         from fklir.diagnostics import OpError, first_invalid_op, located_message
-        from fklir.frontend.lowering import lower_pipeline, run_passes
+        from fklir.frontend.lowering import lower_pipeline, run_passes, runtime_values
 
         sig = self._compiled(sig)
         module = lower_pipeline(self.chains, sig.dtype, sig.channels, sig.planes, sig.images, self.plane_map, sig.rects)
         try:
-            return run_passes(module)
+            module = run_passes(module)
         except OpError as e:
             raise ValueError(located_message(e.op, str(e))) from None
         except VerifyException as e:
             failure = first_invalid_op(module)
             raise ValueError(located_message(*failure) if failure else str(e)) from None
+        recipe = runtime_values(module)
+        return module, recipe if self.plane_map is None else ()
 
     def _compiled(self, sig: Signature) -> Signature:
         """The signature the kernel for a call of `sig` is compiled for: list and rect counts rounded up to
@@ -228,15 +237,17 @@ class Pipeline:
         if built is None:
             from fklir.frontend.lowering import kernels_of
 
-            (kernel,) = kernels_of(self._module(compiled))
+            module, recipe = self._lowered(compiled)
+            (kernel,) = kernels_of(module)
             if self.target == "gpu":
                 from fklir.backend.emit_cpp import emit_kernel
 
                 check_param_block(emit_kernel(kernel).layout, *self._parameter_owner(sig))
-            built = build.build_kernel(kernel, self.target, device)
+            built = build.build_kernel(kernel, self.target, device)._replace(recipe=recipe)
             build.remember_plan(described, built)
         launch_type = CpuLaunch if self.target == "cpu" else GpuLaunch
-        plan = launch_type(built.entry, built.layout, self._values(built.layout.slots, built.values))
+        values = self._runtime_values(built.recipe, self._values(built.layout.slots, built.values))
+        plan = launch_type(built.entry, built.layout, values)
         plan.op_names = (self.ops[0].op_name, self.ops[-1].op_name)
         self._plans[(compiled, device)] = plan
         return plan
@@ -257,6 +268,26 @@ class Pipeline:
         for (name, count), crop in zip(rect_slots, crops, strict=True):
             rects = crop.rects * count if len(crop.rects) == 1 else crop.rects
             ours[name] = tuple(itertools.chain.from_iterable(rects))
+        return values | ours
+
+    def _runtime_values(
+        self, recipe: Sequence[RecipeStep], values: dict[str, tuple[float, ...]]
+    ) -> dict[str, tuple[float, ...]]:
+        """`values` with the slots of the recipe filled from this pipeline's own descriptors: the plan may
+        be another pipeline's of the same structure (the description leaves their values out). Their values
+        are checked against the chain as the IR's type rules check them, with the same words."""
+        if not recipe:
+            return values
+        ours: dict[str, tuple[float, ...]] = {}
+        for slot, index, op_name, word, dtype, channels, count in recipe:
+            op = self.ops[index]
+            assert isinstance(op, fops.RUNTIME_VALUE_DESCRIPTORS)
+            try:
+                value_rules.arithmetic_values(op_name, word, op.values, channels, dtype)
+            except ValueError as e:
+                filename, line = op.location
+                raise ValueError(f"{filename}:{line}:1: error: {e}") from None
+            ours[slot] = tuple(value_rules.per_element(op.values, count))
         return values | ours
 
     def _parameter_owner(self, sig: Signature) -> tuple[str, str]:
@@ -640,9 +671,12 @@ def describe_op(op: fops.Op) -> tuple[object, ...]:
 
 
 def _describe_structure(op: fops.Op) -> tuple[object, ...]:
-    """describe_op without a Crop's rects: their count is the compiled signature's (`rects`)."""
+    """describe_op without a Crop's rects (their count is the compiled signature's, `rects`) or a runtime-
+    value descriptor's values (Pipeline._runtime_values fills their slots)."""
     if isinstance(op, fops.Crop):
         return (type(op).__qualname__, op.batched)
+    if isinstance(op, fops.RUNTIME_VALUE_DESCRIPTORS):
+        return (type(op).__qualname__,)
     return describe_op(op)
 
 

@@ -38,9 +38,9 @@ def _messages(caplog: pytest.LogCaptureFixture, level: int) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.name == "fklir" and r.levelno == level]
 
 
-def _chain(mul: float) -> fkl.Pipeline:
+def _chain(mul: float, size: tuple[int, int] = (5, 3)) -> fkl.Pipeline:
     return fkl.compose(
-        fkl.TensorRead(), fkl.Crop(1, 2, 9, 7), fkl.Resize(5, 3), fkl.Mul(mul), fkl.TensorWrite(), target="cpu"
+        fkl.TensorRead(), fkl.Crop(1, 2, 9, 7), fkl.Resize(*size), fkl.Mul(mul), fkl.TensorWrite(), target="cpu"
     )
 
 
@@ -64,9 +64,11 @@ def test_cache_hits_are_debug_lines(fresh_cache: Path, caplog: pytest.LogCapture
     caplog.set_level(logging.DEBUG, logger="fklir")
     x = RNG.integers(0, 256, (11, 13, 3), dtype=np.uint8)
     _chain(0.5)(x)
-    _chain(0.25)(x)  # same structure, another value: the kernel in memory
+    # Same structure, another size (a value that still reaches the IR; a new Mul value alone would not):
+    # the kernel in memory
+    _chain(0.25, (6, 4))(x)
     build._LOADED.clear()
-    _chain(0.125)(x)  # and now from the disk
+    _chain(0.125, (7, 2))(x)  # and now from the disk
     debug = _messages(caplog, logging.DEBUG)
     summary = "read > crop > resize > mul > write (uint8x3 -> float32x3)"
     assert [m.split(":")[0] for m in debug] == ["memory cache hit", "disk cache hit"], debug

@@ -13,17 +13,18 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from fklir import dtypes
+from fklir.dialects import value_rules
 from fklir.dialects.fkl.checks import (
-    check_no_integer_division_by_zero,
     check_not_bool,
     check_result,
     check_same_type,
-    check_values_fit_chain,
+    int32,
 )
 from fklir.dialects.fkl.fields import check_value_or_slot, field_values
 from fklir.dialects.fkl.syntax import TYPES, ElementType, TypeSuffix, ValuesOrSlot, Word
 from fklir.dialects.fkl.traits import ChannelWise
 from fklir.dialects.fkl.types import NAME_OF_TYPE, ImageType, element_type, is_float_name, known
+from fklir.dialects.value_rules import per_element
 
 # ---------------------------------------------------------------------------------------------
 # The type rule of an op between the read and the write
@@ -74,11 +75,6 @@ class TypeRuleOp(IRDLOperation):
         form than the inline ones (fkl.warp's inverted matrix)."""
 
 
-def per_element(values: Sequence[float], count: int) -> list[float]:
-    """A broadcast value expanded to `count` elements, so a scalar and a tuple share one structure."""
-    return list(values) * count if len(values) == 1 else list(values)
-
-
 # ---------------------------------------------------------------------------------------------
 # Arithmetic: one value per channel (or one broadcast value) in the chain's element type
 # ---------------------------------------------------------------------------------------------
@@ -90,9 +86,7 @@ def arithmetic_result(op: IRDLOperation, body: str, in_type: ImageType) -> Image
     if body not in ("max", "min"):  # max/min of bools are or/and; the rest is arithmetic
         check_not_bool(op, in_type, "computes arithmetic")
     if (values := field_values(op)) is not None:
-        check_values_fit_chain(op.name, values, in_type.channels.data, in_type.dtype)
-        if body == "div":
-            check_no_integer_division_by_zero(op.name, values, in_type.dtype)
+        int32(value_rules.arithmetic_values, op.name, body, values, in_type.channels.data, in_type.dtype)
     return in_type
 
 

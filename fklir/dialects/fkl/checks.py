@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 
 from xdsl.ir import Attribute
 from xdsl.irdl import IRDLOperation
 from xdsl.utils.exceptions import VerifyException
 
-from fklir import dtypes
+from fklir.dialects import value_rules
 from fklir.dialects.fkl.types import ImageType, is_float_name, known
 
 
@@ -41,36 +40,22 @@ def check_result(op: IRDLOperation, expected: ImageType | None, out_type: Attrib
 
 
 def check_no_integer_division_by_zero(op_name: str, values: Sequence[float], dtype: str) -> None:
-    if not is_float_name(dtype) and 0.0 in values:
-        raise VerifyException(f"'{op_name}' divides an integer chain ({dtype}) by zero")
+    int32(value_rules.no_integer_division_by_zero, op_name, values, dtype)
 
 
 def check_values_fit_chain(op_name: str, values: Sequence[float], channels: int, dtype: str) -> None:
     """The per-channel arity and integer-representability rules of SPEC §3 (raises VerifyException)."""
-    if len(values) not in (1, channels):
-        raise VerifyException(
-            f"'{op_name}' has {len(values)} values but the chain has {channels} channels "
-            "(give one value or one per channel)"
-        )
-    check_values_representable(op_name, values, dtype)
+    int32(value_rules.values_fit_chain, op_name, values, channels, dtype)
 
 
 def check_values_representable(op_name: str, values: Sequence[float], dtype: str) -> None:
     """Integer (and bool) chains take only integral values inside their range (SPEC §3)."""
-    record = dtypes.BY_NAME.get(dtype)
-    if record is None or (limits := record.integer_range) is None:
-        return
-    lo, hi = limits
-    for v in values:
-        if not (math.isfinite(v) and v == int(v) and lo <= v <= hi):
-            raise VerifyException(
-                f"'{op_name}' value {v} is not representable in the chain's element type {dtype}; Cast to float first"
-            )
+    int32(value_rules.values_representable, op_name, values, dtype)
 
 
 def int32(check: Callable[..., object], *args: object) -> None:
-    """`check(*args)`, a fklir.limits check; its ValueError (naming the op, the value and the limit)
-    becomes a verifier error."""
+    """`check(*args)`, a fklir.limits check or a rule of dialects/value_rules.py; its ValueError (naming
+    the op and the value) becomes a verifier error."""
     try:
         check(*args)
     except ValueError as e:

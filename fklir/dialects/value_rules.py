@@ -1,0 +1,57 @@
+"""The rules values must follow to enter a chain (SPEC §3), and how a value becomes its parameter slot. They
+import nothing of xDSL: the dialect's verifiers apply them to IR (dialects/fkl/checks.py turns their
+ValueError into a verifier error), and a pipeline whose structure is known applies them to its new values
+without building IR (jit/pipeline.py), with the same words."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from fklir import dtypes
+
+# A parameter slot that a pipeline fills from its own descriptor's values, without IR: (slot, the
+# descriptor's index in its chain, op name, op word, element type and channels of the op's input, slot
+# count). frontend.lowering.runtime_values makes them from the IR; plan records keep them.
+RecipeStep = tuple[str, int, str, str, str, int, int]
+
+
+def values_fit_chain(op_name: str, values: Sequence[float], channels: int, dtype: str) -> None:
+    """One value or one per channel, each representable in the chain's element type."""
+    if len(values) not in (1, channels):
+        raise ValueError(
+            f"'{op_name}' has {len(values)} values but the chain has {channels} channels "
+            "(give one value or one per channel)"
+        )
+    values_representable(op_name, values, dtype)
+
+
+def values_representable(op_name: str, values: Sequence[float], dtype: str) -> None:
+    """Integer (and bool) chains take only integral values inside their range."""
+    record = dtypes.BY_NAME.get(dtype)
+    if record is None or (limits := record.integer_range) is None:
+        return
+    lo, hi = limits
+    for v in values:
+        if not (math.isfinite(v) and v == int(v) and lo <= v <= hi):
+            raise ValueError(
+                f"'{op_name}' value {v} is not representable in the chain's element type {dtype}; Cast to float first"
+            )
+
+
+def no_integer_division_by_zero(op_name: str, values: Sequence[float], dtype: str) -> None:
+    if not dtypes.BY_NAME[dtype].is_float and 0.0 in values:
+        raise ValueError(f"'{op_name}' divides an integer chain ({dtype}) by zero")
+
+
+def arithmetic_values(op_name: str, body: str, values: Sequence[float], channels: int, dtype: str) -> None:
+    """The values of `op_name` computing `body` (add ... min) on a chain of `channels` x `dtype`
+    (a division: not by zero on integers)."""
+    values_fit_chain(op_name, values, channels, dtype)
+    if body == "div":
+        no_integer_division_by_zero(op_name, values, dtype)
+
+
+def per_element(values: Sequence[float], count: int) -> list[float]:
+    """A broadcast value expanded to `count` elements, so a scalar and a tuple share one structure."""
+    return list(values) * count if len(values) == 1 else list(values)

@@ -1,0 +1,162 @@
+"""Arithmetic values are runtime values (SPEC §2, issue 28): a pipeline whose structure this process or the
+disk cache has compiled before takes new Add/Sub/Mul/Div/Max/Min values without building IR or importing
+xDSL; they reach the parameter block checked with the IR's own rules and words."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import fklir as fkl
+from fklir.backend import build
+from fklir.jit.pipeline import Pipeline
+
+RNG = np.random.default_rng(28)
+
+
+def chain(mul: object, sub: object, target: str = "cpu", out: str = "float32") -> fkl.Pipeline:
+    tail = () if out == "float32" else (fkl.SaturateCast(out),)
+    return fkl.compose(fkl.TensorRead(), fkl.Mul(mul), fkl.Sub(sub), *tail, fkl.TensorWrite(), target=target)
+
+
+def forbid_ir(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Building IR from here on fails the test."""
+
+    def refuse(self: Pipeline, sig: object) -> Any:
+        raise AssertionError("IR was built for a known structure")
+
+    monkeypatch.setattr(Pipeline, "_lowered", refuse)
+
+
+def test_new_values_of_a_known_structure_build_no_ir(monkeypatch: pytest.MonkeyPatch) -> None:
+    x = RNG.random((17, 33, 3), dtype=np.float32) * 10
+    chain(2.0, 3.0)(x)  # compiles (or loads) the structure, builds its IR once
+    compiles = build.STATS.compiles
+    forbid_ir(monkeypatch)
+    for mul, sub in [(0.5, -1.25), ((1.5, -2.0, 3.25), 7.0), (1e-3, (0.0, 1.0, -1.0))]:
+        got = chain(mul, sub)(x)
+        expected = x * np.asarray(mul, np.float32) - np.asarray(sub, np.float32)
+        np.testing.assert_array_equal(got, expected.astype(np.float32))
+    assert build.STATS.compiles == compiles
+
+
+def test_list_calls_take_new_values_without_ir(monkeypatch: pytest.MonkeyPatch) -> None:
+    images = [RNG.random((9, 7, 3), dtype=np.float32) for _ in range(3)]
+    fkl.compose(fkl.TensorRead(), fkl.Add(1.0), fkl.Max(0.25), fkl.TensorWrite(), target="cpu")(images)
+    forbid_ir(monkeypatch)
+    got = fkl.compose(fkl.TensorRead(), fkl.Add(-0.5), fkl.Max((0.1, 0.2, 0.3)), fkl.TensorWrite(), target="cpu")(
+        images
+    )
+    expected = np.maximum(np.stack(images) - np.float32(0.5), np.array([0.1, 0.2, 0.3], np.float32))
+    np.testing.assert_array_equal(np.asarray(got), expected)
+
+
+def test_rect_batches_take_new_values_and_rects_without_ir(monkeypatch: pytest.MonkeyPatch) -> None:
+    x = RNG.random((40, 50, 3), dtype=np.float32)
+
+    def crops(rects: list[tuple[int, int, int, int]], add: object) -> np.ndarray:
+        ops = (fkl.TensorRead(), fkl.Crop(rects), fkl.Resize(8, 6), fkl.Add(add), fkl.TensorWrite())
+        return np.asarray(fkl.compose(*ops, target="cpu")(x))
+
+    crops([(0, 0, 20, 10), (5, 7, 30, 20)], 1.0)
+    forbid_ir(monkeypatch)
+    rects = [(3, 2, 17, 11), (10, 9, 33, 25), (0, 0, 50, 40)]
+    got = crops(rects, (0.5, -2.0, 4.0))
+    shifted = crops(rects, 0.0)  # the same kernel, the crops alone
+    np.testing.assert_array_equal(got, shifted + np.array([0.5, -2.0, 4.0], np.float32))
+    cv2 = pytest.importorskip("cv2")
+    for plane, (cx, cy, w, h) in enumerate(rects):
+        resized = cv2.resize(x[cy : cy + h, cx : cx + w], (8, 6), interpolation=cv2.INTER_LINEAR)
+        np.testing.assert_allclose(shifted[plane], resized, atol=1e-3, rtol=1e-4)
+
+
+def test_integer_chains_take_new_integral_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    x = RNG.integers(0, 256, (13, 21, 3), dtype=np.uint8)
+    ops = lambda v, d: (fkl.TensorRead(), fkl.Add(v), fkl.Div(d), fkl.TensorWrite())  # noqa: E731
+    fkl.compose(*ops(1, 2), target="cpu")(x)
+    forbid_ir(monkeypatch)
+    got = fkl.compose(*ops(7, (3, 5, 9)), target="cpu")(x)
+    expected = ((x.astype(np.int64) + 7) % 256) // np.array([3, 5, 9])
+    np.testing.assert_array_equal(got, expected.astype(np.uint8))
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (
+            fkl.Mul(0.5),
+            r"test_runtime_values\.py:\d+:1: error: 'fkl\.mul' value 0\.5 is not representable in the chain's "
+            r"element type uint8; Cast to float first",
+        ),
+        (
+            fkl.Div(0),
+            r"test_runtime_values\.py:\d+:1: error: 'fkl\.div' divides an integer chain \(uint8\) by zero",
+        ),
+        (
+            fkl.Mul((1, 2)),
+            r"test_runtime_values\.py:\d+:1: error: 'fkl\.mul' has 2 values but the chain has 3 channels "
+            r"\(give one value or one per channel\)",
+        ),
+    ],
+    ids=["not-representable", "integer-division-by-zero", "channel-count"],
+)
+def test_a_bad_new_value_is_refused_in_the_irs_words(value: fkl.ops.Op, message: str) -> None:
+    x = RNG.integers(0, 256, (5, 7, 3), dtype=np.uint8)
+    good = fkl.Mul(2) if isinstance(value, fkl.Mul) else fkl.Div(3)
+    fkl.compose(fkl.TensorRead(), good, fkl.TensorWrite(), target="cpu")(x)  # the structure is known
+    with pytest.raises(ValueError, match=message):
+        fkl.compose(fkl.TensorRead(), value, fkl.TensorWrite(), target="cpu")(x)
+
+
+@pytest.mark.skipif(not fkl.gpu_available(), reason="needs a CUDA GPU")
+def test_new_values_on_the_gpu_build_no_ir(monkeypatch: pytest.MonkeyPatch) -> None:
+    from fklir.runtime.device_buffer import DeviceBuffer
+
+    x = RNG.integers(0, 256, (31, 45, 3), dtype=np.uint8)
+    chain(2.0, 3.0, "gpu", "uint8")(DeviceBuffer.from_host(x))
+    forbid_ir(monkeypatch)
+    for mul, sub in [(0.5, -1.25), ((1.5, 0.25, 3.0), 7.0)]:
+        got = chain(mul, sub, "gpu", "uint8")(DeviceBuffer.from_host(x)).copy_to_host()
+        value = x.astype(np.float32) * np.asarray(mul, np.float32) - np.asarray(sub, np.float32)
+        np.testing.assert_array_equal(got, np.clip(np.rint(value), 0, 255).astype(np.uint8))
+
+
+_FRESH = """
+import json, sys
+import numpy as np
+import fklir as fkl
+from fklir.backend import build
+
+mul, sub = float(sys.argv[2]), float(sys.argv[3])
+x = np.random.default_rng(5).random((19, 23, 3), dtype=np.float32)
+got = fkl.compose(fkl.TensorRead(), fkl.Mul(mul), fkl.Sub(sub), fkl.TensorWrite(), target="cpu")(x)
+np.save(sys.argv[1], got)
+xdsl = sorted(m for m in sys.modules if m == "xdsl" or m.startswith("xdsl."))
+print(json.dumps({"compiles": build.STATS.compiles, "xdsl": bool(xdsl)}))
+"""
+
+
+def test_a_fresh_process_takes_values_it_never_saw_without_xdsl(tmp_path: Path) -> None:
+    env = {**os.environ, "FKLIR_CACHE_DIR": str(tmp_path / "cache")}
+
+    def run(mul: float, sub: float) -> tuple[dict[str, object], np.ndarray]:
+        out = tmp_path / f"{mul}-{sub}.npy"
+        done = subprocess.run(
+            [sys.executable, "-c", _FRESH, str(out), str(mul), str(sub)], env=env, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout.splitlines()[-1]), np.load(out)
+
+    first, _ = run(2.0, 3.0)
+    assert first == {"compiles": 1, "xdsl": True}
+    second, got = run(-0.75, 11.5)
+    assert second == {"compiles": 0, "xdsl": False}
+    x = np.random.default_rng(5).random((19, 23, 3), dtype=np.float32)
+    np.testing.assert_array_equal(got, x * np.float32(-0.75) - np.float32(11.5))
