@@ -22,8 +22,10 @@ RNG = np.random.default_rng(28)
 
 
 def chain(mul: object, sub: object, target: str = "cpu", out: str = "float32") -> fkl.Pipeline:
-    tail = () if out == "float32" else (fkl.SaturateCast(out),)
-    return fkl.compose(fkl.TensorRead(), fkl.Mul(mul), fkl.Sub(sub), *tail, fkl.TensorWrite(), target=target)
+    """x * mul - sub on a float chain (a uint8 image is cast to float32 first and saturated back)."""
+    head, tail = ((), ()) if out == "float32" else ((fkl.Cast("float32"),), (fkl.SaturateCast(out),))
+    ops = (*head, fkl.Mul(mul), fkl.Sub(sub), *tail)
+    return fkl.compose(fkl.TensorRead(), *ops, fkl.TensorWrite(), target=target)
 
 
 def forbid_ir(monkeypatch: pytest.MonkeyPatch) -> None:
