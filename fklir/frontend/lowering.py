@@ -122,16 +122,25 @@ def runtime_values(module: ModuleOp) -> tuple[RecipeStep, ...]:
         counts = {name: count for name, _, count in kernel.params.slots}
         for op in kernel.body.walk():
             origin = op.attributes.get(ORIGIN)
-            if not isinstance(origin, IntAttr) or not isinstance(op, fkl.BinaryValueOp) or op.slot is None:
+            if not isinstance(origin, IntAttr):
                 continue
-            in_type = op.input.type
-            assert isinstance(in_type, fkl.ImageType)
-            slot = op.slot.data
-            word = op.name.removeprefix("fkl.")
-            recipe.append((slot, origin.data, op.name, word, in_type.dtype, in_type.channels.data, counts[slot]))
+            for slot, rule in _runtime_slots(op):
+                in_type = op.operands[0].type
+                assert isinstance(in_type, fkl.ImageType)
+                recipe.append((slot, origin.data, op.name, rule, in_type.dtype, in_type.channels.data, counts[slot]))
     for op in module.walk():
         op.attributes.pop(ORIGIN, None)
     return tuple(recipe)
+
+
+def _runtime_slots(op: Operation) -> list[tuple[str, str]]:
+    """(slot, rule) of each hoisted value of a runtime-value descriptor's op: the rule names how the
+    descriptor's values fill it (jit.pipeline.Pipeline._runtime_values)."""
+    if isinstance(op, fkl.BinaryValueOp) and op.slot is not None:
+        return [(op.slot.data, op.name.removeprefix("fkl."))]
+    if isinstance(op, fkl.WarpOp) and op.slot is not None and op.size_slot is not None:
+        return [(op.slot.data, "warp_matrix"), (op.size_slot.data, "size")]
+    return []
 
 
 def kernels_of(module: ModuleOp) -> list[fkl.KernelOp]:

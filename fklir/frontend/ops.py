@@ -415,9 +415,6 @@ Mul = binary_value("MulOp")
 Div = binary_value("DivOp")
 Max = binary_value("MaxOp")
 Min = binary_value("MinOp")
-# Descriptors whose values a pipeline keys no plan by: a known structure with new values fills their slots
-# from the descriptors, without IR (jit.pipeline, frontend.lowering.runtime_values).
-RUNTIME_VALUE_DESCRIPTORS: tuple[type[_BinaryValue], ...] = (_BinaryValue,)
 SaturateFloat = unary("SaturateFloatOp")
 IsEven = unary("IsEvenOp")
 VectorAnd = unary("VectorAndOp")
@@ -829,6 +826,12 @@ class Warping(Geometry):
 
     def out_sizes(self, sizes: list[Size]) -> list[Size]:
         return [self.size for _ in sizes]
+
+
+# Descriptors whose values a pipeline keys no plan by: a known structure with new values fills their slots
+# from the descriptors, without IR (jit.pipeline, frontend.lowering.runtime_values).
+ARITHMETIC_DESCRIPTORS = (_BinaryValue,)
+RUNTIME_VALUE_DESCRIPTORS: tuple[type[_BinaryValue | Warping], ...] = (*ARITHMETIC_DESCRIPTORS, Warping)
 
 
 class Deinterlace(Geometry):

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from fklir.dialects import value_rules
+from fklir.dialects.constants import invert_warp_matrix
 from fklir.dialects.value_rules import RecipeStep
 from fklir.frontend import ops as fops
 from fklir.frontend.values import dtype_name, integers
@@ -279,11 +280,15 @@ class Pipeline:
         if not recipe:
             return values
         ours: dict[str, tuple[float, ...]] = {}
-        for slot, index, op_name, word, dtype, channels, count in recipe:
+        for slot, index, op_name, rule, dtype, channels, count in recipe:
             op = self.ops[index]
-            assert isinstance(op, fops.RUNTIME_VALUE_DESCRIPTORS)
+            if isinstance(op, fops.Warping):  # matrix and size were checked when the descriptor was made
+                matrix = op.matrix if op.inverse else tuple(invert_warp_matrix(op.matrix))
+                ours[slot] = matrix if rule == "warp_matrix" else (float(op.size[0]), float(op.size[1]))
+                continue
+            assert isinstance(op, fops.ARITHMETIC_DESCRIPTORS)
             try:
-                value_rules.arithmetic_values(op_name, word, op.values, channels, dtype)
+                value_rules.arithmetic_values(op_name, rule, op.values, channels, dtype)
             except ValueError as e:
                 filename, line = op.location
                 raise ValueError(f"{filename}:{line}:1: error: {e}") from None
@@ -675,6 +680,8 @@ def _describe_structure(op: fops.Op) -> tuple[object, ...]:
     value descriptor's values (Pipeline._runtime_values fills their slots)."""
     if isinstance(op, fops.Crop):
         return (type(op).__qualname__, op.batched)
+    if isinstance(op, fops.Warping):  # affine or perspective is structure; the matrix, size, inverse are not
+        return (type(op).__qualname__, op.kind)
     if isinstance(op, fops.RUNTIME_VALUE_DESCRIPTORS):
         return (type(op).__qualname__,)
     return describe_op(op)

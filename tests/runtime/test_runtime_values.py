@@ -1,6 +1,7 @@
-"""Arithmetic values are runtime values (SPEC §2, issue 28): a pipeline whose structure this process or the
-disk cache has compiled before takes new Add/Sub/Mul/Div/Max/Min values without building IR or importing
-xDSL; they reach the parameter block checked with the IR's own rules and words."""
+"""Arithmetic values and warps are runtime values (SPEC §2, issue 28): a pipeline whose structure this process
+or the disk cache has compiled before takes new Add/Sub/Mul/Div/Max/Min values and new warp matrices, sizes
+and inverse flags without building IR or importing xDSL; the values reach the parameter block checked with
+the IR's own rules and words."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import pytest
 import fklir as fkl
 from fklir.backend import build
 from fklir.jit.pipeline import Pipeline
+from tests.warp_formula import assert_float_warp_exact, warp_formula
 
 RNG = np.random.default_rng(28)
 
@@ -87,6 +89,29 @@ def test_integer_chains_take_new_integral_values(monkeypatch: pytest.MonkeyPatch
     got = fkl.compose(*ops(7, (3, 5, 9)), target="cpu")(x)
     expected = ((x.astype(np.int64) + 7) % 256) // np.array([3, 5, 9])
     np.testing.assert_array_equal(got, expected.astype(np.uint8))
+
+
+@pytest.mark.parametrize("kind", ["affine", "perspective"])
+def test_warp_matrices_sizes_and_inverse_are_runtime_values(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new matrix, output size and inverse flag each call: no IR, the exact blend of each (SPEC §3)."""
+    x = RNG.random((29, 37, 3), dtype=np.float32) * 255
+
+    def matrix(angle: float, scale: float) -> np.ndarray:
+        c, s = np.cos(angle) * scale, np.sin(angle) * scale
+        m = np.array([[c, -s, 4.0 + angle], [s, c, -3.0 + scale]])
+        return m if kind == "affine" else np.vstack([m, [1e-3 * angle, -2e-3 * scale, 1.0]])
+
+    def warp(m: np.ndarray, w: int, h: int, inverse: bool) -> np.ndarray:
+        ops = (fkl.TensorRead(), fkl.Warping(m, w, h, inverse=inverse), fkl.Mul(0.5), fkl.TensorWrite())
+        return fkl.compose(*ops, target="cpu")(x)
+
+    warp(matrix(0.3, 1.1), 40, 30, False)
+    forbid_ir(monkeypatch)
+    for angle, scale, w, h, inverse in [(-0.4, 0.8, 41, 23, False), (0.9, 1.3, 17, 35, True), (0.0, 1.0, 37, 29, True)]:
+        m = matrix(angle, scale)
+        got = warp(m, w, h, inverse)
+        assert got.shape == (h, w, 3)
+        assert_float_warp_exact(got, warp_formula(x, m, w, h, inverse) * 0.5, f"{kind} {angle} {inverse}")
 
 
 @pytest.mark.parametrize(
