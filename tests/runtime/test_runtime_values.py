@@ -91,8 +91,20 @@ def test_integer_chains_take_new_integral_values(monkeypatch: pytest.MonkeyPatch
     np.testing.assert_array_equal(got, expected.astype(np.uint8))
 
 
+@pytest.mark.parametrize(
+    "target",
+    [
+        "cpu",
+        pytest.param(
+            "gpu",
+            marks=[pytest.mark.gpu, pytest.mark.skipif(not fkl.gpu_available(), reason="needs a CUDA GPU")],
+        ),
+    ],
+)
 @pytest.mark.parametrize("kind", ["affine", "perspective"])
-def test_warp_matrices_sizes_and_inverse_are_runtime_values(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_warp_matrices_sizes_and_inverse_are_runtime_values(
+    kind: str, target: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A new matrix, output size and inverse flag each call: no IR, the exact blend of each (SPEC §3)."""
     x = RNG.random((29, 37, 3), dtype=np.float32) * 255
 
@@ -103,7 +115,12 @@ def test_warp_matrices_sizes_and_inverse_are_runtime_values(kind: str, monkeypat
 
     def warp(m: np.ndarray, w: int, h: int, inverse: bool) -> np.ndarray:
         ops = (fkl.TensorRead(), fkl.Warping(m, w, h, inverse=inverse), fkl.Mul(0.5), fkl.TensorWrite())
-        return fkl.compose(*ops, target="cpu")(x)
+        pipe = fkl.compose(*ops, target=target)
+        if target == "cpu":
+            return pipe(x)
+        from fklir.runtime.device_buffer import DeviceBuffer
+
+        return pipe(DeviceBuffer.from_host(x)).copy_to_host()
 
     warp(matrix(0.3, 1.1), 40, 30, False)
     forbid_ir(monkeypatch)
