@@ -140,6 +140,8 @@ def _runtime_slots(op: Operation) -> list[tuple[str, str]]:
         return [(op.slot.data, op.name.removeprefix("fkl."))]
     if isinstance(op, fkl.WarpOp) and op.slot is not None and op.size_slot is not None:
         return [(op.slot.data, "warp_matrix"), (op.size_slot.data, "size")]
+    if isinstance(op, fkl.SaturateOp | fkl.BorderOp) and op.slot is not None:
+        return [(op.slot.data, "values")]
     return []
 
 

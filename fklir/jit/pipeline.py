@@ -282,17 +282,11 @@ class Pipeline:
         ours: dict[str, tuple[float, ...]] = {}
         for slot, index, op_name, rule, dtype, channels, count in recipe:
             op = self.ops[index]
-            if isinstance(op, fops.Warping):  # matrix and size were checked when the descriptor was made
-                matrix = op.matrix if op.inverse else tuple(invert_warp_matrix(op.matrix))
-                ours[slot] = matrix if rule == "warp_matrix" else (float(op.size[0]), float(op.size[1]))
-                continue
-            assert isinstance(op, fops.ARITHMETIC_DESCRIPTORS)
             try:
-                value_rules.arithmetic_values(op_name, rule, op.values, channels, dtype)
+                ours[slot] = _slot_values(op, op_name, rule, dtype, channels, count)
             except ValueError as e:
                 filename, line = op.location
                 raise ValueError(f"{filename}:{line}:1: error: {e}") from None
-            ours[slot] = tuple(value_rules.per_element(op.values, count))
         return values | ours
 
     def _parameter_owner(self, sig: Signature) -> tuple[str, str]:
@@ -675,6 +669,25 @@ def describe_op(op: fops.Op) -> tuple[object, ...]:
     return (type(op).__qualname__, tuple((name, getattr(op, name)) for name in type(op).FIELDS if name != "binding"))
 
 
+def _slot_values(op: fops.Op, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
+    """What a runtime-value descriptor puts in its op's slot (a recipe step's `rule`), as hoisting would;
+    ValueError where a value breaks the op's type rule (value_rules, the IR's words)."""
+    if isinstance(op, fops.Warping):  # matrix and size were checked when the descriptor was made
+        if rule == "size":
+            return (float(op.size[0]), float(op.size[1]))
+        return op.matrix if op.inverse else tuple(invert_warp_matrix(op.matrix))
+    if isinstance(op, fops.Saturate):
+        value_rules.values_fit_chain(op_name, op.lo, channels, dtype)
+        value_rules.values_fit_chain(op_name, op.hi, channels, dtype)
+        return (*value_rules.per_element(op.lo, count // 2), *value_rules.per_element(op.hi, count // 2))
+    if isinstance(op, fops.BorderReader):
+        value_rules.values_fit_chain(op_name, op.values, channels, dtype)
+        return tuple(value_rules.per_element(op.values, count))
+    assert isinstance(op, fops.ARITHMETIC_DESCRIPTORS)
+    value_rules.arithmetic_values(op_name, rule, op.values, channels, dtype)
+    return tuple(value_rules.per_element(op.values, count))
+
+
 def _describe_structure(op: fops.Op) -> tuple[object, ...]:
     """describe_op without a Crop's rects (their count is the compiled signature's, `rects`) or a runtime-
     value descriptor's values (Pipeline._runtime_values fills their slots)."""
@@ -682,6 +695,8 @@ def _describe_structure(op: fops.Op) -> tuple[object, ...]:
         return (type(op).__qualname__, op.batched)
     if isinstance(op, fops.Warping):  # affine or perspective is structure; the matrix, size, inverse are not
         return (type(op).__qualname__, op.kind)
+    if isinstance(op, fops.BorderReader):  # the mode is structure, the constant a value
+        return (type(op).__qualname__, op.mode)
     if isinstance(op, fops.RUNTIME_VALUE_DESCRIPTORS):
         return (type(op).__qualname__,)
     return describe_op(op)

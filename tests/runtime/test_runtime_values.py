@@ -131,6 +131,23 @@ def test_warp_matrices_sizes_and_inverse_are_runtime_values(
         assert_float_warp_exact(got, warp_formula(x, m, w, h, inverse) * 0.5, f"{kind} {angle} {inverse}")
 
 
+def test_saturate_bounds_and_border_constants_are_runtime_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    x = RNG.integers(0, 256, (15, 19, 3), dtype=np.uint8)
+
+    def run(lo: object, hi: object, border: object) -> np.ndarray:
+        ops = (fkl.BorderReader("constant", border), fkl.Crop((-3, -2, 25, 20)), fkl.Saturate(lo, hi))
+        return fkl.compose(fkl.TensorRead(), *ops, fkl.TensorWrite(), target="cpu")(x)
+
+    run(10, 200, 0)
+    forbid_ir(monkeypatch)
+    for lo, hi, border in [(0, 99, 255), ((5, 60, 7), 250, (1, 2, 3)), (100, (101, 150, 255), 7)]:
+        padded = np.empty((20, 25, 3), np.uint8)
+        padded[:] = np.asarray(border, np.uint8)
+        padded[2:17, 3:22] = x
+        expected = np.clip(padded, np.asarray(lo), np.asarray(hi)).astype(np.uint8)
+        np.testing.assert_array_equal(run(lo, hi, border), expected)
+
+
 @pytest.mark.parametrize(
     ("value", "message"),
     [
@@ -148,12 +165,24 @@ def test_warp_matrices_sizes_and_inverse_are_runtime_values(
             r"test_runtime_values\.py:\d+:1: error: 'fkl\.mul' has 2 values but the chain has 3 channels "
             r"\(give one value or one per channel\)",
         ),
+        (
+            fkl.Saturate(0.5, 200),
+            r"test_runtime_values\.py:\d+:1: error: 'fkl\.saturate' value 0\.5 is not representable in the "
+            r"chain's element type uint8; Cast to float first",
+        ),
+        (
+            fkl.BorderReader("constant", (1, 2)),
+            r"test_runtime_values\.py:\d+:1: error: 'fkl\.border' has 2 values but the chain has 3 channels "
+            r"\(give one value or one per channel\)",
+        ),
     ],
-    ids=["not-representable", "integer-division-by-zero", "channel-count"],
+    ids=["not-representable", "integer-division-by-zero", "channel-count", "saturate-bound", "border-constant"],
 )
 def test_a_bad_new_value_is_refused_in_the_irs_words(value: fkl.ops.Op, message: str) -> None:
     x = RNG.integers(0, 256, (5, 7, 3), dtype=np.uint8)
-    good = fkl.Mul(2) if isinstance(value, fkl.Mul) else fkl.Div(3)
+    good = {fkl.Mul: fkl.Mul(2), fkl.Div: fkl.Div(3), fkl.Saturate: fkl.Saturate(1, 2)}.get(
+        type(value), fkl.BorderReader("constant", 9)
+    )
     fkl.compose(fkl.TensorRead(), good, fkl.TensorWrite(), target="cpu")(x)  # the structure is known
     with pytest.raises(ValueError, match=message):
         fkl.compose(fkl.TensorRead(), value, fkl.TensorWrite(), target="cpu")(x)
