@@ -124,24 +124,34 @@ def runtime_values(module: ModuleOp) -> tuple[RecipeStep, ...]:
             origin = op.attributes.get(ORIGIN)
             if not isinstance(origin, IntAttr):
                 continue
-            for slot, rule in _runtime_slots(op):
-                in_type = op.operands[0].type
-                assert isinstance(in_type, fkl.ImageType)
-                recipe.append((slot, origin.data, op.name, rule, in_type.dtype, in_type.channels.data, counts[slot]))
+            for slot, rule, chain_type in _runtime_slots(op):
+                recipe.append(
+                    (slot, origin.data, op.name, rule, chain_type.dtype, chain_type.channels.data, counts[slot])
+                )
     for op in module.walk():
         op.attributes.pop(ORIGIN, None)
     return tuple(recipe)
 
 
-def _runtime_slots(op: Operation) -> list[tuple[str, str]]:
-    """(slot, rule) of each hoisted value of a runtime-value descriptor's op: the rule names how the
-    descriptor's values fill it (jit.pipeline.Pipeline._runtime_values)."""
+def _runtime_slots(op: Operation) -> list[tuple[str, str, fkl.ImageType]]:
+    """(slot, rule, the chain type its values are checked against) of each hoisted value of a runtime-value
+    descriptor's op: the rule names how the descriptor's values fill it (jit.pipeline._slot_values)."""
+    in_type = op.operands[0].type if op.operands else None
+    if not isinstance(in_type, fkl.ImageType):
+        return []
     if isinstance(op, fkl.BinaryValueOp) and op.slot is not None:
-        return [(op.slot.data, op.name.removeprefix("fkl."))]
+        return [(op.slot.data, op.name.removeprefix("fkl."), in_type)]
     if isinstance(op, fkl.WarpOp) and op.slot is not None and op.size_slot is not None:
-        return [(op.slot.data, "warp_matrix"), (op.size_slot.data, "size")]
+        return [(op.slot.data, "warp_matrix", in_type), (op.size_slot.data, "size", in_type)]
     if isinstance(op, fkl.SaturateOp | fkl.BorderOp) and op.slot is not None:
-        return [(op.slot.data, "values")]
+        return [(op.slot.data, "values", in_type)]
+    if isinstance(op, fkl.ResizeOp) and op.slot is not None:
+        out_type = op.result.type  # the background is in the result's element type
+        assert isinstance(out_type, fkl.ImageType)
+        slots = [(op.slot.data, "size", in_type)]
+        if op.background_slot is not None:
+            slots.append((op.background_slot.data, "background", out_type))
+        return slots
     return []
 
 

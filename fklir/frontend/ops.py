@@ -831,7 +831,7 @@ class Warping(Geometry):
 # Descriptors whose values a pipeline keys no plan by: a known structure with new values fills their slots
 # from the descriptors, without IR (jit.pipeline, frontend.lowering.runtime_values).
 ARITHMETIC_DESCRIPTORS = (_BinaryValue,)
-RUNTIME_VALUE_DESCRIPTORS: tuple[type[Op], ...] = (*ARITHMETIC_DESCRIPTORS, Warping, BorderReader, Saturate)
+RUNTIME_VALUE_DESCRIPTORS: tuple[type[Op], ...] = (*ARITHMETIC_DESCRIPTORS, Warping, BorderReader, Saturate, Resize)
 
 
 class Deinterlace(Geometry):

@@ -676,6 +676,12 @@ def _slot_values(op: fops.Op, op_name: str, rule: str, dtype: str, channels: int
         if rule == "size":
             return (float(op.size[0]), float(op.size[1]))
         return op.matrix if op.inverse else tuple(invert_warp_matrix(op.matrix))
+    if isinstance(op, fops.Resize):
+        if rule == "size":
+            return (float(op.size[0]), float(op.size[1]))
+        background = op.background or ()
+        value_rules.values_fit_chain(op_name, background, channels, dtype)
+        return tuple(value_rules.per_element(background, count))
     if isinstance(op, fops.Saturate):
         value_rules.values_fit_chain(op_name, op.lo, channels, dtype)
         value_rules.values_fit_chain(op_name, op.hi, channels, dtype)
@@ -697,6 +703,8 @@ def _describe_structure(op: fops.Op) -> tuple[object, ...]:
         return (type(op).__qualname__, op.kind)
     if isinstance(op, fops.BorderReader):  # the mode is structure, the constant a value
         return (type(op).__qualname__, op.mode)
+    if isinstance(op, fops.Resize):  # the size and the background are values
+        return (type(op).__qualname__, op.interp, op.aspect_ratio)
     if isinstance(op, fops.RUNTIME_VALUE_DESCRIPTORS):
         return (type(op).__qualname__,)
     return describe_op(op)

@@ -18,6 +18,7 @@ import pytest
 import fklir as fkl
 from fklir.backend import build
 from fklir.jit.pipeline import Pipeline
+from tests.runtime.catalogue_support import packed_source, reference
 from tests.warp_formula import assert_float_warp_exact, warp_formula
 
 RNG = np.random.default_rng(28)
@@ -146,6 +147,30 @@ def test_saturate_bounds_and_border_constants_are_runtime_values(monkeypatch: py
         padded[2:17, 3:22] = x
         expected = np.clip(padded, np.asarray(lo), np.asarray(hi)).astype(np.uint8)
         np.testing.assert_array_equal(run(lo, hi, border), expected)
+
+
+@pytest.mark.parametrize("interp", ["linear", "nearest"])
+def test_resize_sizes_and_backgrounds_are_runtime_values(interp: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """New output sizes and letterbox backgrounds on a known structure: no IR, the reference interpreter's
+    result (it runs the frontend's IR on numpy, apart from the kernels)."""
+    x = RNG.integers(0, 256, (37, 53, 3), dtype=np.uint8)
+
+    def ops(w: int, h: int, background: object) -> list[fkl.ops.Op]:
+        resize = fkl.Resize(w, h, interp, aspect_ratio="preserve", background=background)
+        return [fkl.TensorRead(), resize, fkl.TensorWrite()]
+
+    fkl.compose(*ops(20, 20, 0), target="cpu")(x)
+    expected = {size: reference(ops(*size, bg), packed_source(x)) for size, bg in _LETTERBOXES}
+    forbid_ir(monkeypatch)
+    for (w, h), background in _LETTERBOXES:
+        got = fkl.compose(*ops(w, h, background), target="cpu")(x)
+        assert got.shape == (h, w, 3)
+        np.testing.assert_allclose(got, expected[(w, h)][0], rtol=1e-6, atol=1e-4)
+        corner = np.broadcast_to(np.asarray(background, got.dtype), (3,))
+        assert (got[0, 0] == corner).all() or (got[-1, -1] == corner).all()  # the letterbox shows
+
+
+_LETTERBOXES = [((31, 17), 114), ((16, 40), (1, 2, 3)), ((64, 48), (250, 0, 7))]
 
 
 @pytest.mark.parametrize(

@@ -38,10 +38,9 @@ def _messages(caplog: pytest.LogCaptureFixture, level: int) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.name == "fklir" and r.levelno == level]
 
 
-def _chain(mul: float, size: tuple[int, int] = (5, 3)) -> fkl.Pipeline:
-    return fkl.compose(
-        fkl.TensorRead(), fkl.Crop(1, 2, 9, 7), fkl.Resize(*size), fkl.Mul(mul), fkl.TensorWrite(), target="cpu"
-    )
+def _chain(mul: float, *more: fkl.ops.Op) -> fkl.Pipeline:
+    ops = (fkl.Crop(1, 2, 9, 7), fkl.Resize(5, 3), fkl.Mul(mul), *more)
+    return fkl.compose(fkl.TensorRead(), *ops, fkl.TensorWrite(), target="cpu")
 
 
 def test_a_compile_is_one_info_line(fresh_cache: Path, caplog: pytest.LogCaptureFixture) -> None:
@@ -63,14 +62,14 @@ def test_a_compile_is_one_info_line(fresh_cache: Path, caplog: pytest.LogCapture
 def test_cache_hits_are_debug_lines(fresh_cache: Path, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG, logger="fklir")
     x = RNG.integers(0, 256, (11, 13, 3), dtype=np.uint8)
-    _chain(0.5)(x)
-    # Same structure, another size (a value that still reaches the IR; a new Mul value alone would not):
-    # the kernel in memory
-    _chain(0.25, (6, 4))(x)
+    _chain(0.5, fkl.AddLast(1.0))(x)
+    # Same structure, another AddLast value (a value that still reaches the IR; a new Mul value alone would
+    # not): the kernel in memory
+    _chain(0.25, fkl.AddLast(2.0))(x)
     build._LOADED.clear()
-    _chain(0.125, (7, 2))(x)  # and now from the disk
+    _chain(0.125, fkl.AddLast(3.0))(x)  # and now from the disk
     debug = _messages(caplog, logging.DEBUG)
-    summary = "read > crop > resize > mul > write (uint8x3 -> float32x3)"
+    summary = "read > crop > resize > mul > add_last > write (uint8x3 -> float32x4)"
     assert [m.split(":")[0] for m in debug] == ["memory cache hit", "disk cache hit"], debug
     assert all(summary in m for m in debug), debug
     assert sum(m.startswith("compiled ") for m in _messages(caplog, logging.INFO)) == 1
