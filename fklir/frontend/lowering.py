@@ -135,7 +135,7 @@ def runtime_values(module: ModuleOp) -> tuple[RecipeStep, ...]:
 
 def _runtime_slots(op: Operation) -> list[tuple[str, str, fkl.ImageType]]:
     """(slot, rule, the chain type its values are checked against) of each hoisted value of a runtime-value
-    descriptor's op: the rule names how the descriptor's values fill it (jit.pipeline._slot_values)."""
+    descriptor's op: the rule names how the descriptor's values fill it (the descriptor's runtime_slot)."""
     in_type = op.operands[0].type if op.operands else None
     if not isinstance(in_type, fkl.ImageType):
         return []

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar, cast
 
+from fklir.dialects import value_rules
 from fklir.dialects.constants import ASPECT_RATIOS, DEINTERLACE_MODES, REDUCTIONS, invert_warp_matrix
 from fklir.dialects.math_ops import MATH_DECLARATIONS
 from fklir.frontend.values import (
@@ -76,7 +77,7 @@ def _is_internal(filename: str) -> bool:
 class Op:
     """Base of every descriptor. Its fields are its classes' annotated attributes (ClassVar aside), base
     classes first: set once by __init__, shown by repr, and what the plan cache describes
-    (jit.pipeline.describe_op); a descriptor is frozen and equal only to itself. Not a dataclass:
+    (Op.description); a descriptor is frozen and equal only to itself. Not a dataclass:
     @dataclass builds every class's methods from source text, which weighs on a fresh process's import."""
 
     FIELDS: ClassVar[tuple[str, ...]] = ()
@@ -104,6 +105,16 @@ class Op:
     @property
     def op_name(self) -> str:
         return type(self).__name__
+
+    def description(self) -> tuple[object, ...]:
+        """The class and field values: the descriptor's part of a plan's description (a binding is a call
+        default, not part of what compiles)."""
+        return (type(self).__qualname__, tuple((n, getattr(self, n)) for n in type(self).FIELDS if n != "binding"))
+
+    def structure(self) -> tuple[object, ...]:
+        """description() less the values a plan takes at run time (a runtime-value descriptor leaves them
+        out and fills its slots with `runtime_slot`)."""
+        return self.description()
 
     def ir_location(self) -> FileLineColLoc:
         from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
@@ -315,6 +326,15 @@ class _BinaryValue(Op):
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
         return self._place(b, type(self).IR_OP(x, self.values))
 
+    def structure(self) -> tuple[object, ...]:
+        return (type(self).__qualname__,)
+
+    def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
+        """The slot of the op this lowers to (`rule`: its word, add ... min), its values checked as the IR
+        checks them (dialects/value_rules.py, ValueError)."""
+        value_rules.arithmetic_values(op_name, rule, self.values, channels, dtype)
+        return tuple(value_rules.per_element(self.values, count))
+
 
 # --------------------------------------------------------------------------------------------
 # Casts
@@ -381,6 +401,15 @@ class Saturate(Op):
         from fklir.dialects import fkl
 
         return self._place(b, fkl.SaturateOp(x, (self.lo, self.hi)))
+
+    def structure(self) -> tuple[object, ...]:
+        return (type(self).__qualname__,)
+
+    def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
+        """The C lower bounds, then the C upper ones, each fitting the chain (lo <= hi: checked at __init__)."""
+        value_rules.values_fit_chain(op_name, self.lo, channels, dtype)
+        value_rules.values_fit_chain(op_name, self.hi, channels, dtype)
+        return (*value_rules.per_element(self.lo, count // 2), *value_rules.per_element(self.hi, count // 2))
 
 
 # --------------------------------------------------------------------------------------------
@@ -689,6 +718,13 @@ class BorderReader(Geometry):
     def out_sizes(self, sizes: list[Size]) -> list[Size]:
         return BorderedSizes(sizes)
 
+    def structure(self) -> tuple[object, ...]:
+        return (type(self).__qualname__, self.mode)  # the mode is structure, a constant's value is not
+
+    def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
+        value_rules.values_fit_chain(op_name, self.values, channels, dtype)
+        return tuple(value_rules.per_element(self.values, count))
+
 
 class Crop(Geometry):
     """`Crop(x, y, w, h)` (every plane) or `Crop([rects])` (one output plane per rect). Right after a
@@ -719,6 +755,9 @@ class Crop(Geometry):
         from fklir.dialects import fkl
 
         return self._place(b, fkl.CropOp(x, self.rects))
+
+    def structure(self) -> tuple[object, ...]:
+        return (type(self).__qualname__, self.batched)  # the rects and their count are values
 
     def lower_rect(self, b: Builder, x: SSAValue, index: int) -> SSAValue:
         """Only rect `index`: the per-rect chain that horizontal batching merges back (a one-rect crop
@@ -794,6 +833,17 @@ class Resize(Geometry):
     def out_sizes(self, sizes: list[Size]) -> list[Size]:
         return [self.size for _ in sizes]
 
+    def structure(self) -> tuple[object, ...]:
+        return (type(self).__qualname__, self.interp, self.aspect_ratio)  # the size and background are values
+
+    def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
+        """`rule` "size": (w, h), checked at __init__; "background": fitting the result's type."""
+        if rule == "size":
+            return (float(self.size[0]), float(self.size[1]))
+        background = self.background or ()
+        value_rules.values_fit_chain(op_name, background, channels, dtype)
+        return tuple(value_rules.per_element(background, count))
+
 
 class Warping(Geometry):
     """Bilinear warp to (w, h) by `M`, 2x3 (cv2.warpAffine) or 3x3 (cv2.warpPerspective), which maps
@@ -827,11 +877,20 @@ class Warping(Geometry):
     def out_sizes(self, sizes: list[Size]) -> list[Size]:
         return [self.size for _ in sizes]
 
+    def structure(self) -> tuple[object, ...]:
+        return (type(self).__qualname__, self.kind)  # affine or perspective; the matrix, size, inverse are values
+
+    def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
+        """`rule` "size": (w, h); "warp_matrix": the destination -> source map, inverted in double as hoisting
+        does. Both were checked at __init__."""
+        if rule == "size":
+            return (float(self.size[0]), float(self.size[1]))
+        return self.matrix if self.inverse else tuple(invert_warp_matrix(self.matrix))
+
 
 # Descriptors whose values a pipeline keys no plan by: a known structure with new values fills their slots
 # from the descriptors, without IR (jit.pipeline, frontend.lowering.runtime_values).
-ARITHMETIC_DESCRIPTORS = (_BinaryValue,)
-RUNTIME_VALUE_DESCRIPTORS: tuple[type[Op], ...] = (*ARITHMETIC_DESCRIPTORS, Warping, BorderReader, Saturate, Resize)
+RUNTIME_VALUE_DESCRIPTORS = (_BinaryValue, Warping, BorderReader, Saturate, Resize)
 
 
 class Deinterlace(Geometry):

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from fklir.frontend import ops as fops
-from fklir.jit.pipeline import Pipeline, compose, describe_op
+from fklir.jit.pipeline import Pipeline, compose
 from fklir.runtime.device_buffer import ELEMENT_TYPES, DeviceBuffer, element_type_name
 
 ORDERS = ("oldest_first", "newest_first")
@@ -102,7 +102,7 @@ class CircularTensor:
     def _pipeline_for(self, ops: tuple[fops.Op, ...]) -> Pipeline:
         """The update pipeline of these ops: reused while their description (kinds and values) is the same,
         so that a loop passing freshly built but equal ops stays on the warm path."""
-        key = tuple(describe_op(op) for op in ops)
+        key = tuple(op.description() for op in ops)
         if self._update is not None and key == self._update_key:
             return self._update
         for op in ops:

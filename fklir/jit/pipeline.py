@@ -16,8 +16,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from fklir.dialects import value_rules
-from fklir.dialects.constants import invert_warp_matrix
 from fklir.dialects.value_rules import RecipeStep
 from fklir.frontend import ops as fops
 from fklir.frontend.values import dtype_name, integers
@@ -282,8 +280,9 @@ class Pipeline:
         ours: dict[str, tuple[float, ...]] = {}
         for slot, index, op_name, rule, dtype, channels, count in recipe:
             op = self.ops[index]
+            assert isinstance(op, fops.RUNTIME_VALUE_DESCRIPTORS)
             try:
-                ours[slot] = _slot_values(op, op_name, rule, dtype, channels, count)
+                ours[slot] = op.runtime_slot(op_name, rule, dtype, channels, count)
             except ValueError as e:
                 filename, line = op.location
                 raise ValueError(f"{filename}:{line}:1: error: {e}") from None
@@ -303,9 +302,9 @@ class Pipeline:
         """Everything the compiled kernel and its values depend on, as text (no buffers, no locations), but
         the rects of a single chain: `_values` packs them, so new rects find the plan of the old."""
         if self.plane_map is None:
-            chains = [[_describe_structure(op) for op in chain] for chain in self.chains]
+            chains = [[op.structure() for op in chain] for chain in self.chains]
         else:
-            chains = [[describe_op(op) for op in chain] for chain in self.chains]
+            chains = [[op.description() for op in chain] for chain in self.chains]
         return repr((sig, self.plane_map, chains))
 
     def _signature_for(self, dtype: object, shape: Sequence[int] | None) -> Signature:
@@ -661,53 +660,6 @@ class DivergentPipeline(Pipeline):
         ((dst_w, dst_h),) = sizes
         # a batch of no images makes no plane, as in compose(): (0, H, W, C) of the size the chains imply
         return dst_w, dst_h, planes if given else 0
-
-
-def describe_op(op: fops.Op) -> tuple[object, ...]:
-    """The descriptor's class and field values: its part of a plan's description (a binding is a call
-    default, not part of what compiles)."""
-    return (type(op).__qualname__, tuple((name, getattr(op, name)) for name in type(op).FIELDS if name != "binding"))
-
-
-def _slot_values(op: fops.Op, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
-    """What a runtime-value descriptor puts in its op's slot (a recipe step's `rule`), as hoisting would;
-    ValueError where a value breaks the op's type rule (value_rules, the IR's words)."""
-    if isinstance(op, fops.Warping):  # matrix and size were checked when the descriptor was made
-        if rule == "size":
-            return (float(op.size[0]), float(op.size[1]))
-        return op.matrix if op.inverse else tuple(invert_warp_matrix(op.matrix))
-    if isinstance(op, fops.Resize):
-        if rule == "size":
-            return (float(op.size[0]), float(op.size[1]))
-        background = op.background or ()
-        value_rules.values_fit_chain(op_name, background, channels, dtype)
-        return tuple(value_rules.per_element(background, count))
-    if isinstance(op, fops.Saturate):
-        value_rules.values_fit_chain(op_name, op.lo, channels, dtype)
-        value_rules.values_fit_chain(op_name, op.hi, channels, dtype)
-        return (*value_rules.per_element(op.lo, count // 2), *value_rules.per_element(op.hi, count // 2))
-    if isinstance(op, fops.BorderReader):
-        value_rules.values_fit_chain(op_name, op.values, channels, dtype)
-        return tuple(value_rules.per_element(op.values, count))
-    assert isinstance(op, fops.ARITHMETIC_DESCRIPTORS)
-    value_rules.arithmetic_values(op_name, rule, op.values, channels, dtype)
-    return tuple(value_rules.per_element(op.values, count))
-
-
-def _describe_structure(op: fops.Op) -> tuple[object, ...]:
-    """describe_op without a Crop's rects (their count is the compiled signature's, `rects`) or a runtime-
-    value descriptor's values (Pipeline._runtime_values fills their slots)."""
-    if isinstance(op, fops.Crop):
-        return (type(op).__qualname__, op.batched)
-    if isinstance(op, fops.Warping):  # affine or perspective is structure; the matrix, size, inverse are not
-        return (type(op).__qualname__, op.kind)
-    if isinstance(op, fops.BorderReader):  # the mode is structure, the constant a value
-        return (type(op).__qualname__, op.mode)
-    if isinstance(op, fops.Resize):  # the size and the background are values
-        return (type(op).__qualname__, op.interp, op.aspect_ratio)
-    if isinstance(op, fops.RUNTIME_VALUE_DESCRIPTORS):
-        return (type(op).__qualname__,)
-    return describe_op(op)
 
 
 def _plane_map(plane_map: object, chains: int) -> tuple[int, ...]:
