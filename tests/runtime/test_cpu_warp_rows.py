@@ -164,6 +164,32 @@ def test_perspective_rows_through_the_horizon() -> None:
     _bits_equal(got, _interpreted(ops, x, got.shape))
 
 
+# Matrices whose coordinates fall exactly on the bounds of a row's runs (0, the last column and row, -1,
+# the width and height), run backwards along x (negative steps), stay constant along x, or narrow a run
+# to a pixel: the rows estimate each run's ends from the map and test every pixel they put in a run.
+EXACT_BOUND_MAPS = {
+    "identity": [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]],
+    "integer-shift": [[1.0, 0.0, -3.0], [0.0, 1.0, 2.0]],
+    "flip-x": [[-1.0, 0.0, 48.0], [0.0, 1.0, 0.0]],
+    "flip-both": [[-1.0, 0.0, 49.0], [0.0, -1.0, 39.0]],
+    "rotate-90": [[0.0, 1.0, 0.0], [-1.0, 0.0, 49.0]],
+    "scale-2": [[2.0, 0.0, -1.0], [0.0, 0.5, -1.0]],
+    "steep": [[37.0, 0.0, -1.0], [0.0, 1.0, 0.0]],
+    "projective-mirror": [[-1.0, 0.1, 50.0], [0.05, 1.0, 0.0], [-0.004, 0.002, 1.0]],
+}
+
+
+@pytest.mark.parametrize("border", [None, "replicate"])
+@pytest.mark.parametrize("name", sorted(EXACT_BOUND_MAPS))
+def test_rows_on_the_bounds_of_their_runs(name: str, border: str | None) -> None:
+    x = _image("uint8", 40, 50, 3)
+    head = [fkl.BorderReader(border)] if border else []
+    ops = [*head, fkl.Warping(np.array(EXACT_BOUND_MAPS[name]), 61, 43), fkl.SaturateCast("uint8")]
+    got = _cpu(ops, x)
+    _bits_equal(got, _interpreted(ops, x, got.shape))
+    assert len(np.unique(got)) > 100  # the warp reads the image, not only its outside
+
+
 @pytest.mark.parametrize(("h", "w"), [(1, 1), (1, 9), (7, 1), (2, 2)])
 def test_tiny_sources(h: int, w: int) -> None:
     # A source 1 pixel wide or high has no pixel whose four taps lie inside it.

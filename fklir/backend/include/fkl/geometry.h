@@ -596,9 +596,9 @@ struct WarpRows {
         const f64 dx = fabs(down[0]) < kFar ? down[0] : 0.0, dy = fabs(down[1]) < kFar ? down[1] : 0.0;
         ahead = ((i64)nearbyint(dy) + 1) * (i64)pitch + (i64)nearbyint(dx) * C;
         if (projective) {
-            classify<true>(x0, x1, src_h, pitch, right, bottom, width, height, outside, row_end);
+            locate_runs<true>(x0, x1, src_h, pitch, right, bottom, width, height, outside, row_end);
         } else {
-            classify<false>(x0, x1, src_h, pitch, right, bottom, width, height, outside, row_end);
+            locate_runs<false>(x0, x1, src_h, pitch, right, bottom, width, height, outside, row_end);
         }
     }
 
@@ -839,29 +839,136 @@ struct WarpRows {
     }
 #endif
 
+    // A row's pixels come in runs: Outside (or beyond the source and Edge), Edge, Inside, Edge, Outside.
+    // Where the row's W stays positive, the runs' ends follow from the map in real arithmetic; each
+    // bound is moved two pixels towards the Edge runs, and the Inside and Outside runs still test their
+    // pixels (a pixel that fails is an Edge pixel, which the per-pixel stage computes exactly), so the
+    // estimate decides only which test a pixel takes. The test of the Inside run is the cheaper: it
+    // leaves out the Outside comparisons.
     template <bool Projective>
+    void locate_runs(i32 x0, i32 x1, i32 src_h, u32 pitch, f64 right, f64 bottom, f64 width, f64 height, u32 outside,
+                     i32 row_end) {
+        const f64 a = along_x[0], b = row[0], c = along_x[1], d = row[1];
+        const f64 e = Projective ? along_x[2] : 0.0, f = Projective ? row[2] : 1.0;  // W = e x + f
+        const f64 first = (f64)x0, last = (f64)(x1 - 1);
+        const f64 w0 = e * first + f, w1 = e * last + f;
+        // W not positive on the whole row, NaN or far coefficients: every pixel takes the full test.
+        if (!(w0 > 0.0 && w1 > 0.0 && fabs(a) < kFar && fabs(b) < kFar && fabs(c) < kFar && fabs(d) < kFar &&
+              fabs(e) < kFar && fabs(f) < kFar)) {
+            classify<Projective, true>(x0, x1, src_h, pitch, right, bottom, width, height, outside, row_end);
+            return;
+        }
+        // With W > 0: X / W >= k is X - k W >= 0, a half-line of x.
+        f64 in_lo = first, in_hi = last, near_lo = first, near_hi = last;
+        keep_half(a, b, 0.0, e, f, in_lo, in_hi);
+        keep_half(-a, -b, -right, e, f, in_lo, in_hi);
+        keep_half(c, d, 0.0, e, f, in_lo, in_hi);
+        keep_half(-c, -d, -bottom, e, f, in_lo, in_hi);
+        keep_half(a, b, -1.0, e, f, near_lo, near_hi);
+        keep_half(-a, -b, -width, e, f, near_lo, near_hi);
+        keep_half(c, d, -1.0, e, f, near_lo, near_hi);
+        keep_half(-c, -d, -height, e, f, near_lo, near_hi);
+        i32 near_begin = clamp_to(floor(near_lo) - 2.0, x0, x1), near_end = clamp_to(ceil(near_hi) + 3.0, x0, x1);
+        if (near_lo > near_hi) {
+            near_begin = near_end = x0;
+        }
+        i32 in_begin = clamp_to(ceil(in_lo) + 2.0, near_begin, near_end);
+        i32 in_end = clamp_to(floor(in_hi) - 1.0, in_begin, near_end);
+        if (in_lo > in_hi) {
+            in_begin = in_end = near_begin;
+        }
+        beyond<Projective>(x0, near_begin, width, height, outside);
+        classify<Projective, true>(near_begin, in_begin, src_h, pitch, right, bottom, width, height, outside, row_end);
+        classify<Projective, false>(in_begin, in_end, src_h, pitch, right, bottom, width, height, outside, row_end);
+        classify<Projective, true>(in_end, near_end, src_h, pitch, right, bottom, width, height, outside, row_end);
+        beyond<Projective>(near_end, x1, width, height, outside);
+    }
+
+    // Narrows [lo, hi] to the x where (s x + t) - k (e x + f) >= 0, in real arithmetic.
+    static void keep_half(f64 s, f64 t, f64 k, f64 e, f64 f, f64& lo, f64& hi) {
+        const f64 slope = s - k * e, at0 = t - k * f;
+        if (slope == 0.0) {
+            if (at0 < 0.0) {
+                lo = 1.0;
+                hi = 0.0;
+            }
+            return;
+        }
+        const f64 root = -at0 / slope;
+        if (slope > 0.0) {
+            lo = root > lo ? root : lo;
+        } else {
+            hi = root < hi ? root : hi;
+        }
+    }
+
+    static i32 clamp_to(f64 v, i32 lo, i32 hi) {
+        return v < (f64)lo ? lo : (v > (f64)hi ? hi : (i32)v);
+    }
+
+    // Pixels [x0, x1) expected beyond the source: Outside where they are (with zero_outside), else Edge.
+    template <bool Projective>
+    void beyond(i32 x0, i32 x1, f64 width, f64 height, u32 outside) {
+        u8* __restrict k = kind.data();
+        if (outside == 0u) {
+            for (i32 x = x0; x < x1; ++x) {
+                k[x] = WarpEdge;
+            }
+            return;
+        }
+        const RowMap map = row_map();
+        for (i32 x = x0; x < x1; ++x) {
+            f64 px, py;
+            map.at<Projective>(x, px, py);
+            const u32 out = (u32)(px < -1.0) | (u32)(py < -1.0) | (u32)(px >= width) | (u32)(py >= height);
+            k[x] = (u8)((0u - out) & outside);
+        }
+    }
+
+    // The map along a row, copied out of the object so that the loops' byte stores cannot alias it.
+    struct RowMap {
+        f64 m0, m3, m6, rx, ry, rw;
+
+        // Pixel x's source coordinates, as Warping::affine / perspective compute them.
+        template <bool Projective>
+        void at(i32 x, f64& px, f64& py) const {
+            px = m0 * (f64)x + rx;
+            py = m3 * (f64)x + ry;
+            if (Projective) {
+                const f64 inv_w = 1.0 / (m6 * (f64)x + rw);
+                px = px * inv_w;
+                py = py * inv_w;
+            }
+        }
+    };
+
+    RowMap row_map() const { return RowMap{along_x[0], along_x[1], along_x[2], row[0], row[1], row[2]}; }
+
+    // Pixels [x0, x1): Inside (and their offsets and weights) where they are, else Outside where they are
+    // and TestOutside (with zero_outside: `outside` is 2), else Edge.
+    template <bool Projective, bool TestOutside>
     void classify(i32 x0, i32 x1, i32 src_h, u32 pitch, f64 right, f64 bottom, f64 width, f64 height, u32 outside,
                   i32 row_end) {
         u8* __restrict k = kind.data();
         u32* __restrict off = offset.data();
         Weight* __restrict wx = fx.data();
         Weight* __restrict wy = fy.data();
-        const f64 m0 = along_x[0], m3 = along_x[1], m6 = along_x[2], rx = row[0], ry = row[1], rw = row[2];
+        const RowMap map = row_map();
         for (i32 x = x0; x < x1; ++x) {
-            f64 px = m0 * (f64)x + rx, py = m3 * (f64)x + ry;
-            if (Projective) {
-                const f64 inv_w = 1.0 / (m6 * (f64)x + rw);
-                px = px * inv_w;
-                py = py * inv_w;
-            }
+            f64 px, py;
+            map.at<Projective>(x, px, py);
             const u32 in = (u32)(px >= 0.0) & (u32)(py >= 0.0) & (u32)(px < right) & (u32)(py < bottom);
             const u64 keep = 0ull - (u64)in;
             const f64 cx = f64_from_bits(bits_of(px) & keep);  // 0 elsewhere: a defined conversion
             const f64 cy = f64_from_bits(bits_of(py) & keep);
             const i32 ix = (i32)cx, iy = (i32)cy;
             const u32 ok = in & ((u32)(iy + 2 < src_h) | (u32)(ix * C <= row_end));
-            const u32 out = (u32)(px < -1.0) | (u32)(py < -1.0) | (u32)(px >= width) | (u32)(py >= height);
-            k[x] = (u8)(ok | ((0u - out) & outside));  // Inside and Outside exclude each other
+            if (TestOutside) {
+                const u32 out = (u32)(px < -1.0) | (u32)(py < -1.0) | (u32)(px >= width) | (u32)(py >= height);
+                k[x] = (u8)(ok | ((0u - out) & outside));  // Inside and Outside exclude each other
+            } else {
+                k[x] = (u8)ok;
+            }
             off[x] = (u32)iy * pitch + (u32)ix * (u32)C;
             wx[x] = (Weight)(cx - (f64)ix);
             wy[x] = (Weight)(cy - (f64)iy);
