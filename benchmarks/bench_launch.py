@@ -119,17 +119,20 @@ pipe = fkl.compose(fkl.TensorRead(), fkl.Cast("float32"), fkl.Mul({mul}), fkl.Su
 start = time.perf_counter()
 out = pipe(x)
 elapsed = (time.perf_counter() - start) * 1e3
-print(f"{{elapsed:.2f}} {{STATS.compiles}} {{STATS.disk_hits}}")
+print(f"{{elapsed:.2f}} {{STATS.compiles}} {{STATS.disk_hits}} {{int('xdsl' in sys.modules)}}")
 """
 
 
-def fresh_process_ms(root: str, cache: str) -> tuple[float, int, int]:
+def fresh_process_ms(root: str, cache: str, new_values: bool = False) -> tuple[float, int, int, bool]:
+    """The first call of a fresh process whose disk cache holds the structure (filled by another process),
+    with the same values or, `new_values`, one the cache never saw: ms, compiles, disk hits, xDSL imported."""
     env = {**os.environ, "FKLIR_CACHE_DIR": cache}
     script = FRESH_PROCESS.format(root=root, mul=0.5)
     subprocess.run([sys.executable, "-c", script], env=env, check=True, capture_output=True)  # fills the cache
+    script = FRESH_PROCESS.format(root=root, mul=0.625 if new_values else 0.5)
     out = subprocess.run([sys.executable, "-c", script], env=env, check=True, capture_output=True, text=True)
-    ms, compiles, hits = out.stdout.split()
-    return float(ms), int(compiles), int(hits)
+    ms, compiles, hits, xdsl = out.stdout.split()
+    return float(ms), int(compiles), int(hits), xdsl == "1"
 
 
 # The whole first call of a fresh process with a warm disk cache, from before `import fklir` to the result
@@ -272,6 +275,92 @@ def roi_frames(fkl: Any, torch: Any, frames: int) -> list[str]:
     return rows
 
 
+def median_us(call: Callable[[int], object], count: int) -> float:
+    """Median host µs of call(i) over i < count (each call its own new objects)."""
+    samples = []
+    for i in range(count):
+        start = time.perf_counter()
+        call(i)
+        samples.append((time.perf_counter() - start) * 1e6)
+    return statistics.median(samples)
+
+
+def new_objects(fkl: Any, torch: Any, x: Any, y: Any, stream: Any, count: int) -> dict[str, float | str]:
+    """Issue 28's rows: what a new pipeline object of a known structure costs on a caller's stream (host µs,
+    median of `count`, the stream synchronised at the end only), and the per-frame ROI loop likewise."""
+    from fklir.backend.build import STATS
+
+    def chain(mul: float, sub: float = 3.0) -> Any:
+        ops = (fkl.Cast("float32"), fkl.Mul(mul), fkl.Sub(sub), fkl.SaturateCast("uint8"))
+        return fkl.compose(fkl.TensorRead(), *ops, fkl.TensorWrite(), target="gpu")
+
+    warm = chain(0.5)
+    warm(x, out=y, stream=stream)
+    made = [chain(1.0 + i * 1e-3) for i in range(count)]
+    compiles = STATS.compiles
+    rows: dict[str, float | str] = {
+        "warm call pipe(x, out=y, stream=s)": median_us(lambda _i: warm(x, out=y, stream=stream), count),
+        "compose() alone, known structure, new values": median_us(lambda i: chain(2.0 + i * 1e-3), count),
+        "first call of a new pipeline object (compose excluded), new values": median_us(
+            lambda i: made[i](x, out=y, stream=stream), count
+        ),
+        "compose + first call, new values each call": median_us(
+            lambda i: chain(3.0 + i * 1e-3)(x, out=y, stream=stream), count
+        ),
+        "compose + first call, the same values re-composed": median_us(
+            lambda _i: chain(0.5)(x, out=y, stream=stream), count
+        ),
+        "compose + first call without out= (allocates the output)": median_us(
+            lambda i: chain(4.0 + i * 1e-3)(x, stream=stream), count
+        ),
+    }
+    stream.synchronize()
+    got, expected = chain(1.5, 2.0)(x, stream=stream), (x.float() * 1.5 - 2.0).round().clamp(0, 255).to(torch.uint8)
+    stream.synchronize()
+    rows["(new objects' outputs equal torch's, compiles in these rows)"] = (
+        f"{bool(torch.equal(got, expected))}, {STATS.compiles - compiles}"
+    )
+    w, h, side = 1920, 1080, 224
+    image = torch.randint(0, 256, (h, w, 3), dtype=torch.uint8, device="cuda")
+    draw = random.Random(11)
+    plan = [frame_rects(draw, draw.randint(1, 64), w, h) for _ in range(count)]
+
+    def roi_chain(rects: list[tuple[int, int, int, int]]) -> Any:
+        ops = (fkl.Crop(rects), fkl.Resize(side, side), fkl.Mul(1 / 255), fkl.Sub(MEAN), fkl.Div(STD))
+        return fkl.compose(fkl.TensorRead(), *ops, fkl.TensorSplit(), target="gpu")
+
+    roi_chain(plan[0])(image, stream=stream)
+    stream.synchronize()
+    rows["per-frame ROI loop: compose(1..64 new rects) alone"] = median_us(lambda i: roi_chain(plan[i]), count)
+    rows["per-frame ROI loop: compose(1..64 new rects) + call on a caller's stream"] = median_us(
+        lambda i: roi_chain(plan[i])(image, stream=stream), count
+    )
+    rows["per-frame ROI loop: compose(64 new rects) alone"] = median_us(
+        lambda i: roi_chain(frame_rects(random.Random(i), 64, w, h)), count
+    )
+    stream.synchronize()
+    return rows
+
+
+def import_driver_ms(runs: int = 5) -> float:
+    """`import cuda.bindings.driver` in a fresh process (median ms): the floor of a fresh GPU process."""
+    script = "import time; s = time.perf_counter(); import cuda.bindings.driver; print((time.perf_counter() - s) * 1e3)"
+    times = [
+        float(subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True).stdout)
+        for _ in range(runs)
+    ]
+    return statistics.median(times)
+
+
+def torch_accessor_us(images: list[Any], n: int, reps: int) -> float:
+    """torch's own accessors for a list call (pointer, dtype, shape, device, contiguity of each tensor)."""
+
+    def read() -> object:
+        return [(t.data_ptr(), t.dtype, t.shape, t.get_device(), t.is_contiguous()) for t in images]
+
+    return host_us(read, lambda: None, n, reps)
+
+
 def adds_then_mul(fkl: Any, i: int) -> list[Any]:
     """Chain i of the first family: 3 + i Adds then a Mul, on uint8 (every i a new structure)."""
     return [fkl.Add(1)] * (3 + i) + [fkl.Mul(float(i + 2))]
@@ -376,6 +465,9 @@ def main(argv: list[str]) -> int:
             rows[f"fklir unbound list call pipe([{count} tensors], out=y, stream=s)"] = host_us(
                 lambda images=images, stacked=stacked: unbound(images, out=stacked, stream=stream), sync, n, reps
             )
+            rows[f"torch's accessors of {count} tensors (the floor of a list call)"] = torch_accessor_us(
+                images, n, reps
+            )
             as_images = cvcuda_as_images(images)
             if as_images is not None:
                 rows[f"CV-CUDA as_images([{count} tensors]) alone"] = host_us(as_images, sync, n, reps)
@@ -384,6 +476,7 @@ def main(argv: list[str]) -> int:
         rows["CuPy RawKernel"] = (
             cupy_call if isinstance(cupy_call, str) else host_us(cupy_call, torch.cuda.synchronize, n, reps)
         )
+        objects = new_objects(fkl, torch, x, y, stream, 200 if args.quick else 1000)
     big = torch.zeros((1080, 1920, 3), dtype=torch.uint8, device="cuda")
     cold: dict[str, str] = {}
     for family, chain in (("uint8 Adds + Mul", adds_then_mul), ("uint8 → float32 normalise", normalise_then_clamps)):
@@ -400,7 +493,9 @@ def main(argv: list[str]) -> int:
     # An installed fklir starts from bytecode (pip compiles it at install); where nothing writes it (a
     # fresh checkout, PYTHONDONTWRITEBYTECODE) every fresh process would compile the sources instead.
     compileall.compile_dir(Path(root) / "fklir", quiet=1)
-    fresh_ms, fresh_compiles, fresh_hits = fresh_process_ms(root, tempfile.mkdtemp(prefix="fklir-fresh-"))
+    fresh_ms, fresh_compiles, fresh_hits, _ = fresh_process_ms(root, tempfile.mkdtemp(prefix="fklir-fresh-"))
+    new_values = fresh_process_ms(root, tempfile.mkdtemp(prefix="fklir-fresh-"), new_values=True)
+    driver_ms = import_driver_ms()
     whole = {t: fresh_whole_ms(root, tempfile.mkdtemp(prefix="fklir-fresh-"), t) for t in ("gpu", "cpu")}
     frames = roi_frames(fkl, torch, 50 if args.quick else 200)
 
@@ -422,12 +517,20 @@ def main(argv: list[str]) -> int:
         f"{floor if isinstance(floor, str) else f'{floor:.0f}'} |",
         f"| fresh process, warm disk cache: first call after compose "
         f"(compiles={fresh_compiles}, disk hits={fresh_hits}) | {fresh_ms:.2f} |",
+        f"| fresh process, warm disk cache, a value it never saw: first call after compose (compiles={new_values[1]}, "
+        f"disk hits={new_values[2]}, xDSL imported: {new_values[3]}) | {new_values[0]:.2f} |",
+        f"| import cuda.bindings.driver in a fresh process (median of 5; issue 28: a fresh GPU process's whole "
+        f"first call ≤ this + 12) | {driver_ms:.2f} |",
         *(
             f"| fresh process, warm disk cache, {t.upper()} target: import fklir + compose + first call "
             f"(compiles={c}, disk hits={d}, xDSL imported: {x}; median of 5) | {ms:.2f} |"
             for t, (ms, c, d, x) in whole.items()
         ),
         "| fkl-python's whole first call from a warm cache (quoted in issue 18, not measured here) | 6 |",
+        "",
+        "| new pipeline objects of a known structure (issue 28), 64x48x3 uint8 | host µs (median) |",
+        "|---|---|",
+        *(f"| {name} | {v if isinstance(v, str) else f'{v:.1f}'} |" for name, v in objects.items()),
         "",
         "| per-frame ROIs, 1080p uint8x3 → 224x224 → planar float32, synchronised each frame | µs per frame (median) |",
         "|---|---|",

@@ -31,11 +31,12 @@ class Binding:
 class Prepared:
     """Everything a warm GPU call on one input signature and size needs."""
 
-    __slots__ = ("device", "extent", "launches", "out_dtype", "out_keys", "out_shape", "plan")
+    __slots__ = ("device", "extent", "launches", "out_dtype", "out_keys", "out_shape", "plan", "values")
 
     def __init__(
         self,
         plan: Any,  # GpuLaunch
+        values: Any,  # the pipeline's values block for the plan (LaunchPlan.pack_values)
         extent: Extent,
         out_shape: tuple[int, ...],
         out_dtype: str,
@@ -43,6 +44,7 @@ class Prepared:
         out_keys: set[WarmKey] | None = None,
     ) -> None:
         self.plan = plan
+        self.values = values
         self.extent = extent
         self.out_shape = out_shape
         self.out_dtype = out_dtype
@@ -53,7 +55,7 @@ class Prepared:
 
     def with_plan(self, plan: Any) -> "Prepared":
         """This call on another plan (a bound pipeline's own parameter block); the output keys are shared."""
-        return Prepared(plan, self.extent, self.out_shape, self.out_dtype, self.device, self.out_keys)
+        return Prepared(plan, self.values, self.extent, self.out_shape, self.out_dtype, self.device, self.out_keys)
 
 
 class WarmEntry(NamedTuple):
@@ -90,7 +92,7 @@ def launch_prepared(
     `sources`; wait for the stream when it is not the caller's (`owned`). Returns `result`."""
     plan = prep.plan
     if prep.launches:
-        plan.run(src_ptr, dst_ptr, prep.extent, handle, sources)
+        plan.run(src_ptr, dst_ptr, prep.extent, handle, sources, values=prep.values)
     if owned:
         plan.synchronize(handle)
     return result

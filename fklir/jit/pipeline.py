@@ -12,7 +12,7 @@ parameter header, launch. The warm path touches no xDSL object.
 import importlib
 import itertools
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeGuard
 
 import numpy as np
 
@@ -33,6 +33,7 @@ from fklir.jit.signature import Signature, batch_capacity, input_signature
 from fklir.limits import check_index
 from fklir.runtime import cuda_driver
 from fklir.runtime.interop import (
+    GpuArray,
     WarmKey,
     describe_gpu_array,
     empty_like_framework,
@@ -55,6 +56,7 @@ class _CpuWarm(NamedTuple):
     """How a CPU call runs on C-contiguous numpy arrays of one dtype and shape."""
 
     plan: CpuLaunch
+    values: Any  # the pipeline's values block for the plan (LaunchPlan.pack_values)
     extent: Extent
     out_shape: tuple[int, ...]
     out_dtype: np.dtype[Any]
@@ -84,6 +86,31 @@ def _check_structure(ops: Sequence[fops.Op], where: str = "compose") -> None:
         after_read = after_read and isinstance(op, fops.Geometry)
     if sum(1 for op in ops if isinstance(op, fops.Crop) and op.batched) > 1:
         raise ValueError(f"{where}: only one Crop([rects]) per chain")
+
+
+class _SharedPlan(NamedTuple):
+    """A plan that every pipeline of one structure launches, with what makes a pipeline's values for it."""
+
+    plan: LaunchPlan
+    recipe: tuple[RecipeStep, ...]  # the runtime values' slots (lowering.runtime_values)
+    values: dict[str, tuple[float, ...]]  # the values of the IR the kernel was built from
+
+
+# Plans by structure (target, plane map and the chains' descriptions less their runtime values), then by
+# compiled signature and device: a new pipeline of a known structure launches the plan its twins built.
+# Bounded as build's plan records are (a divergent pipeline's description keeps its values).
+_SHARED_PLANS: dict[str, dict[tuple[Signature, int], _SharedPlan]] = {}
+_SHARED_PLANS_MAX = 1024
+
+
+def _shared_plans(structure: str) -> dict[tuple[Signature, int], _SharedPlan]:
+    """The plans of one structure (a table that its pipelines keep and fill)."""
+    plans = _SHARED_PLANS.get(structure)
+    if plans is None:
+        if len(_SHARED_PLANS) >= _SHARED_PLANS_MAX:
+            del _SHARED_PLANS[next(iter(_SHARED_PLANS))]  # the oldest: insertion order
+        plans = _SHARED_PLANS[structure] = {}
+    return plans
 
 
 _WRITE_KIND: dict[type, str] = {
@@ -120,7 +147,9 @@ class Pipeline:
         self.read_planar = isinstance(ops[0], fops.TensorPack)
         self.generator = ops[0] if isinstance(ops[0], fops.ReadSet) else None
         self.crop_batched = any(isinstance(op, fops.Crop) and op.batched for op in ops)
-        self._plans: dict[tuple[Signature, int], LaunchPlan] = {}
+        # this pipeline's plans and its values block for each (the plan is shared: _SHARED_PLANS)
+        self._plans: dict[tuple[Signature, int], tuple[LaunchPlan, Any]] = {}
+        self._shared: dict[tuple[Signature, int], _SharedPlan] | None = None
         self._prepared: dict[tuple[object, ...], Prepared] = {}
         # unbound GPU calls on inputs seen before, by interop.warm_key: the warm path is one dict hit
         self._warm: dict[WarmKey, WarmEntry] = {}
@@ -153,7 +182,7 @@ class Pipeline:
             prepared = self._prepare_gpu(read_binding, [binding.src])
             # the bindings get a parameter block of their own: overrides and unbound calls fill the shared
             # plan's, so an argless call (no lock, any thread) always launches the bindings
-            binding.prepared = prepared.with_plan(prepared.plan.twin())
+            binding.prepared = prepared.with_plan(prepared.plan.twin(prepared.values))
         if write_binding is not None:
             binding.dst = describe_gpu_array(write_binding, "TensorWrite binding")
             if binding.prepared is not None:
@@ -225,10 +254,28 @@ class Pipeline:
         count = len(crop_list.rects)
         return sig._replace(rects=batch_capacity(count) if sig.planes == 1 else count)
 
-    def _plan(self, sig: Signature, device: int) -> LaunchPlan:
+    def _plan(self, sig: Signature, device: int) -> tuple[LaunchPlan, Any]:
+        """The plan for a call of `sig` on `device` and this pipeline's values block for it."""
         compiled = self._compiled(sig)
-        if (plan := self._plans.get((compiled, device))) is not None:
-            return plan
+        key = (compiled, device)
+        if (mine := self._plans.get(key)) is not None:
+            return mine
+        if self._shared is None:
+            self._shared = _shared_plans(repr((self.target, self.plane_map, self._described_chains())))
+        shared = self._shared.get(key)
+        if shared is None:
+            if self.target == "gpu":
+                with cuda_driver.using_device(device):  # the kernel loads into the device's context
+                    shared = self._shared_plan(sig, compiled, device)
+            else:
+                shared = self._shared_plan(sig, compiled, device)
+            self._shared[key] = shared
+        values = self._runtime_values(shared.recipe, self._values(shared.plan.layout.slots, shared.values))
+        mine = self._plans[key] = (shared.plan, shared.plan.pack_values(values))
+        return mine
+
+    def _shared_plan(self, sig: Signature, compiled: Signature, device: int) -> _SharedPlan:
+        """The plan of a structure new to this process: from the plan records on disk, else built from IR."""
         from fklir.backend import build
 
         described = build.description_key(self._description(compiled), self.target, device)
@@ -245,11 +292,9 @@ class Pipeline:
             built = build.build_kernel(kernel, self.target, device)._replace(recipe=recipe)
             build.remember_plan(described, built)
         launch_type = CpuLaunch if self.target == "cpu" else GpuLaunch
-        values = self._runtime_values(built.recipe, self._values(built.layout.slots, built.values))
-        plan = launch_type(built.entry, built.layout, values)
+        plan = launch_type(built.entry, built.layout, built.values)
         plan.op_names = (self.ops[0].op_name, self.ops[-1].op_name)
-        self._plans[(compiled, device)] = plan
-        return plan
+        return _SharedPlan(plan, built.recipe, built.values)
 
     def _values(
         self, slots: Sequence[tuple[str, str, int]], values: dict[str, tuple[float, ...]]
@@ -300,12 +345,14 @@ class Pipeline:
 
     def _description(self, sig: Signature) -> str:
         """Everything the compiled kernel and its values depend on, as text (no buffers, no locations), but
-        the rects of a single chain: `_values` packs them, so new rects find the plan of the old."""
+        the runtime values of a single chain: `_values` and `_runtime_values` pack them, so new values find
+        the plan of the old."""
+        return repr((sig, self.plane_map, self._described_chains()))
+
+    def _described_chains(self) -> list[list[tuple[object, ...]]]:
         if self.plane_map is None:
-            chains = [[op.structure() for op in chain] for chain in self.chains]
-        else:
-            chains = [[op.description() for op in chain] for chain in self.chains]
-        return repr((sig, self.plane_map, chains))
+            return [[op.structure() for op in chain] for chain in self.chains]
+        return [[op.description() for op in chain] for chain in self.chains]
 
     def _signature_for(self, dtype: object, shape: Sequence[int] | None) -> Signature:
         if dtype is None and shape is None:
@@ -417,7 +464,7 @@ class Pipeline:
             plan = b.prepared.plan
             handle, owned = (stream_handle(stream), False) if stream is not None else launch_stream(b.src, None)
             if b.prepared.launches:
-                plan.run(b.src.ptr, b.dst.ptr, b.prepared.extent, handle)
+                plan.run(b.src.ptr, b.dst.ptr, b.prepared.extent, handle, values=b.prepared.values)
             self._bound_launch = plan.launch if b.prepared.launches else launch_nothing
             self._bound_result = b.dst.obj
             if owned:
@@ -446,20 +493,32 @@ class Pipeline:
 
         if stream is not None:
             raise ValueError("the CPU target has no streams: call without stream=")
+        array = x if type(x) is np.ndarray and x.flags.c_contiguous else None
+        input_key = None if array is None else (array.dtype, array.shape, self.read_planar)
+        known = None if input_key is None else _HOST_INPUTS.get(input_key)
         if self.generator is not None:
-            sources = []
+            pointers: list[int] = []
             sig, width, height = self._generator_input()
+        elif array is not None and known is not None:
+            pointers = [array.ctypes.data]
+            sig, width, height = known
+            self._last_signature = sig
         else:
             sources = [describe_host_array(a, f"TensorRead input {i}") for i, a in enumerate(_as_list(x))]
+            pointers = [s.ptr for s in sources]
             sig, width, height = self._input(x, [(s.shape, s.dtype_name) for s in sources])
+            if input_key is not None:
+                _remember_host_input(input_key, (sig, width, height))
         sizes = self._sizes(sig, width, height)
-        plan = self._plan(sig, 0)
+        plan, values = self._plan(sig, 0)
         e = self._checked_extent(sig, width, height, sizes, plan)
         shape = self._out_shape(sig, e)
         dtype = plan.layout.out_dtype
         count = e.channels_out if self.write_kind == "split_write" else 1
         if out is None:
             results: list[np.ndarray[Any, Any]] = [np.empty(shape, dtype=np.dtype(dtype)) for _ in range(count)]
+        elif count == 1 and _fits(out, shape, np.dtype(dtype)):
+            results = [out]  # pyright: ignore[reportAssignmentType]
         else:
             given = list(out) if self.write_kind == "split_write" and isinstance(out, list | tuple) else [out]
             if len(given) != count:
@@ -475,11 +534,10 @@ class Pipeline:
             results = given  # pyright: ignore[reportAssignmentType]
         assert isinstance(plan, CpuLaunch)
         if results[0].size:
-            pointers = [s.ptr for s in sources]
             outputs = [r.ctypes.data for r in results]
-            plan.run(pointers[0] if pointers else 0, outputs[0], e, pointers, outputs)
+            plan.run(pointers[0] if pointers else 0, outputs[0], e, pointers, outputs, values)
         if type(x) is np.ndarray and count == 1:  # every check above holds for arrays of this dtype and shape
-            self._warm_cpu[(x.dtype, x.shape)] = _CpuWarm(plan, e, shape, np.dtype(dtype), results[0].size > 0)
+            self._warm_cpu[(x.dtype, x.shape)] = _CpuWarm(plan, values, e, shape, np.dtype(dtype), results[0].size > 0)
         return tuple(results) if self.write_kind == "split_write" else results[0]
 
     def _call_cpu_warm(self, entry: _CpuWarm, x: np.ndarray[Any, Any], out: object) -> Any:
@@ -487,19 +545,13 @@ class Pipeline:
         `out` unlike the one expected goes through the full call and its errors."""
         if out is None:
             result = np.empty(entry.out_shape, entry.out_dtype)
-        elif (
-            type(out) is np.ndarray
-            and out.dtype == entry.out_dtype
-            and out.shape == entry.out_shape
-            and out.flags.c_contiguous
-            and out.flags.writeable
-        ):
+        elif _fits(out, entry.out_shape, entry.out_dtype):
             result = out
         else:
             return self._call_cpu(x, out, None)
         if entry.launches:
             src, dst = x.ctypes.data, result.ctypes.data
-            entry.plan.run(src, dst, entry.extent, (src,), (dst,))
+            entry.plan.run(src, dst, entry.extent, (src,), (dst,), entry.values)
         return result
 
     def _input(self, x: object, described: list[tuple[tuple[int, ...], str]]) -> tuple[Signature, int, int]:
@@ -533,10 +585,9 @@ class Pipeline:
             raise ValueError(f"TensorRead: list inputs are on devices {[s.device for s in sources]}; use one device")
         sig, width, height = self._input(x, [(s.shape, s.dtype_name) for s in sources])
         sizes = self._sizes(sig, width, height)
-        with cuda_driver.using_device(src.device):
-            plan = self._plan(sig, src.device)
+        plan, values = self._plan(sig, src.device)
         e = self._checked_extent(sig, width, height, sizes, plan)
-        prepared = Prepared(plan, e, self._out_shape(sig, e), plan.layout.out_dtype, src.device)  # pyright: ignore[reportArgumentType]
+        prepared = Prepared(plan, values, e, self._out_shape(sig, e), plan.layout.out_dtype, src.device)  # pyright: ignore[reportArgumentType]
         if not isinstance(x, list | tuple):
             self._prepared[(src.shape, src.dtype_name, src.device)] = prepared
         return prepared
@@ -552,7 +603,7 @@ class Pipeline:
             table = [s.ptr for s in sources]
         else:
             table = ()
-            src = describe_gpu_array(x, "TensorRead input")
+            src = _described_gpu_input(x)
             prep = self._prepared.get((src.shape, src.dtype_name, src.device)) or self._prepare_gpu(x, [src])
         make_output = output_maker(src.framework, src.obj, prep.out_shape, prep.out_dtype, src.device)
         if out is None:
@@ -596,10 +647,9 @@ class Pipeline:
             sig, width, height = self._input(x, [(src.shape, src.dtype_name)])
             device, framework, like, src_ptr = src.device, src.framework, src.obj, src.ptr
         sizes = self._sizes(sig, width, height)
-        with cuda_driver.using_device(device):
-            plan = self._plan(sig, device)
+        plan, values = self._plan(sig, device)
         e = self._checked_extent(sig, width, height, sizes, plan)
-        prep = Prepared(plan, e, self._out_shape(sig, e), plan.layout.out_dtype, device)
+        prep = Prepared(plan, values, e, self._out_shape(sig, e), plan.layout.out_dtype, device)
         count = e.channels_out if self.write_kind == "split_write" else 1
         if out is None:
             made = [empty_like_framework(framework, prep.out_shape, prep.out_dtype, device, like) for _ in range(count)]
@@ -617,7 +667,7 @@ class Pipeline:
             )
         assert isinstance(plan, GpuLaunch)
         if prep.launches:
-            plan.run(src_ptr, pointers[0], e, handle, outputs=pointers)
+            plan.run(src_ptr, pointers[0], e, handle, outputs=pointers, values=values)
         if owned:
             plan.synchronize(handle)
         return tuple(results) if count > 1 else results[0]
@@ -688,6 +738,50 @@ def _divergent_target(chains: Sequence[Sequence[fops.Op] | Pipeline], target: st
     return target
 
 
+# GPU inputs described before, by warm key (interop.warm_key: arrays with equal keys describe alike), so that
+# a new pipeline's first call on an input like one seen describes nothing.
+_GPU_INPUTS: dict[WarmKey, GpuArray] = {}
+
+
+def _described_gpu_input(x: object) -> GpuArray:
+    """describe_gpu_array(x) of a pipeline's input, from an array with the same warm key where one was seen."""
+    seen = warm_key(x)
+    if seen is None:
+        return describe_gpu_array(x, "TensorRead input")
+    known = _GPU_INPUTS.get(seen[0])
+    if known is None:
+        known = describe_gpu_array(x, "TensorRead input")
+        if len(_GPU_INPUTS) >= _INPUTS_MAX:
+            _GPU_INPUTS.clear()
+        _GPU_INPUTS[seen[0]] = known
+        return known
+    advertised = x.stream if known.framework == "fklir" else None  # pyright: ignore[reportAttributeAccessIssue]
+    return known._replace(ptr=seen[1], obj=x, stream=advertised)
+
+
+# What a CPU call learnt from a C-contiguous numpy input, by (dtype, shape, planar read): its signature and
+# size, which hold for every such array (a new pipeline's first call then describes nothing).
+_HOST_INPUTS: dict[tuple[np.dtype[Any], tuple[int, ...], bool], tuple[Signature, int, int]] = {}
+_INPUTS_MAX = 4096
+
+
+def _remember_host_input(key: tuple[np.dtype[Any], tuple[int, ...], bool], known: tuple[Signature, int, int]) -> None:
+    if len(_HOST_INPUTS) >= _INPUTS_MAX:
+        _HOST_INPUTS.clear()
+    _HOST_INPUTS[key] = known
+
+
+def _fits(out: object, shape: tuple[int, ...], dtype: np.dtype[Any]) -> TypeGuard[np.ndarray[Any, Any]]:
+    """Whether `out` is a numpy array that a CPU call writes as it is (else it is described and checked)."""
+    return (
+        type(out) is np.ndarray
+        and out.dtype == dtype
+        and out.shape == shape
+        and out.flags.c_contiguous
+        and out.flags.writeable
+    )
+
+
 def _as_list(x: object) -> list[object]:
     if isinstance(x, list | tuple):
         if not x:
@@ -696,12 +790,18 @@ def _as_list(x: object) -> list[object]:
     return [x]
 
 
+_PRELOADED: set[str] = set()
+
+
 def _preload(target: str) -> None:
     """Import now what the first call needs, so that a fresh process's first call does only its own
     work: the build module (disk-cache lookup) and, for the GPU, cuda.bindings.driver (a slow import)."""
+    if target in _PRELOADED:
+        return
     importlib.import_module("fklir.backend.build")
     if target == "gpu":
         cuda_driver.preload()
+    _PRELOADED.add(target)
 
 
 def _print(module: "ModuleOp") -> str:

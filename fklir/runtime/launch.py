@@ -26,6 +26,7 @@ PROGRAMMATIC_LAUNCH = os.environ.get("FKLIR_PDL", "1") != "0"
 MAX_PIXEL_KERNEL_ELEMENTS = U32_MAX  # pixel kernels address a source plane with 32-bit offsets
 GRID_YZ_MAX = 65535  # CUDA's limit on a grid's y and z extents
 GPU_PARAM_BYTES = 32764  # CUDA's limit on a kernel's parameters (CUDA 12.1+, compute capability 7.0+)
+MAX_LAUNCHES = 64  # launches a GpuLaunch keeps, one per grid it met
 
 
 class Extent(NamedTuple):
@@ -56,14 +57,23 @@ LAUNCHES = LaunchCounter()
 
 class LaunchPlan:
     """Shared by both targets: the parameter block, filled once per extent; per call only the
-    source and output pointers (and the alignment flag that depends on them) change."""
+    source and output pointers (and the alignment flag that depends on them) change.
+
+    Pipelines of one structure share a plan, each with its own values: `pack_values` makes a pipeline's
+    values block once, and a call that brings another block than the last copies it in (`use_values`)."""
 
     def __init__(self, layout: Any, values: Mapping[str, Sequence[float]]):
         self.layout = layout
-        self.params = params_struct_type(layout.slots, layout.src_table, layout.dst_table, layout.reciprocals)()
+        self._params_type = params_struct_type(layout.slots, layout.src_table, layout.dst_table, layout.reciprocals)
+        self.params = self._params_type()
         pack_slots(self.params, layout.slots, values)
         pack_reciprocals(self.params, layout.reciprocals, values)
         self.header = self.params.h  # pyright: ignore[reportAttributeAccessIssue]
+        # the values: every field after the header and the pointer tables
+        first = layout.slots[0][0] if layout.slots else None
+        self._values_offset = getattr(self._params_type, first).offset if first else ctypes.sizeof(self._params_type)
+        self._values_size = ctypes.sizeof(self._params_type) - self._values_offset
+        self._values_block: object = None  # the block whose values the parameter block holds (None: its own)
         # a list input's pointer table, read once: each attribute read of a ctypes array field makes a new view
         self._src_table: Any = self.params.src_table if layout.src_table else None  # pyright: ignore[reportAttributeAccessIssue]
         # held from the first write of a call's sizes and pointers to its launch: two threads calling one
@@ -78,6 +88,21 @@ class LaunchPlan:
         # a list input's output planes start every plane_bytes: unless that is a multiple of 16, some
         # plane starts off a 16-byte boundary, so its low bits join the alignment check like a pointer's
         self._plane_bits = 0
+
+    def pack_values(self, values: Mapping[str, Sequence[float]]) -> ctypes.Structure:
+        """A values block for `values` (a parameter block of which only the values are read)."""
+        block = self._params_type()
+        pack_slots(block, self.layout.slots, values)
+        pack_reciprocals(block, self.layout.reciprocals, values)
+        return block
+
+    def use_values(self, block: ctypes.Structure) -> None:
+        """The values of `block` (pack_values) in the parameter block, unless they are there already."""
+        if block is self._values_block:
+            return
+        offset = self._values_offset
+        ctypes.memmove(ctypes.addressof(self.params) + offset, ctypes.addressof(block) + offset, self._values_size)
+        self._values_block = block
 
     def set_sources(self, pointers: Sequence[int]) -> None:
         """The pointer table of a list input (one image per plane); nothing for a single input."""
@@ -128,8 +153,11 @@ class LaunchPlan:
             self._plane_bits = h.dst_plane_stride * _itemsize(self.layout.out_dtype)
         self.extent = e
 
-    def fill(self, src: int, dst: int, e: Extent, sources: Sequence[int], outputs: Sequence[int]) -> None:
-        """A call's sizes and pointers, and a list input's or SplitWrite's tables (run holds the lock)."""
+    def fill(self, src: int, dst: int, e: Extent, sources: Sequence[int], outputs: Sequence[int], values: Any) -> None:
+        """A call's values block, sizes and pointers, and a list input's or SplitWrite's tables (run holds the
+        lock)."""
+        if values is not None:
+            self.use_values(values)
         if sources:
             self.set_sources(sources)
         if outputs:
@@ -172,10 +200,18 @@ class CpuLaunch(LaunchPlan):
         self.entry.restype = None
         self.address = ctypes.addressof(self.params)
 
-    def run(self, src: int, dst: int, e: Extent, sources: Sequence[int] = (), outputs: Sequence[int] = ()) -> None:
+    def run(
+        self,
+        src: int,
+        dst: int,
+        e: Extent,
+        sources: Sequence[int] = (),
+        outputs: Sequence[int] = (),
+        values: Any = None,
+    ) -> None:
         """One call: its block (fill), then fkl_run."""
         with self.lock:
-            self.fill(src, dst, e, sources, outputs)
+            self.fill(src, dst, e, sources, outputs, values)
             LAUNCHES.count += 1
             self.entry(self.address)
 
@@ -222,11 +258,15 @@ class GpuLaunch(LaunchPlan):
         self._programmatic = PROGRAMMATIC_LAUNCH and cuda_driver.supports_programmatic_launch(self.device)
         self._function = kernel.function
         self._resident = cuda_driver.resident_threads(self.device)
+        # launches by (function, grid, block): pipelines of one structure that share this plan with other
+        # extents switch between them without making a launch (and its per-stream configs) each time
+        self._launches: dict[tuple[int, tuple[int, int, int], tuple[int, int, int]], Any] = {}
         self._launch = self._bind_launch()
 
-    def twin(self) -> "GpuLaunch":
-        """The same kernel and values with a parameter block of its own (a bound pipeline's bindings)."""
+    def twin(self, values: ctypes.Structure) -> "GpuLaunch":
+        """The same kernel with a parameter block of its own holding `values` (a bound pipeline's bindings)."""
         twin = GpuLaunch(self.kernel, self.layout, self._values)
+        twin.use_values(values)
         twin.op_names = self.op_names
         return twin
 
@@ -235,9 +275,17 @@ class GpuLaunch(LaunchPlan):
         programmatic dependent launch where the device has it (back-to-back calls then overlap a kernel's
         set-up with the previous kernel's tail, which short kernels feel most; RESULTS.md), else cuLaunchKernel."""
         g, b = self.grid, self.block
+        key = (id(self._function), g, b)  # the kernel holds its functions for the life of the plan
+        if (known := self._launches.get(key)) is not None:
+            return known
         if self._programmatic:
-            return cuda_driver.programmatic_launcher(self._function, g, b)
-        return functools.partial(self._cu_launch, self._function, g[0], g[1], g[2], b[0], b[1], b[2], 0)
+            launch = cuda_driver.programmatic_launcher(self._function, g, b)
+        else:
+            launch = functools.partial(self._cu_launch, self._function, g[0], g[1], g[2], b[0], b[1], b[2], 0)
+        if len(self._launches) >= MAX_LAUNCHES:
+            self._launches.clear()
+        self._launches[key] = launch
+        return launch
 
     def check_extent(self, e: Extent) -> None:
         """Also CUDA's grid limits: a launch past them would fail only at the driver."""
@@ -279,11 +327,18 @@ class GpuLaunch(LaunchPlan):
         self._launch = self._bind_launch()
 
     def run(
-        self, src: int, dst: int, e: Extent, stream: int, sources: Sequence[int] = (), outputs: Sequence[int] = ()
+        self,
+        src: int,
+        dst: int,
+        e: Extent,
+        stream: int,
+        sources: Sequence[int] = (),
+        outputs: Sequence[int] = (),
+        values: Any = None,
     ) -> None:
         """One call: its block (fill), then the launch."""
         with self.lock:
-            self.fill(src, dst, e, sources, outputs)
+            self.fill(src, dst, e, sources, outputs, values)
             self.launch(stream)
 
     def launch(self, stream: int) -> None:

@@ -295,11 +295,13 @@ def _reset_cuda_driver_state() -> None:
 
 
 def _in_memory_tables() -> list[dict[Any, Any]]:
-    """build's in-memory kernel and plan tables, when build is imported (installing must not import it:
-    the fresh-process measurement times that import). A plan found there would lead to a kernel the real
-    driver loaded."""
+    """build's in-memory kernel and plan tables and the pipelines' shared plans, of the modules imported
+    (installing must not import them: the fresh-process measurement times that import). A plan found there
+    would lead to a kernel the real driver loaded."""
     build = sys.modules.get("fklir.backend.build")
-    return [] if build is None else [build._LOADED, build._PLANS]  # pyright: ignore[reportAttributeAccessIssue]
+    pipeline = sys.modules.get("fklir.jit.pipeline")
+    tables = [] if build is None else [build._LOADED, build._PLANS]  # pyright: ignore[reportAttributeAccessIssue]
+    return tables + ([] if pipeline is None else [pipeline._SHARED_PLANS])  # pyright: ignore[reportAttributeAccessIssue]
 
 
 def install(driver: FakeDriver, pay_real_import: bool = False) -> None:

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import fklir as fkl
+from fklir.jit import pipeline
 from fklir.runtime import interop
 
 RNG = np.random.default_rng(23)
@@ -26,8 +27,11 @@ def _reference(x: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
 
 @pytest.fixture
 def descriptions(monkeypatch: pytest.MonkeyPatch) -> list[object]:
-    """The arrays the full call describes (interop.describe_host_array), in order."""
+    """The arrays the full call describes (interop.describe_host_array), in order; no input of the process's
+    earlier calls is known (pipeline._HOST_INPUTS: a new pipeline's first call on a kind of array seen before
+    describes nothing either)."""
     seen: list[object] = []
+    monkeypatch.setattr(pipeline, "_HOST_INPUTS", {})
     real = interop.describe_host_array
 
     def counting(x: object, what: str) -> Any:
@@ -49,6 +53,18 @@ def test_new_arrays_of_a_known_kind_take_their_own_pointers(descriptions: list[o
         assert pipe(x, out=out) is out
         np.testing.assert_array_equal(out, _reference(x))
     assert descriptions == [], "a warm call described an array"
+
+
+def test_a_new_pipelines_first_call_on_a_known_kind_describes_nothing(descriptions: list[object]) -> None:
+    x = RNG.integers(0, 256, (17, 33, 3), dtype=np.uint8)
+    _chain()(x)
+    descriptions.clear()
+    out = np.full((17, 33, 3), np.nan, np.float32)
+    assert _chain()(x, out=out) is out
+    np.testing.assert_array_equal(out, _reference(x))
+    assert descriptions == []
+    with pytest.raises(ValueError, match="not C-contiguous"):  # another kind still takes the full call
+        _chain()(np.asfortranarray(x))
 
 
 def test_another_shape_or_dtype_takes_the_full_call(descriptions: list[object]) -> None:

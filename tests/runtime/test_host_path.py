@@ -48,7 +48,7 @@ def _chain(read: fkl.TensorRead, write: fkl.TensorWrite) -> fkl.Pipeline:
 
 
 def _plan(pipe: fkl.Pipeline) -> GpuLaunch:
-    (plan,) = pipe._plans.values()
+    ((plan, _values),) = pipe._plans.values()
     assert isinstance(plan, GpuLaunch)
     return plan
 
@@ -246,9 +246,10 @@ def test_default_stream_handles_mean_our_contexts_default_stream(fake: Any) -> N
 
 @pytest.fixture
 def counted_descriptions(monkeypatch: pytest.MonkeyPatch) -> list[object]:
-    """Every array that the pipeline describes in full (the slow path)."""
+    """Every array that the pipeline describes in full (the slow path), from no input known to the process."""
     described: list[object] = []
     real = pipeline.describe_gpu_array
+    monkeypatch.setattr(pipeline, "_GPU_INPUTS", {})
 
     def counting(x: object, what: str, stream: int | None = None) -> Any:
         described.append(x)
@@ -275,6 +276,28 @@ def test_an_input_seen_before_is_not_described_again(fake: Any, counted_descript
     assert driver.launches[-1][3] == s.cuda_stream
     assert driver.calls.get("cuCtxGetCurrent", 0) == 0
     assert driver.calls.get("cuStreamSynchronize", 0) == 0
+
+
+def test_a_new_pipelines_first_call_on_a_known_kind_describes_nothing_and_makes_no_plan(
+    fake: Any, counted_descriptions: list[object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new pipeline of a known structure: its input's kind was described by its twin and the plan is
+    theirs, so its first call describes only the output it has not seen and loads nothing."""
+    driver, torch = fake
+    s = torch.cuda.Stream()
+    x, y = torch.empty((6, 5, 3), dtype=torch.uint8), torch.empty((6, 5, 3), dtype=torch.uint8)
+    _chain(fkl.TensorRead(), fkl.TensorWrite())(x, out=y, stream=s)
+    counted_descriptions.clear()
+    driver.calls.clear()
+    monkeypatch.setattr(launch_module.GpuLaunch, "__init__", None)  # a new plan would fail
+    other = torch.empty((6, 5, 3), dtype=torch.uint8)
+    twin = fkl.compose(
+        fkl.TensorRead(), fkl.Cast("float32"), fkl.Mul(0.25), fkl.SaturateCast("uint8"), fkl.TensorWrite()
+    )
+    assert twin(other, out=y, stream=s) is y
+    assert counted_descriptions == [y]
+    assert not {"cuModuleLoadData", "cuLibraryLoadData", "cuCtxGetCurrent"} & set(driver.calls)
+    assert driver.launches[-1][3] == s.cuda_stream
 
 
 def test_a_list_seen_before_reads_each_tensors_pointer_once(
@@ -383,7 +406,7 @@ def test_outputs_follow_the_inputs_framework_and_device(fake: Any, monkeypatch: 
 
 
 def _plan_for(pipe: fkl.Pipeline, device: int) -> GpuLaunch:
-    (plan,) = [plan for (_sig, d), plan in pipe._plans.items() if d == device]
+    (plan,) = [plan for (_sig, d), (plan, _values) in pipe._plans.items() if d == device]
     assert isinstance(plan, GpuLaunch)
     return plan
 

@@ -157,7 +157,7 @@ def test_gpu_launches_grid_the_count_and_pack_its_rects_and_pointers(
         pipe = fkl.compose(fkl.TensorRead(), fkl.Crop(rects), fkl.Resize(6, 6), fkl.TensorWrite(), target="gpu")
         assert tuple(pipe(x).shape) == (n, 6, 6, 3)
         assert driver.launches[-1][1][2] == n
-        (plan,) = pipe._plans.values()
+        ((plan, _values),) = pipe._plans.values()
         packed = plan.params.crop1  # pyright: ignore[reportAttributeAccessIssue]
         assert len(packed) == BATCH_MIN
         assert [(r.x, r.y, r.w, r.h) for r in packed[:n]] == rects
@@ -166,6 +166,6 @@ def test_gpu_launches_grid_the_count_and_pack_its_rects_and_pointers(
         listed = [torch.empty((20, 30, 3), dtype=torch.uint8) for _ in range(n)]
         assert tuple(images(listed).shape) == (n, 6, 6, 3)
         assert driver.launches[-1][1][2] == n
-        (plan,) = images._plans.values()
+        ((plan, _values),) = images._plans.values()
         assert list(plan.params.src_table[:n]) == [t.data_ptr() for t in listed]  # pyright: ignore[reportAttributeAccessIssue]
     assert len(builds) == 2

@@ -226,6 +226,86 @@ def test_new_values_on_the_gpu_build_no_ir(monkeypatch: pytest.MonkeyPatch) -> N
         np.testing.assert_array_equal(got, np.clip(np.rint(value), 0, 255).astype(np.uint8))
 
 
+def _targets() -> list[str]:
+    return ["cpu", "gpu"] if fkl.gpu_available() else ["cpu"]
+
+
+def _on(target: str, x: np.ndarray) -> Any:
+    from fklir.runtime.device_buffer import DeviceBuffer
+
+    return x if target == "cpu" else DeviceBuffer.from_host(x)
+
+
+def _host(target: str, y: Any) -> np.ndarray:
+    return np.asarray(y) if target == "cpu" else y.copy_to_host()
+
+
+def _mul_sub(x: np.ndarray, mul: object, sub: object) -> np.ndarray:
+    value = x.astype(np.float32) * np.asarray(mul, np.float32) - np.asarray(sub, np.float32)
+    return np.clip(np.rint(value), 0, 255).astype(np.uint8)
+
+
+@pytest.mark.parametrize("target", _targets())
+def test_pipelines_of_one_structure_share_a_plan_and_keep_their_values(target: str) -> None:
+    """Pipelines of one structure launch one plan (one parameter block), each with its own values: calls
+    that alternate between them, with and without `out=`, each see their own."""
+    x = RNG.integers(0, 256, (23, 37, 3), dtype=np.uint8)
+    values = [(2.0, 3.0), ((0.5, 1.5, 2.5), -4.0), (1.25, (9.0, 0.0, -9.0))]
+    pipes = [chain(mul, sub, target, "uint8") for mul, sub in values]
+    src = _on(target, x)
+    for _round in range(3):
+        for pipe, (mul, sub) in zip(pipes, values, strict=True):
+            np.testing.assert_array_equal(_host(target, pipe(src)), _mul_sub(x, mul, sub))
+    plans = {plan for pipe in pipes for plan, _values in pipe._plans.values()}
+    blocks = {id(block) for pipe in pipes for _plan, block in pipe._plans.values()}
+    assert len(plans) == 1 and len(blocks) == 3
+
+
+def test_a_new_pipeline_of_a_known_structure_makes_no_plan(monkeypatch: pytest.MonkeyPatch) -> None:
+    from fklir.runtime import launch
+
+    x = RNG.integers(0, 256, (19, 29, 3), dtype=np.uint8)
+    chain(2.0, 3.0, "cpu", "uint8")(x)
+    made: list[object] = []
+    monkeypatch.setattr(launch.CpuLaunch, "__init__", lambda *args: made.append(args))
+    monkeypatch.setattr(build, "load_plan", lambda *args: made.append(args))
+    out = np.empty_like(x)
+    assert chain(0.75, -2.0, "cpu", "uint8")(x, out=out) is out
+    np.testing.assert_array_equal(out, _mul_sub(x, 0.75, -2.0))
+    assert made == []
+
+
+def test_threads_calling_pipelines_of_one_structure_see_their_own_values() -> None:
+    import concurrent.futures
+
+    x = RNG.integers(0, 256, (61, 47, 3), dtype=np.uint8)
+    muls = [0.5 + 0.25 * i for i in range(8)]
+    pipes = [chain(mul, 1.0, "cpu", "uint8") for mul in muls]
+
+    def run(i: int) -> bool:
+        return all(np.array_equal(pipes[i](x), _mul_sub(x, muls[i], 1.0)) for _ in range(40))
+
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(run, range(len(pipes))))
+
+
+@pytest.mark.skipif(not fkl.gpu_available(), reason="needs a CUDA GPU")
+def test_a_bound_pipeline_keeps_its_values_beside_unbound_twins() -> None:
+    from fklir.runtime.device_buffer import DeviceBuffer
+
+    x = RNG.integers(0, 256, (21, 33, 3), dtype=np.uint8)
+    src, dst = DeviceBuffer.from_host(x), DeviceBuffer((21, 33, 3), "uint8")
+    head, tail = (fkl.Cast("float32"), fkl.Mul(1.5), fkl.Sub(2.0)), (fkl.SaturateCast("uint8"),)
+    bound = fkl.compose(fkl.TensorRead(src), *head, *tail, fkl.TensorWrite(dst), target="gpu")
+    twin = chain(0.25, -8.0, "gpu", "uint8")
+    np.testing.assert_array_equal(twin(src).copy_to_host(), _mul_sub(x, 0.25, -8.0))
+    bound()
+    np.testing.assert_array_equal(dst.copy_to_host(), _mul_sub(x, 1.5, 2.0))
+    np.testing.assert_array_equal(twin(src).copy_to_host(), _mul_sub(x, 0.25, -8.0))
+    bound()
+    np.testing.assert_array_equal(dst.copy_to_host(), _mul_sub(x, 1.5, 2.0))
+
+
 _FRESH = """
 import json, sys
 import numpy as np

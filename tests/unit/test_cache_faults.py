@@ -28,6 +28,7 @@ from fklir.backend import cache as cache_module
 from fklir.backend.cache import CacheWarning, DiskCache, cache_dir, make_key
 from fklir.backend.compilers import find_cxx
 from fklir.errors import CacheError, FklirError
+from tests.fresh_process import forget_loaded
 from tests.unit import test_cache_trust
 from tests.unit.test_cache import adds_reference, chain_image, fresh_adds, run_chain_in_fresh_process
 from tests.unit.test_cache_trust import REPOSITORY, SUFFIX, needs_cxx
@@ -151,7 +152,7 @@ def test_a_read_only_cache_serves_its_kernels_and_compiles_new_ones_privately(
     adds = fresh_adds(8080)
     image = chain_image()
     np.testing.assert_array_equal(adds_pipe(adds)(image), adds_reference(image, adds))
-    monkeypatch.setattr(build, "_LOADED", {})
+    forget_loaded(monkeypatch)
     make_read_only(root, monkeypatch)
     before = snapshot(root)
     compiles = build.STATS.compiles
@@ -180,7 +181,7 @@ def test_a_read_only_cache_serves_its_kernels_and_compiles_new_ones_privately(
         assert len(compiled) == 2 and all(str(private) in line for line in compiled)  # the log says where it went
         assert len([path for path, _size in DiskCache(private).entries() if path.suffix == ".so"]) == 2
 
-        monkeypatch.setattr(build, "_LOADED", {})  # the private copy is found next time
+        forget_loaded(monkeypatch)  # the private copy is found next time
         np.testing.assert_array_equal(adds_pipe(other)(image), adds_reference(image, other))
         assert build.STATS.compiles == compiles + 2
     finally:
@@ -223,7 +224,7 @@ def test_an_unloadable_plan_of_a_read_only_cache_is_passed_over(
     adds = fresh_adds(6060)
     image = chain_image()
     adds_pipe(adds)(image)
-    monkeypatch.setattr(build, "_LOADED", {})
+    forget_loaded(monkeypatch)
     plant(root, only_entry(root, ".plan").name, b"\x7fELF garbage whose checksum matches")
     make_read_only(root, monkeypatch)
     before = snapshot(root)
@@ -233,7 +234,7 @@ def test_an_unloadable_plan_of_a_read_only_cache_is_passed_over(
             warnings.simplefilter("ignore", CacheWarning)
             for _call in range(2):  # the second pipeline finds what the first one made
                 np.testing.assert_array_equal(adds_pipe(adds)(image), adds_reference(image, adds))
-                monkeypatch.setattr(build, "_LOADED", {})
+                forget_loaded(monkeypatch)
         assert build.STATS.compiles == compiles
         assert snapshot(root) == before
     finally:
@@ -537,7 +538,7 @@ def test_compose_evicts_old_kernels_above_the_limit(tmp_path: Path, monkeypatch:
     assert len(libraries) == 1 and libraries[0] != first_library
     assert not first_library.with_suffix(".source").exists()
 
-    monkeypatch.setattr(build, "_LOADED", {})
+    forget_loaded(monkeypatch)
     compiles = build.STATS.compiles
     np.testing.assert_array_equal(adds_pipe(first)(image), adds_reference(image, first))
     assert build.STATS.compiles == compiles + 1  # evicted, so compiled again

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from fklir.backend import build
 from fklir.backend import cache as cache_module
 from fklir.backend.cache import CacheWarning, DiskCache, make_key
 from fklir.backend.compilers import find_cxx
+from tests.fresh_process import forget_loaded
 
 SUFFIX = ".so"
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -36,7 +36,7 @@ def fresh_cache_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(cache_module, "_warned", set())
     monkeypatch.setattr(cache_module, "_private", {})
     monkeypatch.setattr(cache_module, "_refused", set())
-    monkeypatch.setattr(build, "_LOADED", {})
+    forget_loaded(monkeypatch)
     return temp
 
 

@@ -17,7 +17,8 @@ import pytest
 
 import fklir as fkl
 from fklir import log
-from fklir.backend import build, compilers
+from fklir.backend import compilers
+from tests.fresh_process import forget_loaded
 
 ROOT = Path(__file__).resolve().parents[2]
 RNG = np.random.default_rng(41)
@@ -30,7 +31,7 @@ COMPILED = re.compile(
 def fresh_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     """An empty disk cache and in-process table, so that the next compose compiles."""
     monkeypatch.setenv("FKLIR_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(build, "_LOADED", {})
+    forget_loaded(monkeypatch)
     return tmp_path
 
 
@@ -59,14 +60,16 @@ def test_a_compile_is_one_info_line(fresh_cache: Path, caplog: pytest.LogCapture
     assert entry.parent == fresh_cache and entry.suffix == ".so" and entry.is_file()
 
 
-def test_cache_hits_are_debug_lines(fresh_cache: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_cache_hits_are_debug_lines(
+    fresh_cache: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
     caplog.set_level(logging.DEBUG, logger="fklir")
     x = RNG.integers(0, 256, (11, 13, 3), dtype=np.uint8)
     _chain(0.5, fkl.AddLast(1.0))(x)
     # Same structure, another AddLast value (a value that still reaches the IR; a new Mul value alone would
     # not): the kernel in memory
     _chain(0.25, fkl.AddLast(2.0))(x)
-    build._LOADED.clear()
+    forget_loaded(monkeypatch)
     _chain(0.125, fkl.AddLast(3.0))(x)  # and now from the disk
     debug = _messages(caplog, logging.DEBUG)
     summary = "read > crop > resize > mul > add_last > write (uint8x3 -> float32x4)"
