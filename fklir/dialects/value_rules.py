@@ -52,6 +52,17 @@ def arithmetic_values(op_name: str, body: str, values: Sequence[float], channels
         no_integer_division_by_zero(op_name, values, dtype)
 
 
+def reorder_indices(op_name: str, order: Sequence[float], channels: int | None) -> None:
+    """1 to 4 source channel indices, each one of the chain's `channels` (when known)."""
+    if not 1 <= len(order) <= 4:
+        raise ValueError(f"'{op_name}' gives {len(order)} indices; a pixel has 1 to 4 channels")
+    if channels is None:
+        return
+    bad = [int(i) for i in order if not (i == int(i) and 0 <= i < channels)]
+    if bad:
+        raise ValueError(f"'{op_name}' indices {bad} are out of range for a chain of {channels} channels")
+
+
 def per_element(values: Sequence[float], count: int) -> list[float]:
     """A broadcast value expanded to `count` elements, so a scalar and a tuple share one structure."""
     return list(values) * count if len(values) == 1 else list(values)

@@ -41,6 +41,8 @@ def _lower_one(
     if not isinstance(read, Read):
         raise ValueError(f"a chain starts with a read (TensorRead, TensorPack, ReadSet), not {read.op_name}")
     value: SSAValue = read.lower_read(b, source_type, source)
+    if isinstance(read, RUNTIME_VALUE_DESCRIPTORS) and isinstance(value.owner, Operation):
+        value.owner.attributes[ORIGIN] = IntAttr(0)
     for index, op in enumerate(ops[1:-1], start=1):
         if isinstance(op, Crop) and rect_index is not None:
             value = op.lower_rect(b, value, rect_index)
@@ -143,8 +145,14 @@ def _runtime_slots(op: Operation) -> list[tuple[str, str, fkl.ImageType]]:
         return [(op.slot.data, op.name.removeprefix("fkl."), in_type)]
     if isinstance(op, fkl.WarpOp) and op.slot is not None and op.size_slot is not None:
         return [(op.slot.data, "warp_matrix", in_type), (op.size_slot.data, "size", in_type)]
-    if isinstance(op, fkl.SaturateOp | fkl.BorderOp) and op.slot is not None:
+    if isinstance(op, fkl.SaturateOp | fkl.BorderOp | fkl.AddLastOp | fkl.VectorReorderRTOp) and op.slot is not None:
         return [(op.slot.data, "values", in_type)]
+    if isinstance(op, fkl.MxVFloat3Op) and op.slot is not None:
+        return [(op.slot.data, "matrix", in_type)]
+    if isinstance(op, fkl.StaticLoopOp) and op.slot is not None:
+        return [(op.slot.data, op.body.data, in_type)]
+    if isinstance(op, fkl.ReadSetOp) and op.slot is not None and op.size_slot is not None:
+        return [(op.slot.data, "values", in_type), (op.size_slot.data, "size", in_type)]
     if isinstance(op, fkl.ResizeOp) and op.slot is not None:
         out_type = op.result.type  # the background is in the result's element type
         assert isinstance(out_type, fkl.ImageType)

@@ -264,6 +264,16 @@ class ReadSet(Read):
     def channels(self) -> int:
         return len(self.values)
 
+    def structure(self) -> tuple[object, ...]:
+        return (type(self).__qualname__, self.channels, self.dtype)  # the pixel's values and the size are values
+
+    def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
+        """`rule` "size": (w, h), checked at __init__; "values": the pixel, fitting the read's type."""
+        if rule == "size":
+            return (float(self.size[0]), float(self.size[1]))
+        value_rules.values_fit_chain(op_name, self.values, channels, dtype)
+        return tuple(value_rules.per_element(self.values, count))
+
     def lower_read(self, b: Builder, source_type: fkl.ImageType, source: str | list[str]) -> SSAValue:
         from fklir.dialects import fkl
 
@@ -524,6 +534,14 @@ class AddLast(Op):
 
         return self._place(b, fkl.AddLastOp(x, self.value))
 
+    def structure(self) -> tuple[object, ...]:
+        return (type(self).__qualname__,)
+
+    def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
+        """The added channel's value, representable in the chain's type."""
+        value_rules.values_representable(op_name, (self.value,), dtype)
+        return (self.value,)
+
 
 class VectorReorder(Op):
     """Output channel k is input channel i_k: `VectorReorder(2, 1, 0)` (compile-time; repeats allowed)."""
@@ -548,6 +566,14 @@ class VectorReorderRT(VectorReorder):
         from fklir.dialects import fkl
 
         return self._place(b, fkl.VectorReorderRTOp(x, self.indices))
+
+    def structure(self) -> tuple[object, ...]:
+        return (type(self).__qualname__, len(self.indices))  # the count is structure, the indices are values
+
+    def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
+        """The source channel of each output channel, each one of the chain's."""
+        value_rules.reorder_indices(op_name, self.indices, channels)
+        return tuple(float(i) for i in self.indices)
 
 
 # --------------------------------------------------------------------------------------------
@@ -589,6 +615,13 @@ class MxVFloat3(Op):
 
         return self._place(b, fkl.MxVFloat3Op(x, self.matrix))
 
+    def structure(self) -> tuple[object, ...]:
+        return (type(self).__qualname__,)
+
+    def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
+        """The matrix, row-major (finite: checked at __init__)."""
+        return self.matrix
+
 
 class StaticLoop(Op):
     """Apply the binary op (Add, Sub, Mul, Div, Max or Min with its value) `n` times; `n` is
@@ -610,6 +643,13 @@ class StaticLoop(Op):
 
         body = type(self.body).IR_OP.name.removeprefix("fkl.")
         return self._place(b, fkl.StaticLoopOp(x, body, self.body.values, self.count))
+
+    def structure(self) -> tuple[object, ...]:
+        return (type(self).__qualname__, self.body.structure(), self.count)  # the body's value is a value
+
+    def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
+        """The body's slot (`rule`: its word, add ... min)."""
+        return self.body.runtime_slot(op_name, rule, dtype, channels, count)
 
 
 # --------------------------------------------------------------------------------------------
@@ -890,7 +930,18 @@ class Warping(Geometry):
 
 # Descriptors whose values a pipeline keys no plan by: a known structure with new values fills their slots
 # from the descriptors, without IR (jit.pipeline, frontend.lowering.runtime_values).
-RUNTIME_VALUE_DESCRIPTORS = (_BinaryValue, Warping, BorderReader, Saturate, Resize)
+RUNTIME_VALUE_DESCRIPTORS = (
+    _BinaryValue,
+    Warping,
+    BorderReader,
+    Saturate,
+    Resize,
+    AddLast,
+    VectorReorderRT,
+    MxVFloat3,
+    StaticLoop,
+    ReadSet,
+)
 
 
 class Deinterlace(Geometry):

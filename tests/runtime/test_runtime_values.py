@@ -226,6 +226,80 @@ def test_new_values_on_the_gpu_build_no_ir(monkeypatch: pytest.MonkeyPatch) -> N
         np.testing.assert_array_equal(got, np.clip(np.rint(value), 0, 255).astype(np.uint8))
 
 
+TARGETS = [
+    "cpu",
+    pytest.param(
+        "gpu", marks=[pytest.mark.gpu, pytest.mark.skipif(not fkl.gpu_available(), reason="needs a CUDA GPU")]
+    ),
+]
+
+
+def _run(target: str, ops: list[fkl.ops.Op], x: np.ndarray | None) -> np.ndarray:
+    pipe = fkl.compose(*ops, target=target)
+    if target == "cpu":
+        return np.asarray(pipe() if x is None else pipe(x))
+    from fklir.runtime.device_buffer import DeviceBuffer
+
+    return (pipe() if x is None else pipe(DeviceBuffer.from_host(x))).copy_to_host()
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_add_last_reorder_matrix_and_loop_values_are_runtime_values(
+    target: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """AddLast's value, VectorReorderRT's permutation, MxVFloat3's matrix and a StaticLoop's value: new ones
+    build no IR; each result is the reference interpreter's."""
+    x = RNG.random((19, 27, 3), dtype=np.float32) * 4 - 2
+
+    def ops(add: float, order: tuple[int, ...], m: np.ndarray, loop: float) -> list[fkl.ops.Op]:
+        return [
+            fkl.TensorRead(),
+            fkl.MxVFloat3(m),
+            fkl.StaticLoop(fkl.Mul(loop), 3),
+            fkl.AddLast(add),
+            fkl.VectorReorderRT(*order),
+            fkl.TensorWrite(),
+        ]
+
+    first = ops(1.0, (0, 1, 2, 3), np.eye(3), 1.0)
+    _run(target, first, x)
+    cases = [
+        (2.5, (3, 2, 1, 0), RNG.random((3, 3)) - 0.5, 0.5),
+        (-7.0, (1, 1, 3, 0), RNG.random((3, 3)) * 2, -1.25),
+        (0.125, (2, 0, 1, 3), np.diag([1.0, -1.0, 2.0]), 2.0),
+    ]
+    expected = [reference(ops(*case), packed_source(x)) for case in cases]
+    forbid_ir(monkeypatch)
+    for case, want in zip(cases, expected, strict=True):
+        got = _run(target, ops(*case), x)
+        assert got.shape == (19, 27, 4)
+        np.testing.assert_allclose(got, np.asarray(want).reshape(got.shape), rtol=1e-6, atol=1e-6)
+        assert (got[..., case[1].index(3)] == np.float32(case[0] * 1.0)).all()  # the added channel
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_read_set_values_and_sizes_are_runtime_values(target: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    def ops(value: tuple[float, ...], w: int, h: int) -> list[fkl.ops.Op]:
+        return [fkl.ReadSet(value, w, h, "float32"), fkl.Mul(2.0), fkl.TensorWrite()]
+
+    _run(target, ops((1.0, 2.0, 3.0), 8, 6), None)
+    forbid_ir(monkeypatch)
+    for value, w, h in [((0.5, -1.0, 7.0), 13, 5), ((3.0, 3.0, -0.25), 4, 11)]:
+        got = _run(target, ops(value, w, h), None)
+        np.testing.assert_array_equal(got, np.broadcast_to(np.asarray(value, np.float32) * 2, (h, w, 3)))
+
+
+def test_a_bad_new_permutation_or_added_value_is_refused_in_the_irs_words() -> None:
+    x = RNG.integers(0, 256, (9, 11, 3), dtype=np.uint8)
+    fkl.compose(fkl.TensorRead(), fkl.VectorReorderRT(2, 1, 0), fkl.AddLast(255), fkl.TensorWrite(), target="cpu")(x)
+    with pytest.raises(ValueError, match=r"'fkl\.vector_reorder_rt' indices \[3\] are out of range for a chain of 3"):
+        fkl.compose(fkl.TensorRead(), fkl.VectorReorderRT(3, 1, 0), fkl.AddLast(1), fkl.TensorWrite(), target="cpu")(x)
+    with pytest.raises(ValueError, match=r"'fkl\.add_last' value 256\.0 is not representable in the chain's element"):
+        fkl.compose(fkl.TensorRead(), fkl.VectorReorderRT(2, 1, 0), fkl.AddLast(256), fkl.TensorWrite(), target="cpu")(
+            x
+        )
+
+
 def _targets() -> list[str]:
     return ["cpu", "gpu"] if fkl.gpu_available() else ["cpu"]
 

@@ -16,6 +16,7 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from fklir import dtypes
+from fklir.dialects import value_rules
 from fklir.dialects.color_codes import COLOR_CODES, ColorCode
 from fklir.dialects.constants import REDUCTIONS
 from fklir.dialects.fkl.abstract_ops import (
@@ -394,13 +395,7 @@ class AddLastOp(TypeRuleOp):
 
 
 def _check_order(op: IRDLOperation, order: Sequence[float], channels: int | None) -> None:
-    if not 1 <= len(order) <= 4:
-        raise VerifyException(f"'{op.name}' gives {len(order)} indices; a pixel has 1 to 4 channels")
-    if channels is None:
-        return
-    bad = [int(i) for i in order if not (i == int(i) and 0 <= i < channels)]
-    if bad:
-        raise VerifyException(f"'{op.name}' indices {bad} are out of range for a chain of {channels} channels")
+    int32(value_rules.reorder_indices, op.name, order, channels)
 
 
 @irdl_op_definition
