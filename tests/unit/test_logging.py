@@ -17,7 +17,8 @@ import pytest
 
 import fklir as fkl
 from fklir import log
-from fklir.backend import compilers
+from fklir.backend import build, compilers
+from fklir.jit import pipeline
 from tests.fresh_process import forget_loaded
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,10 +67,18 @@ def test_cache_hits_are_debug_lines(
     caplog.set_level(logging.DEBUG, logger="fklir")
     x = RNG.integers(0, 256, (11, 13, 3), dtype=np.uint8)
     _chain(0.5, fkl.AddLast(1.0))(x)
-    # Same structure, another AddLast value (a value that still reaches the IR; a new Mul value alone would
-    # not): the kernel in memory
-    _chain(0.25, fkl.AddLast(2.0))(x)
+
+    def forget_plans() -> None:
+        """The pipelines' plans and their records gone (in memory and on disk): the next call builds IR."""
+        monkeypatch.setattr(pipeline, "_SHARED_PLANS", {})
+        monkeypatch.setattr(build, "_PLANS", {})
+        for record in fresh_cache.glob("*.plan"):
+            record.unlink()
+
+    forget_plans()
+    _chain(0.25, fkl.AddLast(2.0))(x)  # the kernel in memory
     forget_loaded(monkeypatch)
+    forget_plans()
     _chain(0.125, fkl.AddLast(3.0))(x)  # and now from the disk
     debug = _messages(caplog, logging.DEBUG)
     summary = "read > crop > resize > mul > add_last > write (uint8x3 -> float32x4)"

@@ -917,9 +917,22 @@ struct WarpRows {
             return;
         }
         const RowMap map = row_map();
+        if (Projective) {
+            // Without the division: here W > 0 (locate_runs), and X / W beyond a bound widened by kSure is
+            // beyond it after the rounding of X * (1 / W) too (a few ulps); a pixel nearer is an Edge pixel.
+            const f64 low = -1.0 - kSure, right_of = width * (1.0 + kSure), below = height * (1.0 + kSure);
+            for (i32 x = x0; x < x1; ++x) {
+                const f64 w = map.m6 * (f64)x + map.rw;
+                const f64 px = map.m0 * (f64)x + map.rx, py = map.m3 * (f64)x + map.ry;
+                const u32 out = (u32)(px < low * w) | (u32)(py < low * w) | (u32)(px >= right_of * w) |
+                                (u32)(py >= below * w);
+                k[x] = (u8)((0u - out) & outside);
+            }
+            return;
+        }
         for (i32 x = x0; x < x1; ++x) {
             f64 px, py;
-            map.at<Projective>(x, px, py);
+            map.at<false>(x, px, py);
             const u32 out = (u32)(px < -1.0) | (u32)(py < -1.0) | (u32)(px >= width) | (u32)(py >= height);
             k[x] = (u8)((0u - out) & outside);
         }
@@ -977,6 +990,7 @@ struct WarpRows {
 
     static constexpr i32 kGroup = 64;  // pixels gathered, then blended, at a time
     static constexpr i32 kPrefetchEvery = 2;  // pixels per prefetch
+    static constexpr f64 kSure = 1e-9;  // beyond's margin: far above the rounding errors of a coordinate
     static constexpr f64 kFar = 1048576.0;    // a step beyond this (or NaN) is not prefetched: kept in i64
     // A row's two taps in one 8-byte word: integer elements of 1 or 2 bytes, 2 C of them in 8 bytes.
     static constexpr bool kWide = Finite && sizeof(T) <= 2 && 2 * C * (int)sizeof(T) <= 8;
