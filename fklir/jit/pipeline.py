@@ -286,9 +286,9 @@ class Pipeline:
             module, recipe = self._lowered(compiled)
             (kernel,) = kernels_of(module)
             if self.target == "gpu":
-                from fklir.backend.emit_cpp import emit_kernel
+                from fklir.backend.emit_cpp import layout_of
 
-                check_param_block(emit_kernel(kernel).layout, *self._parameter_owner(sig))
+                check_param_block(layout_of(kernel), *self._parameter_owner(sig))
             built = build.build_kernel(kernel, self.target, device)._replace(recipe=recipe)
             build.remember_plan(described, built)
         launch_type = CpuLaunch if self.target == "cpu" else GpuLaunch

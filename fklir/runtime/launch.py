@@ -64,7 +64,7 @@ class LaunchPlan:
 
     def __init__(self, layout: Any, values: Mapping[str, Sequence[float]]):
         self.layout = layout
-        self._params_type = params_struct_type(layout.slots, layout.src_table, layout.dst_table, layout.reciprocals)
+        self._params_type = params_struct_type(layout)
         self.params = self._params_type()
         pack_slots(self.params, layout.slots, values)
         pack_reciprocals(self.params, layout.reciprocals, values)
@@ -181,7 +181,7 @@ class LaunchPlan:
 def check_param_block(layout: Any, op: str, what: str) -> None:
     """ValueError naming `op` when the parameter block of a GPU kernel (passed by value) is larger than
     CUDA allows, e.g. for thousands of rects or list images: nvcc would refuse the kernel."""
-    size = ctypes.sizeof(params_struct_type(layout.slots, layout.src_table, layout.dst_table, layout.reciprocals))
+    size = ctypes.sizeof(params_struct_type(layout))
     hint = "split the work over several calls"
     check_index(op, f"the kernel's parameter bytes for {what}", size, GPU_PARAM_BYTES, hint=hint)
 

@@ -48,15 +48,18 @@ class RectStruct(ctypes.Structure):
 SLOT_CTYPE: dict[str, Any] = {record.slot_kind: record.ctype for record in dtypes.DTYPES} | {"rect": RectStruct}
 
 
+def params_struct_type(layout: Any) -> type[ctypes.Structure]:
+    """Mirror of the emitted `struct Params` of a kernel layout (backend.emit_cpp.layout_of, whose fields the
+    C++ struct is printed from too): header, pointer tables, slots, then float reciprocals."""
+    return _params_struct_type(layout.slots, layout.src_table, layout.dst_table, layout.reciprocals)
+
+
 @functools.cache
-def params_struct_type(
-    slots: tuple[tuple[str, str, int], ...],
-    src_table: int = 0,
-    dst_table: int = 0,
-    reciprocals: tuple[str, ...] = (),
+def _params_struct_type(
+    slots: tuple[tuple[str, str, int], ...], src_table: int, dst_table: int, reciprocals: tuple[str, ...]
 ) -> type[ctypes.Structure]:
-    """Mirror of the emitted `struct Params`: header, pointer tables, slots, then float reciprocals. One class
-    per layout: a loop composing new values every frame makes a plan per frame, and a class is costly to make."""
+    """One class per layout: a loop composing new values every frame makes a plan per frame, and a class is
+    costly to make."""
     fields: list[tuple[str, Any]] = [("h", KernelHeader)]
     if src_table:
         fields.append(("src_table", ctypes.c_void_p * src_table))

@@ -78,7 +78,7 @@ def build(chain: Sequence[fops.Op], src: Source, target: str) -> BuiltKernel:
 def params_for(built: BuiltKernel) -> ctypes.Structure:
     """The parameter block of the emitted `struct Params` (pointer tables, slots, reciprocals)."""
     layout = built.layout
-    struct = params_struct_type(layout.slots, layout.src_table, layout.dst_table, layout.reciprocals)
+    struct = params_struct_type(layout)
     params = struct()
     pack_slots(params, layout.slots, built.values)
     pack_reciprocals(params, layout.reciprocals, built.values)

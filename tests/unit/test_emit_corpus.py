@@ -6,6 +6,7 @@ here; an intended codegen change regenerates the goldens (see emit_corpus's docs
 
 from __future__ import annotations
 
+import ctypes
 import difflib
 import shutil
 import subprocess
@@ -154,3 +155,31 @@ def test_golden_gpu_sources_compile_to_sm90_cubin(name: str, tmp_path: Path) -> 
     (case,) = [c for c in CASES if c.name == name]
     cubin = compilers.compile_cubin(golden_path(case, "gpu").read_text(), INCLUDE_DIR, "sm_90", tmp_path)
     assert cubin[:4] == b"\x7fELF" and b"fkl_kernel" in cubin
+
+
+@pytest.mark.skipif(shutil.which(compilers.find_cxx()) is None, reason="no C++ compiler on PATH")
+def test_the_ctypes_block_is_the_cpp_params_of_every_case(
+    tmp_path: Path, emitted: dict[tuple[str, str], EmittedKernel]
+) -> None:
+    """Both parameter blocks come from one layout (emit_cpp.layout_of): the C++ `Params` of every corpus
+    case has the ctypes struct's size and each of its fields' offsets (static_asserts, one g++ run)."""
+    from fklir.runtime.params import params_struct_type
+
+    units = []
+    for k, case in enumerate(CASES):
+        kernel = emitted[(case.name, "cpu")]
+        struct = params_struct_type(kernel.layout)
+        fields = [name for name, _ in struct._fields_]  # pyright: ignore[reportAttributeAccessIssue]
+        checks = [f"static_assert(sizeof(Params) == {ctypes.sizeof(struct)}, {case.name!r});"]
+        checks += [
+            f"static_assert(offsetof(Params, {name}) == {getattr(struct, name).offset}, {case.name + '.' + name!r});"
+            for name in fields
+        ]
+        # each case in a namespace of its own; the include guard keeps one copy of the headers
+        body = kernel.source.replace('#include "fkl/kernel.h"', "")
+        units.append(f"namespace case{k} {{\n{body}\n{chr(10).join(checks)}\n}}\n".replace("'", '"'))
+    source = tmp_path / "params.cpp"
+    source.write_text('#include <cstddef>\n#include "fkl/kernel.h"\n' + "".join(units))
+    command = [compilers.find_cxx(), *compilers.GXX_FLAGS, "-fsyntax-only", "-I", str(INCLUDE_DIR), str(source)]
+    result = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, check=False)
+    assert result.returncode == 0, result.stderr[-4000:]
