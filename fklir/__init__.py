@@ -53,6 +53,8 @@ if TYPE_CHECKING:
     from fklir.frontend.ops import Warping as Warping
     from fklir.frontend.user_ops import op as op
     from fklir.jit.circular import CircularTensor as CircularTensor
+    from fklir.jit.default_stream import default_stream as default_stream
+    from fklir.jit.default_stream import set_default_stream as set_default_stream
     from fklir.jit.pipeline import DivergentPipeline as DivergentPipeline
     from fklir.jit.pipeline import Pipeline as Pipeline
     from fklir.jit.pipeline import compose as compose
@@ -69,6 +71,8 @@ _LAZY = {
     "DivergentPipeline": "fklir.jit.pipeline",
     "compose": "fklir.jit.pipeline",
     "compose_divergent": "fklir.jit.pipeline",
+    "default_stream": "fklir.jit.default_stream",
+    "set_default_stream": "fklir.jit.default_stream",
     "DeviceBuffer": "fklir.runtime.device_buffer",
     "op": "fklir.frontend.user_ops",
 }
@@ -120,10 +124,12 @@ _PUBLIC = [
     "clear_cache",
     "compose",
     "compose_divergent",
+    "default_stream",
     "get_backend",
     "gpu_available",
     "op",
     "set_backend",
+    "set_default_stream",
 ]
 
 

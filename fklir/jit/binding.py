@@ -8,10 +8,8 @@ input seen before checks nothing that was checked then.
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-from fklir.runtime import cuda_driver
-from fklir.runtime.interop import WarmKey, describe_gpu_array, producer_stream, require_writable, warm_key
+from fklir.runtime.interop import WarmKey, describe_gpu_array, require_writable, warm_key
 from fklir.runtime.launch import Extent
-from fklir.runtime.streams import stream_handle
 
 # Plain classes and a named tuple, not dataclasses: @dataclass builds its methods from source text at
 # import, which a fresh process's first call would pay for.
@@ -100,16 +98,3 @@ def launch_prepared(
 
 def launch_nothing(stream: int) -> None:
     """The bound launch of an empty output."""
-
-
-def launch_stream(src: Any, stream: object) -> tuple[int, bool]:
-    """(stream handle, whether we must synchronize before returning).
-
-    A caller's stream is used as is. Without one we launch where the input's producer queued its
-    work (torch/CuPy current stream, or the stream the array advertises) so that we never race it,
-    else on fklir's internal stream; then we synchronize.
-    """
-    if stream is not None:
-        return stream_handle(stream), False
-    handle = producer_stream(src.framework, src.device, src.stream)
-    return (cuda_driver.internal_stream(src.device) if handle is None else handle), True

@@ -161,7 +161,7 @@ class GpuLaunch:
 
     def _launch_unbound(self, plan: CallPlan, first: Tensor) -> tuple[int, bool]:
         """Launch on the stream of the first tensor's producer; (that stream, whether to wait for it)."""
-        from fklir.jit.binding import launch_stream
+        from fklir.jit.default_stream import launch_stream
 
         handle, owned = launch_stream(first, None)
         self._launch_in_ours(plan, handle)

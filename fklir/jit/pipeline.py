@@ -1,50 +1,32 @@
 """`fkl.compose(*ops, target=...)` and `fkl.compose_divergent(plane_map, *chains)`: lazy pipelines,
 compiled per input signature on first use.
 
-Cold path (once per element type / channels / planes / list or rect capacity / device): descriptors →
-fkl IR → default passes → C++ → compiled kernel (memory or disk cache) → launch plan with its values
-packed. A structure compiled before, with other rects or counts, skips the IR: its plan is found by a
-description of the ops without their rects, and the rects are packed straight into the block. Warm
-path: check the input, compute the output size from the descriptors, allocate the output, fill the
-parameter header, launch. The warm path touches no xDSL object.
+A Pipeline holds its chain(s) and values and finds its plans; the target's executor (cpu_executor.py,
+gpu_executor.py) owns the call paths and their warm state.
+
+Cold path (once per structure, element type / channels / planes / list or rect capacity / device):
+descriptors → fkl IR → default passes → C++ → compiled kernel (memory or disk cache) → launch plan, shared
+by every pipeline of the structure (_SHARED_PLANS). A structure compiled before skips the IR: its plan is
+found by a description of the ops without their runtime values, which each pipeline packs into a values
+block of its own (the recipe's checks on the way). Warm path: check the input, compute the output size from
+the descriptors, allocate the output, fill the parameter header, launch. It touches no xDSL object.
 """
 
 import importlib
 import itertools
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeGuard
-
-import numpy as np
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from fklir.dialects.value_rules import RecipeStep
 from fklir.frontend import ops as fops
 from fklir.frontend.values import dtype_name, integers
-from fklir.jit.binding import (
-    Binding,
-    Prepared,
-    WarmEntry,
-    check_new_out,
-    check_out,
-    launch_nothing,
-    launch_prepared,
-    launch_stream,
-)
+from fklir.jit.binding import Binding
+from fklir.jit.cpu_executor import CpuExecutor
+from fklir.jit.gpu_executor import GpuExecutor
 from fklir.jit.signature import Signature, batch_capacity, input_signature
 from fklir.limits import check_index
 from fklir.runtime import cuda_driver
-from fklir.runtime.interop import (
-    GpuArray,
-    WarmKey,
-    describe_gpu_array,
-    empty_like_framework,
-    output_maker,
-    producer_stream,
-    require_writable,
-    warm_key,
-    warm_list_key,
-)
 from fklir.runtime.launch import CpuLaunch, Extent, GpuLaunch, LaunchPlan, check_param_block
-from fklir.runtime.streams import stream_handle
 
 if TYPE_CHECKING:  # xDSL is imported by the cold path only: a chain known to this process never builds IR
     from xdsl.dialects.builtin import ModuleOp
@@ -52,19 +34,7 @@ if TYPE_CHECKING:  # xDSL is imported by the cold path only: a chain known to th
 TARGETS = ("gpu", "cpu")
 
 
-class _CpuWarm(NamedTuple):
-    """How a CPU call runs on C-contiguous numpy arrays of one dtype and shape."""
-
-    plan: CpuLaunch
-    values: Any  # the pipeline's values block for the plan (LaunchPlan.pack_values)
-    extent: Extent
-    out_shape: tuple[int, ...]
-    out_dtype: np.dtype[Any]
-    launches: bool  # False: the output is empty
-
-
 _ENDS = (*fops.READ_DESCRIPTORS, *fops.WRITE_DESCRIPTORS)
-_LISTS = (list, tuple)  # for the warm call's isinstance: `list | tuple` would build a union object every call
 
 
 def _check_structure(ops: Sequence[fops.Op], where: str = "compose") -> None:
@@ -150,47 +120,20 @@ class Pipeline:
         # this pipeline's plans and its values block for each (the plan is shared: _SHARED_PLANS)
         self._plans: dict[tuple[Signature, int], tuple[LaunchPlan, Any]] = {}
         self._shared: dict[tuple[Signature, int], _SharedPlan] | None = None
-        self._prepared: dict[tuple[object, ...], Prepared] = {}
-        # unbound GPU calls on inputs seen before, by interop.warm_key: the warm path is one dict hit
-        self._warm: dict[WarmKey, WarmEntry] = {}
-        # CPU calls on a C-contiguous numpy array of an element type and shape seen before: one dict hit
-        self._warm_cpu: dict[tuple[np.dtype[Any], tuple[int, ...]], _CpuWarm] = {}
         self._last_signature: Signature | None = None
-        self._bound: Binding | None = None
-        # set while the parameter block holds exactly the bound buffers: k(stream=s) is then this call
-        self._bound_launch: Callable[[int], None] | None = None
-        self._bound_result: object = None
         _preload(target)
-        self._bind(ops[0], ops[-1])
+        # the call paths: the executor of the target owns them and its warm state
+        self._executor: CpuExecutor | GpuExecutor
+        if target == "cpu":
+            _refuse_bindings(ops[0], ops[-1])
+            self._executor = CpuExecutor(self)
+        else:
+            self._executor = GpuExecutor(self, ops[0], ops[-1])
 
-    def _bind(self, read: fops.Op, write: fops.Op) -> None:
-        """Bound compose: TensorRead(x) compiles now and makes x the call default; TensorWrite(out) likewise."""
-        read_binding = getattr(read, "binding", None)
-        write_binding = getattr(write, "binding", None)
-        if read_binding is None and write_binding is None:
-            return
-        if self.target != "gpu":
-            raise ValueError(
-                "compose: bound buffers (TensorRead(x), TensorWrite(out)) need target='gpu'; "
-                "on the CPU target pass arrays per call: pipe(x, out=y)"
-            )
-        if isinstance(read_binding, list | tuple) or isinstance(write_binding, list | tuple):
-            raise TypeError("compose: bind one array, not a list; pass a list of images per call: pipe([x0, x1, ...])")
-        binding = Binding()
-        if read_binding is not None:
-            binding.src = describe_gpu_array(read_binding, "TensorRead binding")
-            prepared = self._prepare_gpu(read_binding, [binding.src])
-            # the bindings get a parameter block of their own: overrides and unbound calls fill the shared
-            # plan's, so an argless call (no lock, any thread) always launches the bindings
-            binding.prepared = prepared.with_plan(prepared.plan.twin(prepared.values))
-        if write_binding is not None:
-            binding.dst = describe_gpu_array(write_binding, "TensorWrite binding")
-            if binding.prepared is not None:
-                try:
-                    check_out(binding.dst, binding.prepared)
-                except ValueError as e:
-                    raise ValueError(f"compose: the bound output does not fit the chain: {e}") from None
-        self._bound = binding
+    @property
+    def _bound(self) -> Binding | None:
+        """A bound pipeline's buffers and prepared call (GPU bound compose), else None."""
+        return self._executor.bound if isinstance(self._executor, GpuExecutor) else None
 
     @property
     def ops(self) -> tuple[fops.Op, ...]:
@@ -430,129 +373,9 @@ class Pipeline:
         return sig, gen.size[0], gen.size[1]
 
     def __call__(self, x: object = None, out: object = None, stream: object = None) -> Any:
-        launch = self._bound_launch
-        if launch is not None and stream is not None and x is None and out is None:
-            # the warm bound call on a caller's stream: the block already holds the bound buffers
-            launch(stream_handle(stream))
-            return self._bound_result
-        if self._warm_cpu and type(x) is np.ndarray and stream is None and x.flags.c_contiguous:
-            entry_cpu = self._warm_cpu.get((x.dtype, x.shape))
-            if entry_cpu is not None:
-                return self._call_cpu_warm(entry_cpu, x, out)
-        if self._warm:  # an unbound GPU pipeline that has run: an input seen before is one dict hit
-            if isinstance(x, _LISTS):
-                listed = warm_list_key(x)
-                if listed is not None and (entry := self._warm.get(listed[0])) is not None:
-                    return self._call_warm(entry, x[0], listed[1][0], out, stream, listed[1])
-            elif (seen := warm_key(x)) is not None and (entry := self._warm.get(seen[0])) is not None:
-                return self._call_warm(entry, x, seen[1], out, stream)
-        if self._bound is not None:
-            return self._call_bound(x, out, stream)
-        if x is None and self.generator is None:
-            raise TypeError("pipe() needs an input: call pipe(x), or bind one at compose time with TensorRead(x)")
-        if x is not None and self.generator is not None:
-            raise TypeError("a ReadSet pipeline reads no input: call pipe() (or pipe(out=y))")
-        if self.target == "cpu":
-            return self._call_cpu(x, out, stream)
-        return self._call_gpu(x, out, stream)
-
-    def _call_bound(self, x: object, out: object, stream: object) -> Any:
-        """A bound pipeline: bindings are call defaults; overrides must match them."""
-        b = self._bound
-        assert b is not None
-        if x is None and out is None and b.src is not None and b.dst is not None and b.prepared is not None:
-            plan = b.prepared.plan
-            handle, owned = (stream_handle(stream), False) if stream is not None else launch_stream(b.src, None)
-            if b.prepared.launches:
-                plan.run(b.src.ptr, b.dst.ptr, b.prepared.extent, handle, values=b.prepared.values)
-            self._bound_launch = plan.launch if b.prepared.launches else launch_nothing
-            self._bound_result = b.dst.obj
-            if owned:
-                plan.synchronize(handle)
-            return b.dst.obj
-        if isinstance(x, list | tuple):
-            raise ValueError("a bound pipeline takes one input; compose an unbound pipeline for lists of images")
-        if x is None:
-            if b.src is None:
-                raise TypeError("pipe() needs an input: only the output is bound; call pipe(x)")
-            x = b.src.obj
-        elif b.src is not None:
-            given = describe_gpu_array(x, "TensorRead input")
-            if (given.shape, given.dtype_name, given.device) != (b.src.shape, b.src.dtype_name, b.src.device):
-                raise ValueError(
-                    f"input override: expected {b.src.dtype_name} {b.src.shape} on device {b.src.device} like the "
-                    f"bound input, got {given.dtype_name} {given.shape} on device {given.device}; "
-                    "compose a new pipeline for other shapes or dtypes"
-                )
-        if out is None and b.dst is not None:
-            out = b.dst.obj
-        return self._call_gpu(x, out, stream)
-
-    def _call_cpu(self, x: object, out: object, stream: object) -> Any:
-        from fklir.runtime.interop import describe_host_array
-
-        if stream is not None:
-            raise ValueError("the CPU target has no streams: call without stream=")
-        array = x if type(x) is np.ndarray and x.flags.c_contiguous else None
-        input_key = None if array is None else (array.dtype, array.shape, self.read_planar)
-        known = None if input_key is None else _HOST_INPUTS.get(input_key)
-        if self.generator is not None:
-            pointers: list[int] = []
-            sig, width, height = self._generator_input()
-        elif array is not None and known is not None:
-            pointers = [array.ctypes.data]
-            sig, width, height = known
-            self._last_signature = sig
-        else:
-            sources = [describe_host_array(a, f"TensorRead input {i}") for i, a in enumerate(_as_list(x))]
-            pointers = [s.ptr for s in sources]
-            sig, width, height = self._input(x, [(s.shape, s.dtype_name) for s in sources])
-            if input_key is not None:
-                _remember_host_input(input_key, (sig, width, height))
-        sizes = self._sizes(sig, width, height)
-        plan, values = self._plan(sig, 0)
-        e = self._checked_extent(sig, width, height, sizes, plan)
-        shape = self._out_shape(sig, e)
-        dtype = plan.layout.out_dtype
-        count = e.channels_out if self.write_kind == "split_write" else 1
-        if out is None:
-            results: list[np.ndarray[Any, Any]] = [np.empty(shape, dtype=np.dtype(dtype)) for _ in range(count)]
-        elif count == 1 and _fits(out, shape, np.dtype(dtype)):
-            results = [out]  # pyright: ignore[reportAssignmentType]
-        else:
-            given = list(out) if self.write_kind == "split_write" and isinstance(out, list | tuple) else [out]
-            if len(given) != count:
-                raise ValueError(f"out: SplitWrite writes {count} outputs, one per channel; got {len(given)}")
-            for i, o in enumerate(given):
-                dst = describe_host_array(o, "out")
-                require_writable(dst, "out" + (f" (output {i})" if count > 1 else ""))
-                if dst.shape != shape or dst.dtype_name != dtype:
-                    raise ValueError(
-                        f"out: expected a {dtype} array of shape {shape}, got {dst.dtype_name} {dst.shape}"
-                        + (f" (output {i})" if count > 1 else "")
-                    )
-            results = given  # pyright: ignore[reportAssignmentType]
-        assert isinstance(plan, CpuLaunch)
-        if results[0].size:
-            outputs = [r.ctypes.data for r in results]
-            plan.run(pointers[0] if pointers else 0, outputs[0], e, pointers, outputs, values)
-        if type(x) is np.ndarray and count == 1:  # every check above holds for arrays of this dtype and shape
-            self._warm_cpu[(x.dtype, x.shape)] = _CpuWarm(plan, values, e, shape, np.dtype(dtype), results[0].size > 0)
-        return tuple(results) if self.write_kind == "split_write" else results[0]
-
-    def _call_cpu_warm(self, entry: _CpuWarm, x: np.ndarray[Any, Any], out: object) -> Any:
-        """A CPU call on an array whose dtype and shape a full call checked: only `out` is looked at, and an
-        `out` unlike the one expected goes through the full call and its errors."""
-        if out is None:
-            result = np.empty(entry.out_shape, entry.out_dtype)
-        elif _fits(out, entry.out_shape, entry.out_dtype):
-            result = out
-        else:
-            return self._call_cpu(x, out, None)
-        if entry.launches:
-            src, dst = x.ctypes.data, result.ctypes.data
-            entry.plan.run(src, dst, entry.extent, (src,), (dst,), entry.values)
-        return result
+        """Run the chain on `x` (an image, a batch or a list of same-size images; nothing for ReadSet or a bound
+        input), into `out` when given, on `stream` when given (GPU)."""
+        return self._executor(x, out, stream)
 
     def _input(self, x: object, described: list[tuple[tuple[int, ...], str]]) -> tuple[Signature, int, int]:
         """Signature and size of the input (one array, or a list of same-size images)."""
@@ -577,100 +400,6 @@ class Pipeline:
         check_index(read, "list length" if sig.images else "input planes", sig.images or sig.planes)
         self._last_signature = sig
         return sig, width, height
-
-    def _prepare_gpu(self, x: object, sources: list[Any]) -> Prepared:
-        """Cold part of a GPU call for one input signature and size: plan, extent, output shape."""
-        src = sources[0]
-        if any(s.device != src.device for s in sources):
-            raise ValueError(f"TensorRead: list inputs are on devices {[s.device for s in sources]}; use one device")
-        sig, width, height = self._input(x, [(s.shape, s.dtype_name) for s in sources])
-        sizes = self._sizes(sig, width, height)
-        plan, values = self._plan(sig, src.device)
-        e = self._checked_extent(sig, width, height, sizes, plan)
-        prepared = Prepared(plan, values, e, self._out_shape(sig, e), plan.layout.out_dtype, src.device)  # pyright: ignore[reportArgumentType]
-        if not isinstance(x, list | tuple):
-            self._prepared[(src.shape, src.dtype_name, src.device)] = prepared
-        return prepared
-
-    def _call_gpu(self, x: object, out: object, stream: object) -> Any:
-        """A GPU call that describes its arrays in full (first call per input kind, overrides, lists)."""
-        if self.generator is not None or self.write_kind == "split_write":
-            return self._call_gpu_general(x, out, stream)
-        if isinstance(x, list | tuple):
-            sources = [describe_gpu_array(a, f"TensorRead input {i}") for i, a in enumerate(_as_list(x))]
-            src = sources[0]
-            prep = self._prepare_gpu(x, sources)
-            table = [s.ptr for s in sources]
-        else:
-            table = ()
-            src = _described_gpu_input(x)
-            prep = self._prepared.get((src.shape, src.dtype_name, src.device)) or self._prepare_gpu(x, [src])
-        make_output = output_maker(src.framework, src.obj, prep.out_shape, prep.out_dtype, src.device)
-        if out is None:
-            result, dst_ptr = make_output(src.obj)
-        else:
-            result, dst_ptr = out, check_new_out(out, prep)
-        seen = warm_list_key(x) if isinstance(x, list | tuple) else warm_key(x)
-        if self._bound is None and seen is not None:
-            self._warm[seen[0]] = WarmEntry(prep, src.framework, make_output)
-        handle, owned = launch_stream(src, stream)
-        return launch_prepared(prep, src.ptr, dst_ptr, handle, owned, result, table)
-
-    def _call_warm(
-        self, entry: WarmEntry, x: object, src_ptr: int, out: object, stream: object, sources: Sequence[int] = ()
-    ) -> Any:
-        """An unbound call on an input whose warm key was seen: the key stands for the checks made then. A list
-        input comes as its first array `x` and the pointers of all (`sources`)."""
-        prep = entry.prep
-        if out is None:
-            result, dst_ptr = entry.make_output(x)
-        else:
-            seen = warm_key(out)
-            dst_ptr = seen[1] if seen is not None and seen[0] in prep.out_keys else check_new_out(out, prep)
-            result = out
-        if stream is not None:
-            return launch_prepared(prep, src_ptr, dst_ptr, stream_handle(stream), False, result, sources)
-        advertised = x.stream if entry.framework == "fklir" else None  # pyright: ignore[reportAttributeAccessIssue]
-        handle = producer_stream(entry.framework, prep.device, advertised)
-        if handle is None:
-            handle = cuda_driver.internal_stream(prep.device)
-        return launch_prepared(prep, src_ptr, dst_ptr, handle, True, result, sources)
-
-    def _call_gpu_general(self, x: object, out: object, stream: object) -> Any:
-        """GPU calls of ReadSet (no input) and SplitWrite (one output per channel): the plain path."""
-        if self.generator is not None:
-            device = 0 if out is None else describe_gpu_array(_as_list(out)[0], "out").device
-            sig, width, height = self._generator_input()
-            framework, like, src_ptr, src = "fklir", None, 0, None
-        else:
-            src = describe_gpu_array(x, "TensorRead input")
-            sig, width, height = self._input(x, [(src.shape, src.dtype_name)])
-            device, framework, like, src_ptr = src.device, src.framework, src.obj, src.ptr
-        sizes = self._sizes(sig, width, height)
-        plan, values = self._plan(sig, device)
-        e = self._checked_extent(sig, width, height, sizes, plan)
-        prep = Prepared(plan, values, e, self._out_shape(sig, e), plan.layout.out_dtype, device)
-        count = e.channels_out if self.write_kind == "split_write" else 1
-        if out is None:
-            made = [empty_like_framework(framework, prep.out_shape, prep.out_dtype, device, like) for _ in range(count)]
-            results, pointers = [m[0] for m in made], [m[1] for m in made]
-        else:
-            results = list(out) if count > 1 and isinstance(out, list | tuple) else [out]
-            if len(results) != count:
-                raise ValueError(f"out: SplitWrite writes {count} outputs, one per channel; got {len(results)}")
-            pointers = [check_out(describe_gpu_array(r, "out"), prep) for r in results]
-        if src is not None:
-            handle, owned = launch_stream(src, stream)
-        else:
-            handle, owned = (
-                (stream_handle(stream), False) if stream is not None else (cuda_driver.internal_stream(device), True)
-            )
-        assert isinstance(plan, GpuLaunch)
-        if prep.launches:
-            plan.run(src_ptr, pointers[0], e, handle, outputs=pointers, values=values)
-        if owned:
-            plan.synchronize(handle)
-        return tuple(results) if count > 1 else results[0]
 
 
 class DivergentPipeline(Pipeline):
@@ -738,59 +467,15 @@ def _divergent_target(chains: Sequence[Sequence[fops.Op] | Pipeline], target: st
     return target
 
 
-# GPU inputs described before, by warm key (interop.warm_key: arrays with equal keys describe alike), so that
-# a new pipeline's first call on an input like one seen describes nothing.
-_GPU_INPUTS: dict[WarmKey, GpuArray] = {}
-
-
-def _described_gpu_input(x: object) -> GpuArray:
-    """describe_gpu_array(x) of a pipeline's input, from an array with the same warm key where one was seen."""
-    seen = warm_key(x)
-    if seen is None:
-        return describe_gpu_array(x, "TensorRead input")
-    known = _GPU_INPUTS.get(seen[0])
-    if known is None:
-        known = describe_gpu_array(x, "TensorRead input")
-        if len(_GPU_INPUTS) >= _INPUTS_MAX:
-            _GPU_INPUTS.clear()
-        _GPU_INPUTS[seen[0]] = known
-        return known
-    advertised = x.stream if known.framework == "fklir" else None  # pyright: ignore[reportAttributeAccessIssue]
-    return known._replace(ptr=seen[1], obj=x, stream=advertised)
-
-
-# What a CPU call learnt from a C-contiguous numpy input, by (dtype, shape, planar read): its signature and
-# size, which hold for every such array (a new pipeline's first call then describes nothing).
-_HOST_INPUTS: dict[tuple[np.dtype[Any], tuple[int, ...], bool], tuple[Signature, int, int]] = {}
-_INPUTS_MAX = 4096
-
-
-def _remember_host_input(key: tuple[np.dtype[Any], tuple[int, ...], bool], known: tuple[Signature, int, int]) -> None:
-    if len(_HOST_INPUTS) >= _INPUTS_MAX:
-        _HOST_INPUTS.clear()
-    _HOST_INPUTS[key] = known
-
-
-def _fits(out: object, shape: tuple[int, ...], dtype: np.dtype[Any]) -> TypeGuard[np.ndarray[Any, Any]]:
-    """Whether `out` is a numpy array that a CPU call writes as it is (else it is described and checked)."""
-    return (
-        type(out) is np.ndarray
-        and out.dtype == dtype
-        and out.shape == shape
-        and out.flags.c_contiguous
-        and out.flags.writeable
-    )
-
-
-def _as_list(x: object) -> list[object]:
-    if isinstance(x, list | tuple):
-        if not x:
-            raise ValueError("TensorRead: the input list is empty")
-        return list(x)
-    return [x]
-
-
 _PRELOADED: set[str] = set()
+
+
+def _refuse_bindings(read: fops.Op, write: fops.Op) -> None:
+    if getattr(read, "binding", None) is not None or getattr(write, "binding", None) is not None:
+        raise ValueError(
+            "compose: bound buffers (TensorRead(x), TensorWrite(out)) need target='gpu'; "
+            "on the CPU target pass arrays per call: pipe(x, out=y)"
+        )
 
 
 def _preload(target: str) -> None:

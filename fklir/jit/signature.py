@@ -15,7 +15,7 @@ half of the 32 KiB that CUDA 12.1+ allows on sm_70+. Past BATCH_MAX a kernel is 
 itself, which keeps every count the parameter limit admits (runtime.launch.check_param_block) callable.
 """
 
-from typing import NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 BATCH_MIN = 64
 BATCH_MAX = 1024
@@ -72,3 +72,36 @@ def input_signature(shape: tuple[int, ...], dtype: str, planar: bool = False) ->
         f"TensorRead: cannot read an input of shape {shape}; expected (N,), (H, W), (H, W, C) with C in 2..4, "
         "(B, H, W) or (B, H, W, C)"
     )
+
+
+def inputs_of(x: object) -> list[object]:
+    """The arrays of a call's argument: a list's items, else the one array."""
+    if isinstance(x, list | tuple):
+        if not x:
+            raise ValueError("TensorRead: the input list is empty")
+        return list(x)
+    return [x]
+
+
+class ChainCalls(Protocol):
+    """What a target's executor (cpu_executor.py, gpu_executor.py) asks of the pipeline whose calls it runs:
+    the chain's kind of read and write, and its per-call steps (jit/pipeline.py)."""
+
+    generator: Any  # the ReadSet that replaces the read, or None
+    write_kind: str
+    read_planar: bool
+    _last_signature: Signature | None
+
+    def _input(self, x: object, described: list[tuple[tuple[int, ...], str]]) -> tuple[Signature, int, int]: ...
+
+    def _generator_input(self) -> tuple[Signature, int, int]: ...
+
+    def _sizes(self, sig: Signature, width: int, height: int) -> tuple[int, int, int]: ...
+
+    def _plan(self, sig: Signature, device: int) -> tuple[Any, Any]: ...
+
+    def _checked_extent(
+        self, sig: Signature, width: int, height: int, sizes: tuple[int, int, int], plan: Any
+    ) -> Any: ...
+
+    def _out_shape(self, sig: Signature, e: Any) -> tuple[int, ...]: ...

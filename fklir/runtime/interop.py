@@ -8,7 +8,7 @@ is cached, so the hot path for a torch tensor is one dict lookup plus the tensor
 
 The warm path of a pipeline call does not even build a GpuArray: warm_key() gives a hashable key (type,
 element type, shape, device, ...) and the pointer of an array that is usable as it is, so that a call on
-an input seen before is one dict hit (see Pipeline._call_warm); anything unusual falls back to
+an input seen before is one dict hit (see GpuExecutor._call_warm); anything unusual falls back to
 describe_gpu_array, which also says what is wrong.
 """
 

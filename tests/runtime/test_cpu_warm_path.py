@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import fklir as fkl
-from fklir.jit import pipeline
+from fklir.jit import cpu_executor
 from fklir.runtime import interop
 
 RNG = np.random.default_rng(23)
@@ -27,18 +27,18 @@ def _reference(x: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
 
 @pytest.fixture
 def descriptions(monkeypatch: pytest.MonkeyPatch) -> list[object]:
-    """The arrays the full call describes (interop.describe_host_array), in order; no input of the process's
-    earlier calls is known (pipeline._HOST_INPUTS: a new pipeline's first call on a kind of array seen before
+    """The arrays the full call describes (describe_host_array), in order; no input of the process's earlier
+    calls is known (cpu_executor._HOST_INPUTS: a new pipeline's first call on a kind of array seen before
     describes nothing either)."""
     seen: list[object] = []
-    monkeypatch.setattr(pipeline, "_HOST_INPUTS", {})
+    monkeypatch.setattr(cpu_executor, "_HOST_INPUTS", {})
     real = interop.describe_host_array
 
     def counting(x: object, what: str) -> Any:
         seen.append(x)
         return real(x, what)
 
-    monkeypatch.setattr(interop, "describe_host_array", counting)
+    monkeypatch.setattr(cpu_executor, "describe_host_array", counting)
     return seen
 
 

@@ -19,7 +19,7 @@ import pytest
 
 import fklir as fkl
 from fklir.backend import build
-from fklir.jit import binding, pipeline
+from fklir.jit import binding, default_stream, gpu_executor
 from fklir.runtime import cuda_driver, interop
 from fklir.runtime import launch as launch_module
 from fklir.runtime.device_buffer import DeviceBuffer
@@ -248,14 +248,14 @@ def test_default_stream_handles_mean_our_contexts_default_stream(fake: Any) -> N
 def counted_descriptions(monkeypatch: pytest.MonkeyPatch) -> list[object]:
     """Every array that the pipeline describes in full (the slow path), from no input known to the process."""
     described: list[object] = []
-    real = pipeline.describe_gpu_array
-    monkeypatch.setattr(pipeline, "_GPU_INPUTS", {})
+    real = gpu_executor.describe_gpu_array
+    monkeypatch.setattr(gpu_executor, "_GPU_INPUTS", {})
 
     def counting(x: object, what: str, stream: int | None = None) -> Any:
         described.append(x)
         return real(x, what, stream)
 
-    for module in (pipeline, binding):  # inputs are described in one, outputs in the other
+    for module in (gpu_executor, binding):  # inputs are described in one, outputs in the other
         monkeypatch.setattr(module, "describe_gpu_array", counting)
     return described
 
@@ -423,6 +423,33 @@ def test_without_a_stream_the_producers_stream_is_used_and_synchronised(fake: An
         assert driver.calls["cuStreamSynchronize"] == 1
         assert driver.launch_contexts[-1] == _primary(driver), "the default stream meant is our context's"
         assert driver.current() == int(driver.foreign), "and the caller's context comes back"
+    advertised = DeviceBuffer.from_ptr(0x8000, (6, 5, 3), "uint8", stream=0x55)
+    for _ in range(2):
+        driver.calls.clear()
+        pipe(advertised, out=y)
+        assert driver.launches[-1][3] == 0x55 and driver.calls["cuStreamSynchronize"] == 1
+
+
+@pytest.fixture
+def current_stream_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    """fkl.set_default_stream("current") for the test."""
+    monkeypatch.setattr(default_stream, "_mode", [])
+    fkl.set_default_stream("current")
+
+
+def test_with_the_current_default_a_torch_call_queues_on_its_stream_and_returns(
+    fake: Any, current_stream_default: None
+) -> None:
+    """Under set_default_stream("current"), a call without stream= launches on torch's current stream and
+    waits for nothing, cold and warm; an array of a library without a current stream still waits."""
+    driver, torch = fake
+    pipe = _chain(fkl.TensorRead(), fkl.TensorWrite())
+    x, y = torch.empty((6, 5, 3), dtype=torch.uint8), torch.empty((6, 5, 3), dtype=torch.uint8)
+    for _ in range(2):  # cold, then warm
+        driver.calls.clear()
+        pipe(x, out=y)
+        assert driver.launches[-1][3] == 0  # torch's current stream: its default stream here
+        assert driver.calls.get("cuStreamSynchronize", 0) == 0
     advertised = DeviceBuffer.from_ptr(0x8000, (6, 5, 3), "uint8", stream=0x55)
     for _ in range(2):
         driver.calls.clear()

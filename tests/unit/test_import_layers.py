@@ -122,8 +122,8 @@ def _cycle(edges: list[Edge]) -> list[Edge] | None:
 def test_the_graph_reads_every_kind_of_import() -> None:
     """A guard on the reader itself: a lazy import inside a function and `from package import module` are edges."""
     edges = {(edge.importer, edge.imported) for edge in _edges(_modules())}
-    assert ("fklir.jit.pipeline", "fklir.backend.build") in edges  # inside Pipeline._plan
-    assert ("fklir.jit.binding", "fklir.runtime.cuda_driver") in edges  # from fklir.runtime import cuda_driver
+    assert ("fklir.jit.pipeline", "fklir.backend.build") in edges  # inside Pipeline._shared_plan
+    assert ("fklir.jit.default_stream", "fklir.runtime.cuda_driver") in edges  # from fklir.runtime import cuda_driver
     assert ("fklir.runtime.device_buffer", "fklir.runtime.streams") in edges
 
 

@@ -30,12 +30,11 @@ from typing import Any
 import numpy as np
 
 from fklir import jit
-from fklir.jit.binding import launch_stream
+from fklir.jit.default_stream import finish, launch_stream, per_thread
 from fklir.jit.tensors import Tensor, describe
 from fklir.runtime import cuda_driver
 from fklir.runtime.device_buffer import DeviceBuffer
 from fklir.runtime.interop import empty_like_framework
-from fklir.runtime.launch import LAST_DEFAULT_STREAM
 
 __all__ = ["histogram"]
 
@@ -156,9 +155,7 @@ def histogram(images: Any, out: Any = None, *, stream: object = None) -> Any:
     handle, owned = launch_stream(described, stream)
     scratch = _stream_scratch(described.device, handle, (shape[0] if batched else 1) * (channels * BINS + 1))
     _count_gpu(batch_images, batch_out, scratch, stream=handle)
-    if owned:
-        with cuda_driver.using_device(described.device):
-            cuda_driver.synchronize(handle)
+    finish(handle, described.device, owned)
     return out
 
 
@@ -166,7 +163,7 @@ def _stream_scratch(device: int, handle: int, size: int) -> DeviceBuffer:
     """The zeroed scratch of at least `size` uint32 of the stream (histogram.cuh leaves it zero). A larger one
     replaces it: made after the work queued so far (from_host waits for the device), so that none of that work
     still uses the one it replaces."""
-    key = (device, handle, threading.get_ident() if handle <= LAST_DEFAULT_STREAM else 0)
+    key = (device, handle, per_thread(handle))
     with _scratch_lock:
         scratch = _scratch.get(key)
         if scratch is None or scratch.size < size:
