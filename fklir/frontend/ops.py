@@ -81,6 +81,7 @@ class Op:
     @dataclass builds every class's methods from source text, which weighs on a fresh process's import."""
 
     FIELDS: ClassVar[tuple[str, ...]] = ()
+    DESCRIBED: ClassVar[tuple[str, ...]] = ()  # FIELDS but a binding (a call default, not what compiles)
     location: UserLocation  # the user's call site, not a field
 
     def __init_subclass__(cls, **kwargs: object) -> None:
@@ -88,6 +89,7 @@ class Op:
         annotations: dict[str, str] = vars(cls).get("__annotations__", {})
         own = [name for name, kind in annotations.items() if not str(kind).startswith("ClassVar")]
         cls.FIELDS = (*cls.FIELDS, *(name for name in own if name not in cls.FIELDS))
+        cls.DESCRIBED = tuple(name for name in cls.FIELDS if name != "binding")
 
     def __init__(self) -> None:
         object.__setattr__(self, "location", _user_location())
@@ -109,7 +111,8 @@ class Op:
     def description(self) -> tuple[object, ...]:
         """The class and field values: the descriptor's part of a plan's description (a binding is a call
         default, not part of what compiles)."""
-        return (type(self).__qualname__, tuple((n, getattr(self, n)) for n in type(self).FIELDS if n != "binding"))
+        cls = type(self)
+        return (cls.__qualname__, tuple([(n, getattr(self, n)) for n in cls.DESCRIBED]))
 
     def structure(self) -> tuple[object, ...]:
         """description() less the values a plan takes at run time (a runtime-value descriptor leaves them
