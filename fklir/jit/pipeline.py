@@ -229,7 +229,7 @@ class Pipeline:
             module, recipe = self._lowered(compiled)
             (kernel,) = kernels_of(module)
             if self.target == "gpu":
-                from fklir.backend.emit_cpp import layout_of
+                from fklir.backend.kernel_plan import layout_of
 
                 check_param_block(layout_of(kernel), *self._parameter_owner(sig))
             built = build.build_kernel(kernel, self.target, device)._replace(recipe=recipe)

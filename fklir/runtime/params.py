@@ -49,7 +49,7 @@ SLOT_CTYPE: dict[str, Any] = {record.slot_kind: record.ctype for record in dtype
 
 
 def params_struct_type(layout: Any) -> type[ctypes.Structure]:
-    """Mirror of the emitted `struct Params` of a kernel layout (backend.emit_cpp.layout_of, whose fields the
+    """Mirror of the emitted `struct Params` of a kernel layout (backend.kernel_plan.layout_of, whose fields the
     C++ struct is printed from too): header, pointer tables, slots, then float reciprocals."""
     return _params_struct_type(layout.slots, layout.src_table, layout.dst_table, layout.reciprocals)
 

@@ -161,7 +161,7 @@ def test_golden_gpu_sources_compile_to_sm90_cubin(name: str, tmp_path: Path) -> 
 def test_the_ctypes_block_is_the_cpp_params_of_every_case(
     tmp_path: Path, emitted: dict[tuple[str, str], EmittedKernel]
 ) -> None:
-    """Both parameter blocks come from one layout (emit_cpp.layout_of): the C++ `Params` of every corpus
+    """Both parameter blocks come from one layout (kernel_plan.layout_of): the C++ `Params` of every corpus
     case has the ctypes struct's size and each of its fields' offsets (static_asserts, one g++ run)."""
     from fklir.runtime.params import params_struct_type
 

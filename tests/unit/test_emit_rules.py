@@ -11,7 +11,7 @@ from xdsl.ir import Operation
 from xdsl.utils.test_value import create_ssa_value
 
 from fklir.backend.build import INCLUDE_DIR
-from fklir.backend.emit_cpp import WRITE_KIND
+from fklir.backend.chains import WRITE_KIND
 from fklir.backend.emit_geometry import SHARED, STAGE
 from fklir.backend.emit_rules import ELEMENT, PIXEL, OpRules, enumerator, struct, word_struct
 from fklir.dialects import fkl

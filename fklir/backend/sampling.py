@@ -1,0 +1,340 @@
+"""How a one-chain pixel kernel samples its source, chosen once per chain (`choose_sampling`): a strategy
+object that prints its own part of the GPU entry and of the CPU loop.
+
+- PixelTaps: every pixel computes its own taps through `sample` (the GPU's narrow entry always does);
+- BlockTaps: a final linear resize's taps computed once per block column and row (has_block_taps);
+- PairTaps: crops of a packed integer image resized linearly: a column's two taps read as one pair
+  from the two source rows of its output row (has_pair_taps);
+
+and on the CPU only:
+
+- RowSpans: a row straight from a source row, a border's pixels either side (has_row_spans);
+- WarpRows: a final warp's rows through fkl::WarpRows (has_warp_rows);
+- NearestColumns: a final nearest resize's source columns once per plane (has_nearest_columns).
+
+A GPU strategy prints the block's shared taps (`gpu_shared_taps`) and its samples (`gpu_sample`); a CPU one
+its helpers, a thread's state, what it computes per plane and its loop over a row.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from fklir.backend.chains import Chain
+from fklir.backend.cpp_types import CPP_TYPE, image_of
+from fklir.backend.emit_geometry import (
+    emit_nearest_columns,
+    emit_row_span,
+    emit_warp_rows,
+    has_block_taps,
+    has_nearest_columns,
+    has_pair_taps,
+    has_row_spans,
+    has_warp_rows,
+)
+
+PIXEL_BLOCK_X = 32  # pixel kernels: threads along x per block (fklir.runtime.launch.PIXEL_BLOCK)
+PIXEL_BLOCK_Y = 8  # and along y
+
+
+class PixelTaps:
+    """Each pixel computes its own taps (`sample`)."""
+
+    # ---- GPU ----
+
+    def gpu_shared_taps(self, chain: Chain, pixels: int) -> list[str]:
+        """What the block's threads compute for all of them after the Plane (nothing here)."""
+        return []
+
+    def gpu_sample(self, chain: Chain, pixels: int) -> list[str]:
+        """Each thread's `pixels` samples into out[k]."""
+        return [
+            "#pragma unroll",
+            f"    for (int k = 0; k < {pixels}; ++k) {{",
+            f"        const fkl::i32 x = x0 + k * {PIXEL_BLOCK_X};",
+            "        if (x < p.h.dst_w) sample(p, q, x, y, blockIdx.z, out[k]);",
+            "    }",
+        ]
+
+    # ---- CPU ----
+
+    def cpu_helpers(self, chain: Chain, counts: dict[str, int]) -> list[str]:
+        """Functions that only the CPU loop calls (so the GPU's source stays as it is)."""
+        return []
+
+    def cpu_state(self, chain: Chain) -> list[str]:
+        """A CPU thread's per-plane state: the Plane and what its rows share along x."""
+        return ["    Plane q;"]
+
+    def cpu_plane(self, chain: Chain) -> list[str]:
+        """What a CPU thread computes when its rows reach a new plane z (see cpu_state)."""
+        return ["                q = plane_of(p, z);"]
+
+    def cpu_row(self, chain: Chain) -> list[str]:
+        """The CPU's loop over the pixels of row y of plane z, given the plane's state (cpu_plane)."""
+        return _row_loop(chain, [], "sample(p, q, x, y, z, out);")
+
+
+class BlockTaps(PixelTaps):
+    """A final linear resize's taps of the block's columns and rows, computed once (has_block_taps)."""
+
+    def gpu_shared_taps(self, chain: Chain, pixels: int) -> list[str]:
+        k = len(chain.geometry)
+        tap_x = f"stage{k}_tap_x(p, q, x < p.h.dst_w ? x : p.h.dst_w - 1, blockIdx.z)"
+        return _shared_taps(chain, pixels, "fkl::LinearTap", tap_x, [])
+
+    def gpu_sample(self, chain: Chain, pixels: int) -> list[str]:
+        return [
+            "    const fkl::LinearTap ty = block_ty[threadIdx.y];",
+            "#pragma unroll",
+            f"    for (int k = 0; k < {pixels}; ++k)",
+            f"        if (x0 + k * {PIXEL_BLOCK_X} < p.h.dst_w)",
+            f"            sample_taps(p, q, block_tx[threadIdx.x + k * {PIXEL_BLOCK_X}], ty, blockIdx.z, out[k]);",
+        ]
+
+    def cpu_state(self, chain: Chain) -> list[str]:
+        return [*super().cpu_state(chain), "    std::vector<fkl::LinearTap> tx((size_t)p.h.dst_w);"]
+
+    def cpu_plane(self, chain: Chain) -> list[str]:
+        k = len(chain.geometry)
+        return [
+            *super().cpu_plane(chain),
+            f"                for (fkl::i32 x = 0; x < p.h.dst_w; ++x) tx[x] = stage{k}_tap_x(p, q, x, z);",
+        ]
+
+    def cpu_row(self, chain: Chain) -> list[str]:
+        head = [f"            const fkl::LinearTap ty = stage{len(chain.geometry)}_tap_y(p, q, y, z);"]
+        return _row_loop(chain, head, "sample_taps(p, q, tx[x], ty, z, out);")
+
+
+class PairTaps(PixelTaps):
+    """A column's two taps as one pair read from its output row's two source rows (has_pair_taps)."""
+
+    def gpu_shared_taps(self, chain: Chain, pixels: int) -> list[str]:
+        k = len(chain.geometry)
+        channels = image_of(chain.read.source_type).channels.data
+        tap_x = f"stage{k}_tap_x(p, q, x < p.h.dst_w ? x : p.h.dst_w - 1, blockIdx.z)"
+        tap_x = f"fkl::pair_tap({tap_x}, origin.x, p.h.src_w, {channels})"
+        origin = ["        const fkl::Rect origin = pair_origin(p, blockIdx.z);"]
+        return _shared_taps(chain, pixels, "fkl::PairTap", tap_x, origin)
+
+    def gpu_sample(self, chain: Chain, pixels: int) -> list[str]:
+        t_src = CPP_TYPE[image_of(chain.read.source_type).dtype]
+        return [
+            "    const fkl::LinearTap ty = block_ty[threadIdx.y];",
+            "    const fkl::Rect origin = pair_origin(p, blockIdx.z);",
+            f"    const {t_src}* row0 = pair_row(p, ty.i0 + origin.y, blockIdx.z);",
+            f"    const {t_src}* row1 = pair_row(p, ty.i1 + origin.y, blockIdx.z);",
+            "#pragma unroll",
+            f"    for (int k = 0; k < {pixels}; ++k)",
+            f"        if (x0 + k * {PIXEL_BLOCK_X} < p.h.dst_w)",
+            f"            sample_pair(p, row0, row1, block_tx[threadIdx.x + k * {PIXEL_BLOCK_X}], ty.w1, out[k]);",
+        ]
+
+    def cpu_state(self, chain: Chain) -> list[str]:
+        src = image_of(chain.read.source_type)
+        t_src, channels = CPP_TYPE[src.dtype], src.channels.data
+        return [
+            *super().cpu_state(chain),
+            f"    fkl::ResizeRows<{t_src}, {channels}> resize(p.h.dst_w);",
+            f"    std::vector<fkl::f32> line((size_t)p.h.dst_w * {channels});",
+            "    fkl::Rect origin = {0, 0, 0, 0};",
+        ]
+
+    def cpu_plane(self, chain: Chain) -> list[str]:
+        k = len(chain.geometry)
+        return [
+            *super().cpu_plane(chain),
+            "                origin = pair_origin(p, z);",
+            "                for (fkl::i32 x = 0; x < p.h.dst_w; ++x)",
+            f"                    resize.set_column(x, stage{k}_tap_x(p, q, x, z), origin.x);",
+        ]
+
+    def cpu_row(self, chain: Chain) -> list[str]:
+        head = [
+            f"            const fkl::LinearTap ty = stage{len(chain.geometry)}_tap_y(p, q, y, z);",
+            "            resize.blend(pair_row(p, ty.i0 + origin.y, z), pair_row(p, ty.i1 + origin.y, z), ty.w1,",
+            "                         line.data());",
+        ]
+        in_channels = chain.stage_type.channels.data
+        return _row_loop(chain, head, f"compute_pixel(p, &line[(size_t)x * {in_channels}], out);")
+
+
+class NearestColumns(PixelTaps):
+    """CPU: a final nearest resize's source columns, once per plane (has_nearest_columns)."""
+
+    def cpu_helpers(self, chain: Chain, counts: dict[str, int]) -> list[str]:
+        return emit_nearest_columns(chain.read, chain.geometry, counts)
+
+    def cpu_state(self, chain: Chain) -> list[str]:
+        return [*super().cpu_state(chain), "    std::vector<fkl::u32> columns((size_t)p.h.dst_w);"]
+
+    def cpu_plane(self, chain: Chain) -> list[str]:
+        return [
+            *super().cpu_plane(chain),
+            "                for (fkl::i32 x = 0; x < p.h.dst_w; ++x)",
+            "                    columns[x] = nearest_column(p, q, x, z);",
+        ]
+
+    def cpu_row(self, chain: Chain) -> list[str]:
+        t_src = CPP_TYPE[image_of(chain.read.source_type).dtype]
+        head = [f"            const {t_src}* src = nearest_row(p, q, y, z);"]
+        return _row_loop(chain, head, "compute_pixel(p, src + columns[x], out);")
+
+
+class RowSpans(PixelTaps):
+    """CPU: row y of plane z through its row span (has_row_spans): the run straight from the source row,
+    the pixels either side of it (a border's) through `sample`."""
+
+    def cpu_helpers(self, chain: Chain, counts: dict[str, int]) -> list[str]:
+        return emit_row_span(chain.read, chain.geometry, counts)
+
+    def cpu_row(self, chain: Chain) -> list[str]:
+        t_out, channels = CPP_TYPE[chain.out_type.dtype], chain.out_type.channels.data
+        t_src = CPP_TYPE[image_of(chain.read.source_type).dtype]
+        in_channels = chain.stage_type.channels.data
+        return [
+            "            const fkl::Span s = row_span(p, y, z);",
+            "            const auto edge = [&](fkl::i32 x) {",
+            f"                {t_out} out[{channels}];",
+            "                sample(p, q, x, y, z, out);",
+            "                store(p, x, y, z, out);",
+            "            };",
+            "            for (fkl::i32 x = 0; x < s.lo; ++x) edge(x);",
+            "            if (s.lo < s.hi) {",
+            f"                const {t_src}* src = span_row(p, s, z);",
+            "                for (fkl::i32 x = s.lo; x < s.hi; ++x) {",
+            f"                    {t_out} out[{channels}];",
+            f"                    compute_pixel(p, src + (fkl::i64)(x + s.dx) * {in_channels}, out);",
+            "                    store(p, x, y, z, out);",
+            "                }",
+            "            }",
+            "            for (fkl::i32 x = s.hi; x < p.h.dst_w; ++x) edge(x);",
+        ]
+
+
+class WarpRows(PixelTaps):
+    """CPU: row y of plane z through fkl::WarpRows (has_warp_rows): runs of pixels whose taps lie inside the
+    source blended together, runs of pixels whose taps all read the constant 0 outside it as zeros, the
+    others through `sample`; a run of a packed write through compute_run."""
+
+    def cpu_helpers(self, chain: Chain, counts: dict[str, int]) -> list[str]:
+        return [*emit_warp_rows(chain.read, chain.geometry), *_compute_run(chain)]
+
+    def cpu_state(self, chain: Chain) -> list[str]:
+        return [*super().cpu_state(chain), "    WarpRows rows(p.h.dst_w);"]
+
+    def cpu_row(self, chain: Chain) -> list[str]:
+        t_out, channels = CPP_TYPE[chain.out_type.dtype], chain.out_type.channels.data
+        in_channels = chain.stage_type.channels.data
+        if chain.write_kind == "packed":
+            row = f"({t_out}*)p.h.dst + z * p.h.dst_plane_stride + y * p.h.dst_pitch + (fkl::i64)x * {channels}"
+            write_run = [
+                f"                compute_run(p, &rows.line[(size_t)x * {in_channels}], {row}, end - x);",
+                "                x = end;",
+            ]
+        else:
+            write_run = [
+                "                for (; x < end; ++x) {",
+                f"                    {t_out} out[{channels}];",
+                f"                    compute_pixel(p, &rows.line[(size_t)x * {in_channels}], out);",
+                "                    store(p, x, y, z, out);",
+                "                }",
+            ]
+        return [
+            "            warp_row(p, rows, y, z);",
+            "            for (fkl::i32 x = 0; x < p.h.dst_w;) {",
+            "                const fkl::i32 end = rows.run_end(x, p.h.dst_w);",
+            "                const fkl::u8 kind = rows.kind[(size_t)x];",
+            "                if (kind == fkl::WarpEdge) {",
+            "                    for (; x < end; ++x) {",
+            f"                        {t_out} out[{channels}];",
+            "                        sample(p, q, x, y, z, out);",
+            "                        store(p, x, y, z, out);",
+            "                    }",
+            "                    continue;",
+            "                }",
+            "                if (kind == fkl::WarpInside) {",
+            "                    warp_blend(p, rows, x, end, z);",
+            "                } else {",
+            "                    rows.zero(x, end);",
+            "                }",
+            *write_run,
+            "            }",
+        ]
+
+
+class ChainSampling(NamedTuple):
+    """A one-chain pixel kernel's sampling: the strategies of the GPU's wide entry and of the CPU loop, and
+    which shared-tap samplers its source defines (`sample_taps`, `sample_pair` and its rows)."""
+
+    gpu: PixelTaps
+    cpu: PixelTaps
+    block_taps: bool
+    pair_taps: bool
+
+
+def choose_sampling(chain: Chain) -> ChainSampling:
+    """The strategies of `chain`, each predicate of emit_geometry asked once."""
+    block = has_block_taps(chain.geometry)
+    pair = has_pair_taps(chain.read, chain.geometry)
+    gpu = PairTaps() if pair else BlockTaps() if block else PixelTaps()
+    if has_row_spans(chain.read, chain.geometry):
+        cpu: PixelTaps = RowSpans()
+    elif has_warp_rows(chain.read, chain.geometry):
+        cpu = WarpRows()
+    elif has_nearest_columns(chain.read, chain.geometry):
+        cpu = NearestColumns()
+    else:
+        cpu = gpu
+    return ChainSampling(gpu, cpu, block, pair)
+
+
+def _shared_taps(chain: Chain, pixels: int, tx_type: str, tap_x: str, origin: list[str]) -> list[str]:
+    """The block's taps of its columns (`tap_x` each, into block_tx) and rows (block_ty)."""
+    k = len(chain.geometry)
+    return [
+        f"    __shared__ {tx_type} block_tx[{PIXEL_BLOCK_X * pixels}];",
+        f"    __shared__ fkl::LinearTap block_ty[{PIXEL_BLOCK_Y}];",
+        "    if (threadIdx.y == 0) {",
+        *origin,
+        "#pragma unroll",
+        f"        for (int k = 0; k < {pixels}; ++k) {{",
+        f"            const fkl::i32 x = x0 + k * {PIXEL_BLOCK_X};",
+        f"            block_tx[threadIdx.x + k * {PIXEL_BLOCK_X}] = {tap_x};",
+        "        }",
+        "    }",
+        "    if (threadIdx.x == 0)",
+        f"        block_ty[threadIdx.y] = stage{k}_tap_y(p, q, y < p.h.dst_h ? y : p.h.dst_h - 1, blockIdx.z);",
+        "    __syncthreads();",
+    ]
+
+
+def _row_loop(chain: Chain, head: list[str], sample: str) -> list[str]:
+    """A CPU row: `head`, then each pixel through `sample` into out and stored."""
+    t_out, channels = CPP_TYPE[chain.out_type.dtype], chain.out_type.channels.data
+    return [
+        *head,
+        "            for (fkl::i32 x = 0; x < p.h.dst_w; ++x) {",
+        f"                {t_out} out[{channels}];",
+        f"                {sample}",
+        "                store(p, x, y, z, out);",
+        "            }",
+    ]
+
+
+def _compute_run(chain: Chain) -> list[str]:
+    """`compute_run`: the compute chain of n pixels, their stage values in `in`, written to `out`, a run
+    of a packed output row; the pointers are __restrict, so that the compiler vectorises the loop (an
+    output byte could otherwise alias the values and the parameters)."""
+    if chain.write_kind != "packed":
+        return []
+    t_in, t_out = CPP_TYPE[chain.stage_type.dtype], CPP_TYPE[chain.out_type.dtype]
+    in_channels, channels = chain.stage_type.channels.data, chain.out_type.channels.data
+    return [
+        f"static void compute_run(const Params& p, const {t_in}* __restrict in, {t_out}* __restrict out,",
+        "                        fkl::i32 n) {",
+        "    for (fkl::i32 j = 0; j < n; ++j)",
+        f"        compute_pixel(p, in + (size_t)j * {in_channels}, out + (size_t)j * {channels});",
+        "}",
+    ]
