@@ -11,13 +11,10 @@ What each op becomes is its rule in emit_rules; this module strings the rules in
 
 from __future__ import annotations
 
-import re
-
 from xdsl.ir import Operation
 
 from fklir.backend.cpp_types import CPP_TYPE, image_of, slot_of
-from fklir.backend.emit_rules import ELEMENT, PIXEL, fast_division, is_float_division, title
-from fklir.dialects import fkl
+from fklir.backend.emit_rules import ELEMENT, F16_FAST, PIXEL, fast_division, is_float_division, title
 
 
 def is_channelwise(compute: list[Operation]) -> bool:
@@ -72,16 +69,11 @@ def emit_compute_fast(compute: list[Operation], in_dtype: str, out_dtype: str) -
     return lines
 
 
-# The ops whose float16 overload is their float32 one on the operands' exact f32 values, rounded back to
-# float16 (fkl/arith.h; Max and Min return an operand, which the rounding keeps).
-F16_ROUNDED = (fkl.AddOp, fkl.SubOp, fkl.MulOp, fkl.MaxOp, fkl.MinOp)
-
-
 def is_f16_fast(compute: list[Operation]) -> bool:
-    """Whether the chain runs on the GPU's fast float16 conversions (_emit_f16_fast): F16_ROUNDED ops only, on
-    float16 (they keep the chain's type)."""
+    """Whether the chain runs on the GPU's fast float16 conversions (_emit_f16_fast): ops with an F16_FAST
+    rule only, on float16 (they keep the chain's type)."""
     return bool(compute) and all(
-        isinstance(op, F16_ROUNDED) and image_of(op.results[0].type).dtype == "float16" for op in compute
+        F16_FAST.find(type(op)) is not None and image_of(op.results[0].type).dtype == "float16" for op in compute
     )
 
 
@@ -99,9 +91,7 @@ def _emit_f16_fast(compute: list[Operation]) -> list[str]:
         "    const fkl::f32 w0 = fkl::f32_of_f16_fast(v0, fast);",
     ]
     for i, op in enumerate(compute):
-        expr, comment = ELEMENT.emit(op, f"w{i}", "c")
-        expr, values = re.subn(r"fkl::pick\((p\.\w+), c\)", r"fkl::f32_of_f16_fast(fkl::pick(\1, c), fast)", expr)
-        assert values == 1, f"{op.name}: expected one value in {expr}"
+        expr, comment = F16_FAST.emit(op, f"w{i}", "c")
         rounded = "fkl::f16_of_f32_fast" if i == len(compute) - 1 else "fkl::round_f16_fast"
         out_t = "fkl::f16" if i == len(compute) - 1 else "fkl::f32"
         lines.append(f"    const {out_t} w{i + 1} = {rounded}({expr}, fast);  // {comment}")

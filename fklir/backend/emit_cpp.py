@@ -194,7 +194,7 @@ def _block_prologue(chain: Chain, pixels: int, sampling: PixelTaps) -> list[str]
     ]
 
 
-def _gpu_entry_head(name: str, pixels: int) -> list[str]:
+def _pixel_gpu_entry_head(name: str, pixels: int) -> list[str]:
     return [
         f'extern "C" __global__ void {name}(const Params p) {{',
         LET_NEXT_START,
@@ -203,7 +203,7 @@ def _gpu_entry_head(name: str, pixels: int) -> list[str]:
     ]
 
 
-def _gpu_entry(name: str, chain: Chain, pixels: int, sampling: PixelTaps) -> list[str]:
+def _pixel_gpu_entry(name: str, chain: Chain, pixels: int, sampling: PixelTaps) -> list[str]:
     """A GPU entry of a one-chain pixel kernel that makes `pixels` pixels per thread the way `sampling`
     samples."""
     out = chain.out_type
@@ -211,7 +211,7 @@ def _gpu_entry(name: str, chain: Chain, pixels: int, sampling: PixelTaps) -> lis
     # of the output is skipped, by a whole warp where the width is a multiple of 32: at 224 wide, the
     # fourth pixel of every thread of the second block column, whose warps then do no work at all.
     return [
-        *_gpu_entry_head(name, pixels),
+        *_pixel_gpu_entry_head(name, pixels),
         *_block_prologue(chain, pixels, sampling),
         WAIT_FOR_PREVIOUS,
         f"    {CPP_TYPE[out.dtype]} out[{pixels}][{out.channels.data}];",
@@ -229,7 +229,7 @@ def _emit_pixel_entries(plan: KernelPlan, counts: dict[str, int]) -> list[str]:
     """The entry points of a pixel kernel: on the GPU, PIXELS_PER_THREAD pixels per thread (the
     launcher's choice for large outputs) and, for one chain, one pixel per thread (GPU_NARROW_ENTRY,
     its choice when the whole output fits the device's resident threads: then latency, not
-    instruction count, sets the time); on the CPU, loops over rows (_cpu_entry)."""
+    instruction count, sets the time); on the CPU, loops over rows (_pixel_cpu_entry)."""
     chains = plan.chains
     divergent = len(chains) > 1
     channels = chains[0].out_type.channels.data  # divergent chains share one output type
@@ -244,7 +244,7 @@ def _emit_pixel_entries(plan: KernelPlan, counts: dict[str, int]) -> list[str]:
             "",
         ]
         entries = [
-            *_gpu_entry_head(GPU_ENTRY, PIXELS_PER_THREAD),
+            *_pixel_gpu_entry_head(GPU_ENTRY, PIXELS_PER_THREAD),
             "    if (y >= p.h.dst_h) return;",
             WAIT_FOR_PREVIOUS,
             "#pragma unroll",
@@ -257,8 +257,8 @@ def _emit_pixel_entries(plan: KernelPlan, counts: dict[str, int]) -> list[str]:
     else:
         dispatch = []
         entries = [
-            *_gpu_entry(GPU_ENTRY, chains[0], PIXELS_PER_THREAD, plan.samplings[0].gpu),
-            *_gpu_entry(GPU_NARROW_ENTRY, chains[0], 1, PixelTaps()),
+            *_pixel_gpu_entry(GPU_ENTRY, chains[0], PIXELS_PER_THREAD, plan.samplings[0].gpu),
+            *_pixel_gpu_entry(GPU_NARROW_ENTRY, chains[0], 1, PixelTaps()),
         ]
     return [
         *dispatch,
@@ -269,12 +269,12 @@ def _emit_pixel_entries(plan: KernelPlan, counts: dict[str, int]) -> list[str]:
         "// depends only on the row and the plane (rects, scales, the row's taps) is computed once.",
         *entries,
         "#else",
-        *_cpu_entry(None if divergent else (chains[0], plan.samplings[0].cpu), channels, counts),
+        *_pixel_cpu_entry(None if divergent else (chains[0], plan.samplings[0].cpu), channels, counts),
         "#endif",
     ]
 
 
-def _cpu_entry(sampled: tuple[Chain, PixelTaps] | None, channels: int, counts: dict[str, int]) -> list[str]:
+def _pixel_cpu_entry(sampled: tuple[Chain, PixelTaps] | None, channels: int, counts: dict[str, int]) -> list[str]:
     """The CPU entry of a pixel kernel (one chain and its CPU sampling, or None for a divergent one): a team of threads
     shares out the rows of all planes (run_rows), in chunks taken as threads come free, so that a thread
     the system runs late (2 cores shared with other work) does not hold up the call with half of it.

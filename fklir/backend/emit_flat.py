@@ -138,13 +138,13 @@ def emit_flat_gpu(s: FlatShape, divisors: str | None = None) -> list[str]:
         f" ({s.group // s.channels} whole pixels,",
         f"// {vin} input and {vout} output vectors), one per thread. {how}",
         *planes,
-        *_gpu_entry(
+        *_flat_gpu_entry(
             s.threads, _staged_body(s, divisors) if s.staged else [*_plane_pointers(s), *_direct_body(s, divisors)]
         ),
     ]
 
 
-def _gpu_entry(threads: int, body: list[str]) -> list[str]:
+def _flat_gpu_entry(threads: int, body: list[str]) -> list[str]:
     """`fkl_kernel` of `threads` per block around `body`."""
     return [
         f'extern "C" __global__ void __launch_bounds__({threads}) fkl_kernel(const Params p) {{',
@@ -369,7 +369,7 @@ def emit_flat_cpu(s: FlatShape) -> list[str]:
         *(f"        dst[at + {e}] = compute(q, src[at + {e}], {e % c});" for e in range(g)),
         "    }",
         "}",
-        *_cpu_entry(
+        *_flat_cpu_entry(
             s,
             [f"const fkl::i64 groups = q.h.n / {g};"],
             f"for (fkl::i64 e = groups * {g}; e < q.h.n; ++e) dst[e] = compute(q, src[e], (int)(e % {c}));",
@@ -377,7 +377,7 @@ def emit_flat_cpu(s: FlatShape) -> list[str]:
     ]
 
 
-def _cpu_entry(s: FlatShape | PixelFlatShape, count: list[str], tail: str) -> list[str]:
+def _flat_cpu_entry(s: FlatShape | PixelFlatShape, count: list[str], tail: str) -> list[str]:
     """`fkl_run`: run_groups over the image, or over each image of a list; `count` defines `groups`,
     `tail` computes what follows the last whole group."""
     return [
@@ -388,12 +388,12 @@ def _cpu_entry(s: FlatShape | PixelFlatShape, count: list[str], tail: str) -> li
             if s.table
             else []
         ),
-        *_cpu_plane(s, count, tail),
+        *_flat_cpu_plane(s, count, tail),
         "}",
     ]
 
 
-def _cpu_plane(s: FlatShape | PixelFlatShape, count: list[str], tail: str) -> list[str]:
+def _flat_cpu_plane(s: FlatShape | PixelFlatShape, count: list[str], tail: str) -> list[str]:
     """The CPU loop over one run of elements (the image, or image z of a list)."""
     indent = "    " * (2 if s.table else 1)
     src = "(const {0}*)q.src_table[z]" if s.table else "(const {0}*)q.h.src"
@@ -508,7 +508,7 @@ def emit_pixel_flat_gpu(s: PixelFlatShape) -> list[str]:
         f"// {vout} output vectors), one per thread. The tile goes through shared memory so that global loads",
         "// and stores are coalesced 16-byte accesses.",
         *planes,
-        *_gpu_entry(b, body),
+        *_flat_gpu_entry(b, body),
     ]
 
 
@@ -535,7 +535,7 @@ def emit_pixel_flat_cpu(s: PixelFlatShape) -> list[str]:
         f"static void run_groups(const Params& q, const {s.t_in}* __restrict__ src, {s.t_out}* __restrict__ dst,",
         "                       fkl::i64 g0, fkl::i64 g1) {",
     ]
-    entry = _cpu_entry(
+    entry = _flat_cpu_entry(
         s,
         [f"const fkl::i64 pixels = q.h.n / {cout};", f"const fkl::i64 groups = pixels / {g};"],
         f"for (fkl::i64 x = groups * {g}; x < pixels; ++x) compute_pixel(q, src + x * {cin}, dst + x * {cout});",

@@ -5,7 +5,10 @@ The emitters ask a registry, never the op which class it is (cf. xDSL's `@impl(a
   after its statement (the flat path's `compute`, and each channel of a pixel);
 - PIXEL: any compute op on a whole pixel, the array `src` into the declared array `dst`; a
   channel-wise op loops its element rule over the channels;
-- TITLE: the comment above an op's pixel block (the op's name when it has no rule).
+- TITLE: the comment above an op's pixel block (the op's name when it has no rule);
+- F16_FAST: a float16 op on the GPU's fast conversions (emit_compute.compute_fast): the f32 expression on
+  `src` with the op's value converted by fkl::f32_of_f16_fast; a chain takes that path only when each of
+  its ops has such a rule.
 A lookup walks the op's class hierarchy, so a family's rule (fkl.BinaryValueOp, fkl.CastLikeOp) serves
 each member without one of its own; failing that, a rule of a trait the op declares (PIXEL's rule of
 fkl.ChannelWise loops any channel-wise op's element rule). The geometry stages are rules of the same
@@ -85,6 +88,7 @@ class OpRules(Generic[P, R]):
 ELEMENT = OpRules[[str, str], tuple[str, str]]("element-wise C++ emission")
 PIXEL = OpRules[[str, str], list[str]]("C++ emission")
 TITLE = OpRules[[], str]("title")
+F16_FAST = OpRules[[str, str], tuple[str, str]]("float16 fast-path emission")
 
 _OPS_BY_NAME = {op.name: op for op in fkl.FKL.operations}
 
@@ -138,6 +142,13 @@ def fast_division(op: Operation, src: str, c: str) -> str:
 def _binary(op: fkl.BinaryValueOp, src: str, c: str) -> tuple[str, str]:
     args = [src, _pick(op, c), *([_pick(op, c, "_rcp")] if is_float_division(op) else [])]
     return f"{struct(type(op))}::exec({', '.join(args)})", f"{op.name}: {op.FORMULA}"
+
+
+# The ops whose float16 overload is their float32 one on the operands' exact f32 values, rounded back to
+# float16 (fkl/arith.h; Max and Min return an operand, which the rounding keeps).
+@F16_FAST.register(fkl.AddOp, fkl.SubOp, fkl.MulOp, fkl.MaxOp, fkl.MinOp)
+def _binary_f16_fast(op: fkl.BinaryValueOp, src: str, c: str) -> tuple[str, str]:
+    return f"{struct(type(op))}::exec({src}, fkl::f32_of_f16_fast({_pick(op, c)}, fast))", f"{op.name}: {op.FORMULA}"
 
 
 @ELEMENT.register(fkl.CastLikeOp)

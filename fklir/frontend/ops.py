@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar, cast
 
 from fklir.dialects import value_rules
 from fklir.dialects.constants import ASPECT_RATIOS, DEINTERLACE_MODES, REDUCTIONS, invert_warp_matrix
-from fklir.dialects.math_ops import MATH_DECLARATIONS
+from fklir.dialects.math_declarations import MATH_DECLARATIONS
 from fklir.frontend.values import (
     border_mode,
     color_code,
@@ -461,7 +461,7 @@ SaturateFloat = unary("SaturateFloatOp")
 IsEven = unary("IsEvenOp")
 VectorAnd = unary("VectorAndOp")
 
-# Every math op's descriptor by name (Abs), from its declaration (dialects/math_ops.py), so that a new
+# Every math op's descriptor by name (Abs), from its declaration (dialects/math_declarations.py), so that a new
 # math op is its declaration alone. fklir's lazy __getattr__ exports them; unlike the core ops above,
 # static checkers do not see them.
 MATH_DESCRIPTORS: dict[str, type[Op]] = {

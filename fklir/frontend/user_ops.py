@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from fklir import dtypes
-from fklir.dialects.user_ops import IDENTIFIER, UserDeclaration, declare_user_op
+from fklir.dialects.user_declarations import IDENTIFIER, UserDeclaration, declare_user_op
 from fklir.frontend.ops import Op, _user_location  # pyright: ignore[reportPrivateUsage]
 from fklir.frontend.values import dtype_name, in_range, number
 from fklir.includes import closure_hash

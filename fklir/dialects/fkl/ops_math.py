@@ -1,4 +1,4 @@
-"""The element-wise math ops' IRDL classes, one per record of fklir/dialects/math_ops.py (each record is
+"""The element-wise math ops' IRDL classes, one per record of fklir/dialects/math_declarations.py (each record is
 the op's whole declaration). The package imports this module with *: it defines no other public name."""
 
 from typing import ClassVar as _ClassVar  # underscored: the package's * import takes only the ops
@@ -7,8 +7,8 @@ from typing import cast as _cast
 from fklir.dialects.fkl.abstract_ops import MathUnaryOp as _MathUnaryOp
 from fklir.dialects.fkl.abstract_ops import MathValueOp as _MathValueOp
 from fklir.dialects.fkl.abstract_ops import math_op as _math_op
-from fklir.dialects.math_ops import MATH_DECLARATIONS as _MATH_DECLARATIONS
-from fklir.dialects.math_ops import MathDeclaration as _MathDeclaration
+from fklir.dialects.math_declarations import MATH_DECLARATIONS as _MATH_DECLARATIONS
+from fklir.dialects.math_declarations import MathDeclaration as _MathDeclaration
 
 
 def _op_class(declared: _MathDeclaration) -> type[_MathUnaryOp] | type[_MathValueOp]:

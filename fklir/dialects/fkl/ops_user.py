@@ -54,8 +54,8 @@ from fklir.dialects.fkl.syntax import (
 )
 from fklir.dialects.fkl.traits import ChannelWise, PixelWise
 from fklir.dialects.fkl.types import NAME_OF_TYPE, ImageType, dtype_name, reshaped
-from fklir.dialects.user_ops import DECLARATIONS, IDENTIFIER, UserDeclaration
-from fklir.dialects.user_ops import declare_user_op as declare_user_op
+from fklir.dialects.user_declarations import DECLARATIONS, IDENTIFIER, UserDeclaration
+from fklir.dialects.user_declarations import declare_user_op as declare_user_op
 
 _HASH = re.compile(r"[0-9a-f]{16,64}")
 
