@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from fklir.frontend.ops import Deinterlace as Deinterlace
     from fklir.frontend.ops import Discard as Discard
     from fklir.frontend.ops import Div as Div
+    from fklir.frontend.ops import Flip as Flip
     from fklir.frontend.ops import IsEven as IsEven
     from fklir.frontend.ops import Max as Max
     from fklir.frontend.ops import Min as Min
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from fklir.frontend.ops import MxVFloat3 as MxVFloat3
     from fklir.frontend.ops import ReadSet as ReadSet
     from fklir.frontend.ops import Resize as Resize
+    from fklir.frontend.ops import Rotate as Rotate
     from fklir.frontend.ops import Saturate as Saturate
     from fklir.frontend.ops import SaturateCast as SaturateCast
     from fklir.frontend.ops import SaturateFloat as SaturateFloat
@@ -93,6 +95,7 @@ _PUBLIC = [
     "Discard",
     "Div",
     "DivergentPipeline",
+    "Flip",
     "FklirError",
     "IsEven",
     "Max",
@@ -104,6 +107,7 @@ _PUBLIC = [
     "ReadOnlyOutputError",
     "ReadSet",
     "Resize",
+    "Rotate",
     "Saturate",
     "SaturateCast",
     "SaturateFloat",

@@ -526,6 +526,57 @@ def _deinterlace(
     ]
 
 
+@STAGE.register(fkl.FlipOp)
+def _flip(
+    op: fkl.FlipOp,
+    k: int,
+    previous: Operation,
+    in_type: fkl.ImageType,
+    out_type: fkl.ImageType,
+    counts: dict[str, int],
+) -> list[str]:
+    prev, zin = k - 1, _plane_expr(in_type)
+    mode = enumerator("FlipMode", op.word.data)
+    return [
+        f"// stage{k}: fkl.flip {op.word.data} — cv2.flip: the source pixel mirrored.",
+        _signature(k, out_type.dtype, out_type.channels.data),
+        f"    const fkl::Size src = size{prev}(p, {zin});",
+        f"    const fkl::i32 sx = fkl::Flip::source_x({mode}, x, src.w), sy = fkl::Flip::source_y({mode}, y, src.h);",
+        f"    stage{prev}(p, q, sx, sy, {zin}, out);",
+        "}",
+        *_size_fn(k, [f"    return size{prev}(p, {zin});"]),
+    ]
+
+
+@STAGE.register(fkl.RotateOp)
+def _rotate(
+    op: fkl.RotateOp,
+    k: int,
+    previous: Operation,
+    in_type: fkl.ImageType,
+    out_type: fkl.ImageType,
+    counts: dict[str, int],
+) -> list[str]:
+    prev, zin = k - 1, _plane_expr(in_type)
+    rotation = enumerator("Rotation", op.word.data)
+    return [
+        f"// stage{k}: fkl.rotate {op.word.data} — cv2.rotate: the source pixel turned back.",
+        _signature(k, out_type.dtype, out_type.channels.data),
+        f"    const fkl::Size src = size{prev}(p, {zin});",
+        f"    const fkl::i32 sx = fkl::Rotate::source_x({rotation}, x, y, src.w);",
+        f"    stage{prev}(p, q, sx, fkl::Rotate::source_y({rotation}, x, y, src.h), {zin}, out);",
+        "}",
+        *_size_fn(
+            k,
+            [
+                f"    const fkl::Size src = size{prev}(p, {zin});",
+                f"    return {{fkl::Rotate::width({rotation}, src.w, src.h),"
+                f" fkl::Rotate::height({rotation}, src.w, src.h)}};",
+            ],
+        ),
+    ]
+
+
 # The CPU's row spans: a geometry op that maps a run of its output row to a run of consecutive pixels of
 # one row of its input, as (op, k, the z its stage sees, the z its input stage sees, the slot counts) ->
 # the statements that update the span `s` (fkl::Span) from the op's output to its input; ops without a

@@ -12,6 +12,8 @@ ASPECT_RATIOS = ("ignore", "preserve", "preserve_left", "preserve_even")
 BORDER_MODES = ("constant", "replicate", "reflect", "reflect101", "wrap")
 WARP_KINDS = {"affine": 6, "perspective": 9}  # kind -> the matrix's number count
 DEINTERLACE_MODES = ("blend", "linear")
+FLIP_MODES = ("vertical", "horizontal", "both")  # cv2.flip's flipCode 0, 1 (> 0), -1 (< 0)
+ROTATIONS = ("clockwise_90", "turn_180", "counterclockwise_90")  # cv2.ROTATE_90_CLOCKWISE, _180, _90_COUNTERCLOCKWISE
 
 
 def invert_warp_matrix(values: tuple[float, ...]) -> list[float]:

@@ -21,6 +21,7 @@ from fklir.frontend.values import (
     color_code,
     dtype_name,
     flag,
+    flip_mode,
     in_range,
     integers,
     interpolation,
@@ -28,6 +29,7 @@ from fklir.frontend.values import (
     positive,
     rect_ints,
     rect_list,
+    rotation,
     unpacked,
 )
 from fklir.limits import I32_MAX, check_index, check_span
@@ -945,6 +947,44 @@ RUNTIME_VALUE_DESCRIPTORS = (
     StaticLoop,
     ReadSet,
 )
+
+
+class Flip(Geometry):
+    """cv2.flip(x, flipCode): "vertical" (0) reverses the rows, "horizontal" (1) the columns, "both" (-1)
+    both. Same size and type; it folds into the read like the other geometry ops."""
+
+    mode: str
+
+    def __init__(self, mode: object = "horizontal"):
+        object.__setattr__(self, "mode", flip_mode(type(self).__name__, mode))
+        object.__setattr__(self, "location", _user_location())
+
+    def lower(self, b: Builder, x: SSAValue) -> SSAValue:
+        from fklir.dialects import fkl
+
+        return self._place(b, fkl.FlipOp(x, self.mode))
+
+    def out_sizes(self, sizes: list[Size]) -> list[Size]:
+        return list(sizes)
+
+
+class Rotate(Geometry):
+    """cv2.rotate(x, code): "clockwise_90" (cv2.ROTATE_90_CLOCKWISE), "turn_180" (cv2.ROTATE_180) or
+    "counterclockwise_90" (cv2.ROTATE_90_COUNTERCLOCKWISE). A quarter turn swaps width and height; same type."""
+
+    code: str
+
+    def __init__(self, code: object):
+        object.__setattr__(self, "code", rotation(type(self).__name__, code))
+        object.__setattr__(self, "location", _user_location())
+
+    def lower(self, b: Builder, x: SSAValue) -> SSAValue:
+        from fklir.dialects import fkl
+
+        return self._place(b, fkl.RotateOp(x, self.code))
+
+    def out_sizes(self, sizes: list[Size]) -> list[Size]:
+        return list(sizes) if self.code == "turn_180" else [(h, w) for w, h in sizes]
 
 
 class Deinterlace(Geometry):

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from fklir import dtypes
-from fklir.dialects.constants import BORDER_MODES, INTERPOLATIONS
+from fklir.dialects.constants import BORDER_MODES, FLIP_MODES, INTERPOLATIONS, ROTATIONS
 
 # OpenCV's cv2.COLOR_* values of the codes fklir implements; codes that are equal in OpenCV do the same
 # (COLOR_BGR2RGB == COLOR_RGB2BGR swaps the outer channels whichever order the pixel has)
@@ -237,6 +237,32 @@ def border_mode(op: str, mode: object) -> str:
     if mode not in BORDER_MODES:
         raise ValueError(f"{op}: mode must be one of {', '.join(BORDER_MODES)}, got {mode!r}")
     return mode  # pyright: ignore[reportReturnType]
+
+
+def flip_mode(op: str, mode: object) -> str:
+    """ "vertical", "horizontal" or "both", or cv2.flip's flipCode: 0 (vertical), > 0 (horizontal), < 0 (both)."""
+    if isinstance(mode, int | np.integer) and not isinstance(mode, bool):
+        return "vertical" if mode == 0 else ("horizontal" if mode > 0 else "both")
+    if mode not in FLIP_MODES:
+        raise ValueError(
+            f"{op}: mode must be one of {', '.join(FLIP_MODES)} or a cv2.flip flipCode (0, 1, -1), got {mode!r}"
+        )
+    return mode  # pyright: ignore[reportReturnType]
+
+
+def rotation(op: str, code: object) -> str:
+    """ "clockwise_90", "turn_180" or "counterclockwise_90", or cv2.ROTATE_90_CLOCKWISE (0), cv2.ROTATE_180 (1),
+    cv2.ROTATE_90_COUNTERCLOCKWISE (2)."""
+    if isinstance(code, int | np.integer) and not isinstance(code, bool):
+        if 0 <= code < len(ROTATIONS):
+            return ROTATIONS[int(code)]
+        raise ValueError(
+            f"{op}: OpenCV rotation {code!r} is not one of cv2.ROTATE_90_CLOCKWISE (0), cv2.ROTATE_180 (1), "
+            "cv2.ROTATE_90_COUNTERCLOCKWISE (2)"
+        )
+    if code not in ROTATIONS:
+        raise ValueError(f"{op}: code must be one of {', '.join(ROTATIONS)} or a cv2.ROTATE_* constant, got {code!r}")
+    return code  # pyright: ignore[reportReturnType]
 
 
 def color_code(op: str, code: object) -> str:

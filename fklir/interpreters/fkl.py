@@ -322,6 +322,16 @@ def _deinterlace(state: PlaneState, op: fkl.DeinterlaceOp, values: FieldValues) 
     return geo.deinterlace(_plain(state), op.word.data)
 
 
+@impl_per_plane(fkl.FlipOp)
+def _flip(state: PlaneState, op: fkl.FlipOp, values: FieldValues) -> PlaneState:
+    return geo.flip(_plain(state), op.word.data)
+
+
+@impl_per_plane(fkl.RotateOp)
+def _rotate(state: PlaneState, op: fkl.RotateOp, values: FieldValues) -> PlaneState:
+    return geo.rotate(_plain(state), op.word.data)
+
+
 @impl_state(fkl.CropOp)
 def _crop(state: State, op: fkl.CropOp, values: FieldValues) -> State:
     """Crop planes: one rect for every plane, n rects from one plane, or rect i from plane i.

@@ -62,9 +62,11 @@ __all__ = [
     "crop_resize",
     "crop_with_border",
     "deinterlace",
+    "flip",
     "invert_warp_matrix",
     "resize",
     "resize_content_box",
+    "rotate",
     "warp",
     "warp_source_coords",
 ]
@@ -570,3 +572,25 @@ def deinterlace(img: Image, mode: str) -> Image:
         for y in range(1, height, 2):
             out[:, y] = (rows[:, y - 1] + rows[:, y + 1]) / 2.0 if y + 1 < height else rows[:, y - 1]
     return Image(round_to_dtype(out, "float32"), "float32")
+
+
+# --------------------------------------------------------------------------------------------
+# Flip and Rotate
+# --------------------------------------------------------------------------------------------
+
+FLIP_AXES: Final = {"vertical": (1,), "horizontal": (2,), "both": (1, 2)}  # the (B, H, W, C) axes reversed
+ROTATION_TURNS: Final = {"clockwise_90": -1, "turn_180": 2, "counterclockwise_90": 1}  # numpy.rot90's k
+
+
+def flip(img: Image, mode: str) -> Image:
+    """cv2.flip: "vertical" reverses the rows (flipCode 0), "horizontal" the columns (1), "both" both (-1)."""
+    if mode not in FLIP_AXES:
+        raise ValueError(f"Flip: unknown mode {mode!r}; expected one of {tuple(FLIP_AXES)}")
+    return Image(np.ascontiguousarray(np.flip(img.data, axis=FLIP_AXES[mode])), img.dtype)
+
+
+def rotate(img: Image, rotation: str) -> Image:
+    """cv2.rotate: a quarter turn clockwise (cv2.ROTATE_90_CLOCKWISE) or counterclockwise, or a half turn."""
+    if rotation not in ROTATION_TURNS:
+        raise ValueError(f"Rotate: unknown rotation {rotation!r}; expected one of {tuple(ROTATION_TURNS)}")
+    return Image(np.ascontiguousarray(np.rot90(img.data, k=ROTATION_TURNS[rotation], axes=(1, 2))), img.dtype)

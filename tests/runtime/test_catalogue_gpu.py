@@ -141,6 +141,13 @@ CASES: list[tuple[str, list[Any], list[str], int]] = [
     ("warp_constant", [fkl.BorderReader("constant", 37.5), fkl.Warping(M_AFFINE, 70, 50)], ["float32"], 2),
     ("deinterlace_blend", [fkl.Deinterlace("blend")], ["uint8", "float16"], 3),
     ("deinterlace_linear", [fkl.Deinterlace("linear")], ["int32", "float64"], 2),
+    ("flip_vertical", [fkl.Flip("vertical")], ["uint8", "float32"], 3),
+    ("flip_horizontal", [fkl.Flip("horizontal")], ["uint16"], 1),
+    ("flip_both", [fkl.Flip("both")], ["int8", "float64"], 4),
+    ("rotate_clockwise", [fkl.Rotate("clockwise_90")], ["uint8", "float16"], 3),
+    ("rotate_half_turn", [fkl.Rotate("turn_180")], ["int32"], 2),
+    ("rotate_counterclockwise", [fkl.Rotate("counterclockwise_90"), fkl.Resize(97, 61)], ["uint8", "float32"], 3),
+    ("crop_flip_resize", [fkl.Crop(3, 5, 200, 150), fkl.Flip("horizontal"), fkl.Resize(224, 224)], ["uint8"], 3),
     (
         "crop_resize_chain",
         [fkl.Crop(3, 5, 200, 150), fkl.Resize(224, 224), fkl.Mul(1 / 255), fkl.Sub(0.5), fkl.SaturateFloat()],

@@ -238,6 +238,19 @@ def _geometry() -> list[Case]:
             fkl.Deinterlace("linear"),
         ),
         _case("geo_f32_batched_resize", "float32", (2, 15, 19, 3), fkl.Resize(7, 5), fkl.Max(0.0)),
+        _case("geo_u8_flip_vertical", "uint8", (19, 15, 3), fkl.Flip("vertical")),
+        _case(
+            "geo_f32_crop_flip_horizontal_resize",
+            "float32",
+            (19, 15),
+            fkl.Crop(1, 2, 12, 11),
+            fkl.Flip(1),
+            fkl.Resize(7, 9),
+        ),
+        _case("geo_i16_border_flip_both", "int16", (19, 15, 4), fkl.BorderReader("wrap"), fkl.Flip("both")),
+        _case("geo_u8_rotate_clockwise", "uint8", (19, 15, 3), fkl.Rotate("clockwise_90")),
+        _case("geo_f32_rotate_half_turn_resize", "float32", (2, 19, 15, 2), fkl.Rotate("turn_180"), fkl.Resize(9, 7)),
+        _case("geo_u16_crop_rotate_counterclockwise", "uint16", (19, 15), fkl.Crop(2, 1, 9, 13), fkl.Rotate(2)),
     ]
 
 

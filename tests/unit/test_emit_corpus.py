@@ -84,6 +84,8 @@ def test_corpus_has_every_op_option() -> None:
         ("Warping kind", _used(fops.Warping, "kind"), set(dialect.WARP_KINDS)),
         ("Warping inverse", _used(fops.Warping, "inverse"), {True, False}),
         ("Deinterlace mode", _used(fops.Deinterlace, "mode"), set(dialect.DEINTERLACE_MODES)),
+        ("Flip mode", _used(fops.Flip, "mode"), set(dialect.FLIP_MODES)),
+        ("Rotate code", _used(fops.Rotate, "code"), set(dialect.ROTATIONS)),
         ("VectorReduce", _used(fops.VectorReduce, "reduction"), set(dialect.REDUCTIONS)),
         ("ColorConversion", _used(fops.ColorConversion, "code"), set(dialect.COLOR_CODES)),
         ("StaticLoop body", {type(body) for body in _used(fops.StaticLoop, "body")}, BINARY_OPS),
@@ -136,6 +138,9 @@ COMPILED = (
     "rw_readset_bf16_split_write",
     "math_flat_i16_abs",
     "math_pixel_u8_resize_pow",
+    "geo_f32_rotate_half_turn_resize",
+    "geo_u16_crop_rotate_counterclockwise",
+    "geo_f32_crop_flip_horizontal_resize",
 )
 
 

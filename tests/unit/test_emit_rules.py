@@ -71,6 +71,8 @@ def test_a_loop_body_or_reduction_names_its_binary_ops_struct(word: str) -> None
         ("BorderMode", fkl.BORDER_MODES),
         ("AspectRatio", fkl.ASPECT_RATIOS),
         ("DeinterlaceMode", fkl.DEINTERLACE_MODES),
+        ("FlipMode", fkl.FLIP_MODES),
+        ("Rotation", fkl.ROTATIONS),
     ],
 )
 def test_each_word_of_an_option_names_an_enumerator_of_the_headers(enum: str, words: tuple[str, ...]) -> None:

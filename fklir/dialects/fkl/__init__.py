@@ -47,8 +47,10 @@ from fklir.dialects.color_codes import ColorCode as ColorCode
 from fklir.dialects.constants import ASPECT_RATIOS as ASPECT_RATIOS
 from fklir.dialects.constants import BORDER_MODES as BORDER_MODES
 from fklir.dialects.constants import DEINTERLACE_MODES as DEINTERLACE_MODES
+from fklir.dialects.constants import FLIP_MODES as FLIP_MODES
 from fklir.dialects.constants import INTERPOLATIONS as INTERPOLATIONS
 from fklir.dialects.constants import REDUCTIONS as REDUCTIONS
+from fklir.dialects.constants import ROTATIONS as ROTATIONS
 from fklir.dialects.constants import WARP_KINDS as WARP_KINDS
 from fklir.dialects.constants import invert_warp_matrix as invert_warp_matrix
 from fklir.dialects.fkl.abstract_ops import MATH_OPS as MATH_OPS
@@ -92,9 +94,11 @@ from fklir.dialects.fkl.ops_compute import VectorReorderRTOp as VectorReorderRTO
 from fklir.dialects.fkl.ops_geometry import BorderOp as BorderOp
 from fklir.dialects.fkl.ops_geometry import CropOp as CropOp
 from fklir.dialects.fkl.ops_geometry import DeinterlaceOp as DeinterlaceOp
+from fklir.dialects.fkl.ops_geometry import FlipOp as FlipOp
 from fklir.dialects.fkl.ops_geometry import ReadOp as ReadOp
 from fklir.dialects.fkl.ops_geometry import ReadSetOp as ReadSetOp
 from fklir.dialects.fkl.ops_geometry import ResizeOp as ResizeOp
+from fklir.dialects.fkl.ops_geometry import RotateOp as RotateOp
 from fklir.dialects.fkl.ops_geometry import WarpOp as WarpOp
 from fklir.dialects.fkl.ops_geometry import YieldOp as YieldOp
 
@@ -164,6 +168,8 @@ FKL = Dialect(
         ResizeOp,
         WarpOp,
         DeinterlaceOp,
+        FlipOp,
+        RotateOp,
         KernelOp,
         *MATH_OPS,
         *USER_OPS,

@@ -32,7 +32,9 @@ from fklir.dialects.constants import (
     ASPECT_RATIOS,
     BORDER_MODES,
     DEINTERLACE_MODES,
+    FLIP_MODES,
     INTERPOLATIONS,
+    ROTATIONS,
     WARP_KINDS,
     invert_warp_matrix,
 )
@@ -681,6 +683,39 @@ class DeinterlaceOp(WordOp):
     def result_for(self, in_type: ImageType) -> ImageType:
         check_not_bool(self, in_type, "averages rows")
         return reshaped(in_type, element="float32")
+
+
+@irdl_op_definition
+class FlipOp(WordOp):
+    """Flip (cv2.flip): the columns (horizontal), the rows (vertical) or both reversed; same size and type.
+
+    `fkl.flip %x, horizontal : !fkl.image<?x?x3xui8>`
+    """
+
+    name = "fkl.flip"
+    traits = traits_def(Geometry(), Pure())
+    CHOICES: ClassVar[tuple[str, ...]] = FLIP_MODES
+    WHAT: ClassVar[str] = "mode"
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        return in_type
+
+
+@irdl_op_definition
+class RotateOp(WordOp):
+    """Rotate (cv2.rotate) by a quarter turn clockwise or counterclockwise (width and height swap) or a half
+    turn; same type.
+
+    `fkl.rotate %x, clockwise_90 : !fkl.image<?x?x3xui8>`
+    """
+
+    name = "fkl.rotate"
+    traits = traits_def(Geometry(), Pure())
+    CHOICES: ClassVar[tuple[str, ...]] = ROTATIONS
+    WHAT: ClassVar[str] = "rotation"
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        return in_type
 
 
 @irdl_op_definition

@@ -5,6 +5,7 @@
 //   cast.h      Cast<To> SaturateCast<To> Saturate SaturateFloat
 //   math.h      Abs Sqrt Exp Log Pow
 //   geometry.h  resize_scale linear_tap nearest_index resize_content_box BorderReader Warping Deinterlace
+//               Flip Rotate
 //   memory.h    PackedImage PackedOutput PlanarImage PlanarOutput ReadSet Vec16 load16 store16
 //
 // kernel.h adds color.h (ColorConversion, Gray, OpaqueAlpha) and vector.h (VectorAnd VectorReduce

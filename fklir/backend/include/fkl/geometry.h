@@ -397,6 +397,35 @@ struct Deinterlace {
     static FKL_HD f32 mean(f64 a, f64 b) { return (f32)((a + b) / 2.0); }
 };
 
+// ---------------------------------------------------------------------------------------------
+// Flip and Rotate: cv2.flip and cv2.rotate, as the source pixel of each output pixel
+// ---------------------------------------------------------------------------------------------
+
+enum class FlipMode { Vertical, Horizontal, Both };
+
+// cv2.flip: x -> w - 1 - x where the columns are reversed (horizontal, both), y -> h - 1 - y where the rows are.
+struct Flip {
+    static FKL_HD i32 source_x(FlipMode mode, i32 x, i32 w) { return mode == FlipMode::Vertical ? x : w - 1 - x; }
+    static FKL_HD i32 source_y(FlipMode mode, i32 y, i32 h) { return mode == FlipMode::Horizontal ? y : h - 1 - y; }
+};
+
+enum class Rotation { Clockwise90, Turn180, Counterclockwise90 };
+
+// cv2.rotate of a w x h source: clockwise (x, y) <- (y, h - 1 - x), a half turn (x, y) <- (w - 1 - x, h - 1 - y),
+// counterclockwise (x, y) <- (w - 1 - y, x); a quarter turn swaps the width and the height.
+struct Rotate {
+    static FKL_HD i32 width(Rotation r, i32 w, i32 h) { return r == Rotation::Turn180 ? w : h; }
+    static FKL_HD i32 height(Rotation r, i32 w, i32 h) { return r == Rotation::Turn180 ? h : w; }
+
+    static FKL_HD i32 source_x(Rotation r, i32 x, i32 y, i32 w) {
+        return r == Rotation::Clockwise90 ? y : (r == Rotation::Turn180 ? w - 1 - x : w - 1 - y);
+    }
+
+    static FKL_HD i32 source_y(Rotation r, i32 x, i32 y, i32 h) {
+        return r == Rotation::Clockwise90 ? h - 1 - x : (r == Rotation::Turn180 ? h - 1 - y : x);
+    }
+};
+
 #if !defined(__CUDACC__) && !defined(__CUDACC_RTC__)
 // ---------------------------------------------------------------------------------------------
 // The CPU's row spans (the emitted row_span): crops and borders map a run of an output row to

@@ -648,6 +648,30 @@ fkl.kernel @k3 params i32 {
 
 // -----
 
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+%1 = fkl.flip %0, sideways : !fkl.image<?x?x3xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.flip' mode must be one of vertical, horizontal, both, got sideways
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+%1 = fkl.flip %0, both : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.flip' result type must be !fkl.image<?x?x3xui8>, got !fkl.image<?x?x3xf32>
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+%1 = fkl.rotate %0, clockwise : !fkl.image<?x?x3xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.rotate' rotation must be one of clockwise_90, turn_180, counterclockwise_90, got clockwise
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+%1 = fkl.rotate %0, turn_180 : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x1xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.rotate' result type must be !fkl.image<?x?x3xui8>, got !fkl.image<?x?x1xui8>
+
+// -----
+
 %0 = fkl.read "s" : !fkl.image<?x?x3xf32>
 %1 = fkl.read_set %0, [1.0, 2.0], size [4, 4] : !fkl.image<?x?x3xf32>
 // CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.read_set' has 2 values but the chain has 3 channels (give one value or one per channel)

@@ -190,7 +190,8 @@ fkl.split %px, "dst2" planes [5, 1, 3] : !fkl.image<?x?x3xf32, planes 3>
 // CHECK-NEXT:   %bgra = fkl.color_conversion %q, RGB2BGRA : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x?xnone>
 
 // ---- More geometry: border modes, a crop leaving the image after a border, resize with an aspect
-// ratio and background, warps (affine, perspective, inverse, slots), deinterlace, read_set. --------
+// ratio and background, warps (affine, perspective, inverse, slots), deinterlace, flips, rotations,
+// read_set. ------------------------------------------------------------------------------------------
 %bc = fkl.border %q, constant [0, 0, 255] : !fkl.image<?x?x3xui8>
 %bc_crop = fkl.crop %bc, rects [[-10, -20, 300, 400]] : !fkl.image<?x?x3xui8>
 %br = fkl.border %g, reflect101 : !fkl.image<?x?x3xf32>
@@ -201,6 +202,12 @@ fkl.split %px, "dst2" planes [5, 1, 3] : !fkl.image<?x?x3xf32, planes 3>
 %wp = fkl.warp %q, perspective [[1, 0, 0], [0, 1, 0], [0.001, 0, 1]], inverse, size [8, 8] : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xf32>
 %w_slot = fkl.warp %br, affine param "warp1", inverse, size param "warp1_size" : !fkl.image<?x?x3xf32>
 %dl = fkl.deinterlace %q, linear : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xf32>
+%fv = fkl.flip %q, vertical : !fkl.image<?x?x3xui8>
+%fh = fkl.flip %g, horizontal : !fkl.image<?x?x3xf32>
+%fb = fkl.flip %bc, both : !fkl.image<?x?x3xui8>
+%rcw = fkl.rotate %q, clockwise_90 : !fkl.image<?x?x3xui8>
+%rh = fkl.rotate %fh, turn_180 : !fkl.image<?x?x3xf32>
+%rccw = fkl.rotate %q, counterclockwise_90 : !fkl.image<?x?x3xui8>
 %set = fkl.read_set %g, [1, 2, 3], size [16, 9] : !fkl.image<?x?x3xf32>
 %set_slot = fkl.read_set %q, param "read_set1", size param "read_set1_size" : !fkl.image<?x?x3xui8>
 // CHECK-NEXT:   %bc = fkl.border %q, constant [0.0, 0.0, 255.0] : !fkl.image<?x?x3xui8>
@@ -213,6 +220,12 @@ fkl.split %px, "dst2" planes [5, 1, 3] : !fkl.image<?x?x3xf32, planes 3>
 // CHECK-NEXT:   %wp = fkl.warp %q, perspective {{\[}}[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.001, 0.0, 1.0]], inverse, size [8, 8] : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xf32>
 // CHECK-NEXT:   %w_slot = fkl.warp %br, affine param "warp1", inverse, size param "warp1_size" : !fkl.image<?x?x3xf32>
 // CHECK-NEXT:   %dl = fkl.deinterlace %q, linear : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xf32>
+// CHECK-NEXT:   %fv = fkl.flip %q, vertical : !fkl.image<?x?x3xui8>
+// CHECK-NEXT:   %fh = fkl.flip %g, horizontal : !fkl.image<?x?x3xf32>
+// CHECK-NEXT:   %fb = fkl.flip %bc, both : !fkl.image<?x?x3xui8>
+// CHECK-NEXT:   %rcw = fkl.rotate %q, clockwise_90 : !fkl.image<?x?x3xui8>
+// CHECK-NEXT:   %rh = fkl.rotate %fh, turn_180 : !fkl.image<?x?x3xf32>
+// CHECK-NEXT:   %rccw = fkl.rotate %q, counterclockwise_90 : !fkl.image<?x?x3xui8>
 // CHECK-NEXT:   %set = fkl.read_set %g, [1.0, 2.0, 3.0], size [16, 9] : !fkl.image<?x?x3xf32>
 // CHECK-NEXT:   %set_slot = fkl.read_set %q, param "read_set1", size param "read_set1_size" : !fkl.image<?x?x3xui8>
 
