@@ -535,17 +535,9 @@ def _flip(
     out_type: fkl.ImageType,
     counts: dict[str, int],
 ) -> list[str]:
-    prev, zin = k - 1, _plane_expr(in_type)
     mode = enumerator("FlipMode", op.word.data)
-    return [
-        f"// stage{k}: fkl.flip {op.word.data} — cv2.flip: the source pixel mirrored.",
-        _signature(k, out_type.dtype, out_type.channels.data),
-        f"    const fkl::Size src = size{prev}(p, {zin});",
-        f"    const fkl::i32 sx = fkl::Flip::source_x({mode}, x, src.w), sy = fkl::Flip::source_y({mode}, y, src.h);",
-        f"    stage{prev}(p, q, sx, sy, {zin}, out);",
-        "}",
-        *_size_fn(k, [f"    return size{prev}(p, {zin});"]),
-    ]
+    source = (f"fkl::Flip::source_x({mode}, x, src.w)", f"fkl::Flip::source_y({mode}, y, src.h)")
+    return _remap_stage(k, in_type, out_type, f"fkl.flip {op.word.data} — cv2.flip", source, "src")
 
 
 @STAGE.register(fkl.RotateOp)
@@ -557,23 +549,28 @@ def _rotate(
     out_type: fkl.ImageType,
     counts: dict[str, int],
 ) -> list[str]:
+    r = enumerator("Rotation", op.word.data)
+    source = (f"fkl::Rotate::source_x({r}, x, y, src.w)", f"fkl::Rotate::source_y({r}, x, y, src.h)")
+    size = f"{{fkl::Rotate::width({r}, src.w, src.h), fkl::Rotate::height({r}, src.w, src.h)}}"
+    return _remap_stage(k, in_type, out_type, f"fkl.rotate {op.word.data} — cv2.rotate", source, size)
+
+
+def _remap_stage(
+    k: int, in_type: fkl.ImageType, out_type: fkl.ImageType, title: str, source: tuple[str, str], size: str
+) -> list[str]:
+    """A stage whose pixel (x, y) is one pixel of its input stage, `source` (expressions of x, y and the input's
+    size `src`), and whose size is `size` (an expression of src)."""
     prev, zin = k - 1, _plane_expr(in_type)
-    rotation = enumerator("Rotation", op.word.data)
+    src = f"    const fkl::Size src = size{prev}(p, {zin});"
     return [
-        f"// stage{k}: fkl.rotate {op.word.data} — cv2.rotate: the source pixel turned back.",
+        f"// stage{k}: {title}: each pixel one pixel of stage{prev}.",
         _signature(k, out_type.dtype, out_type.channels.data),
-        f"    const fkl::Size src = size{prev}(p, {zin});",
-        f"    const fkl::i32 sx = fkl::Rotate::source_x({rotation}, x, y, src.w);",
-        f"    stage{prev}(p, q, sx, fkl::Rotate::source_y({rotation}, x, y, src.h), {zin}, out);",
+        src,
+        f"    const fkl::i32 sx = {source[0]};",
+        f"    const fkl::i32 sy = {source[1]};",
+        f"    stage{prev}(p, q, sx, sy, {zin}, out);",
         "}",
-        *_size_fn(
-            k,
-            [
-                f"    const fkl::Size src = size{prev}(p, {zin});",
-                f"    return {{fkl::Rotate::width({rotation}, src.w, src.h),"
-                f" fkl::Rotate::height({rotation}, src.w, src.h)}};",
-            ],
-        ),
+        *_size_fn(k, [src, f"    return {size};"]),
     ]
 
 
