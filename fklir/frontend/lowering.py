@@ -13,7 +13,7 @@ from xdsl.rewriter import InsertPoint
 
 from fklir.dialects import fkl
 from fklir.dialects.value_rules import RecipeStep
-from fklir.frontend.ops import RUNTIME_VALUE_DESCRIPTORS, Crop, Op, Read, Write
+from fklir.frontend.ops import Crop, Op, Read, Write
 from fklir.passes.default_pipeline import DEFAULT_PASSES
 
 # Marks the op a runtime-value descriptor lowered to with the descriptor's index in its chain, until
@@ -41,14 +41,14 @@ def _lower_one(
     if not isinstance(read, Read):
         raise ValueError(f"a chain starts with a read (TensorRead, TensorPack, ReadSet), not {read.op_name}")
     value: SSAValue = read.lower_read(b, source_type, source)
-    if isinstance(read, RUNTIME_VALUE_DESCRIPTORS) and isinstance(value.owner, Operation):
+    if read.RUNTIME_VALUES and isinstance(value.owner, Operation):
         value.owner.attributes[ORIGIN] = IntAttr(0)
     for index, op in enumerate(ops[1:-1], start=1):
         if isinstance(op, Crop) and rect_index is not None:
             value = op.lower_rect(b, value, rect_index)
         else:
             value = op.lower(b, value)
-        if isinstance(op, RUNTIME_VALUE_DESCRIPTORS) and isinstance(value.owner, Operation):
+        if op.RUNTIME_VALUES and isinstance(value.owner, Operation):
             value.owner.attributes[ORIGIN] = IntAttr(index)
     write = ops[-1]
     if not isinstance(write, Write):
@@ -116,7 +116,7 @@ def run_passes(module: ModuleOp, passes: Sequence[ModulePass] = DEFAULT_PASSES) 
 
 def runtime_values(module: ModuleOp) -> tuple[RecipeStep, ...]:
     """The recipe of the slots that a pipeline of the same structure fills from its own descriptors
-    (RUNTIME_VALUE_DESCRIPTORS), without building IR: (slot, descriptor index in the chain, op name, op
+    (Op.RUNTIME_VALUES), without building IR: (slot, descriptor index in the chain, op name, op
     word, element type and channels of the op's input, slot count) each. The descriptors' marks
     (`fkl.origin`, set by lowering) are taken off every op, so that no printed IR or kernel key shows them."""
     recipe: list[RecipeStep] = []
@@ -151,6 +151,8 @@ def _runtime_slots(op: Operation) -> list[tuple[str, str, fkl.ImageType]]:
         return [(op.slot.data, "matrix", in_type)]
     if isinstance(op, fkl.StaticLoopOp) and op.slot is not None:
         return [(op.slot.data, op.body.data, in_type)]
+    if isinstance(op, fkl.UserOpBase) and op.slot is not None:
+        return [(op.slot.data, "params", in_type)]
     if isinstance(op, fkl.ReadSetOp) and op.slot is not None and op.size_slot is not None:
         return [(op.slot.data, "values", in_type), (op.size_slot.data, "size", in_type)]
     if isinstance(op, fkl.ResizeOp) and op.slot is not None:

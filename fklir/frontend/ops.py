@@ -84,6 +84,8 @@ class Op:
 
     FIELDS: ClassVar[tuple[str, ...]] = ()
     DESCRIBED: ClassVar[tuple[str, ...]] = ()  # FIELDS but a binding (a call default, not what compiles)
+    # Its values fill parameter slots straight from the descriptor (runtime_slot): a plan is not keyed by them
+    RUNTIME_VALUES: ClassVar[bool] = False
     location: UserLocation  # the user's call site, not a field
 
     def __init_subclass__(cls, **kwargs: object) -> None:
@@ -120,6 +122,12 @@ class Op:
         """description() less the values a plan takes at run time (a runtime-value descriptor leaves them
         out and fills its slots with `runtime_slot`)."""
         return self.description()
+
+    def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
+        """A RUNTIME_VALUES descriptor's values for the slot of the op it lowered to (`op_name`; `rule`: which
+        of its slots, lowering.runtime_values' word) on a chain of `channels` x `dtype`, `count` of them,
+        checked as the IR checks them (ValueError in the IR's words)."""
+        raise NotImplementedError(f"{type(self).__name__} has no runtime values")
 
     def ir_location(self) -> FileLineColLoc:
         from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
@@ -269,6 +277,8 @@ class ReadSet(Read):
     def channels(self) -> int:
         return len(self.values)
 
+    RUNTIME_VALUES: ClassVar[bool] = True
+
     def structure(self) -> tuple[object, ...]:
         return (type(self).__qualname__, self.channels, self.dtype)  # the pixel's values and the size are values
 
@@ -340,6 +350,8 @@ class _BinaryValue(Op):
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
         return self._place(b, type(self).IR_OP(x, self.values))
+
+    RUNTIME_VALUES: ClassVar[bool] = True
 
     def structure(self) -> tuple[object, ...]:
         return (type(self).__qualname__,)
@@ -416,6 +428,8 @@ class Saturate(Op):
         from fklir.dialects import fkl
 
         return self._place(b, fkl.SaturateOp(x, (self.lo, self.hi)))
+
+    RUNTIME_VALUES: ClassVar[bool] = True
 
     def structure(self) -> tuple[object, ...]:
         return (type(self).__qualname__,)
@@ -539,6 +553,8 @@ class AddLast(Op):
 
         return self._place(b, fkl.AddLastOp(x, self.value))
 
+    RUNTIME_VALUES: ClassVar[bool] = True
+
     def structure(self) -> tuple[object, ...]:
         return (type(self).__qualname__,)
 
@@ -571,6 +587,8 @@ class VectorReorderRT(VectorReorder):
         from fklir.dialects import fkl
 
         return self._place(b, fkl.VectorReorderRTOp(x, self.indices))
+
+    RUNTIME_VALUES: ClassVar[bool] = True
 
     def structure(self) -> tuple[object, ...]:
         return (type(self).__qualname__, len(self.indices))  # the count is structure, the indices are values
@@ -620,6 +638,8 @@ class MxVFloat3(Op):
 
         return self._place(b, fkl.MxVFloat3Op(x, self.matrix))
 
+    RUNTIME_VALUES: ClassVar[bool] = True
+
     def structure(self) -> tuple[object, ...]:
         return (type(self).__qualname__,)
 
@@ -648,6 +668,8 @@ class StaticLoop(Op):
 
         body = type(self.body).IR_OP.name.removeprefix("fkl.")
         return self._place(b, fkl.StaticLoopOp(x, body, self.body.values, self.count))
+
+    RUNTIME_VALUES: ClassVar[bool] = True
 
     def structure(self) -> tuple[object, ...]:
         return (type(self).__qualname__, self.body.structure(), self.count)  # the body's value is a value
@@ -762,6 +784,8 @@ class BorderReader(Geometry):
 
     def out_sizes(self, sizes: list[Size]) -> list[Size]:
         return BorderedSizes(sizes)
+
+    RUNTIME_VALUES: ClassVar[bool] = True
 
     def structure(self) -> tuple[object, ...]:
         return (type(self).__qualname__, self.mode)  # the mode is structure, a constant's value is not
@@ -878,6 +902,8 @@ class Resize(Geometry):
     def out_sizes(self, sizes: list[Size]) -> list[Size]:
         return [self.size for _ in sizes]
 
+    RUNTIME_VALUES: ClassVar[bool] = True
+
     def structure(self) -> tuple[object, ...]:
         return (type(self).__qualname__, self.interp, self.aspect_ratio)  # the size and background are values
 
@@ -922,6 +948,8 @@ class Warping(Geometry):
     def out_sizes(self, sizes: list[Size]) -> list[Size]:
         return [self.size for _ in sizes]
 
+    RUNTIME_VALUES: ClassVar[bool] = True
+
     def structure(self) -> tuple[object, ...]:
         return (type(self).__qualname__, self.kind)  # affine or perspective; the matrix, size, inverse are values
 
@@ -931,22 +959,6 @@ class Warping(Geometry):
         if rule == "size":
             return (float(self.size[0]), float(self.size[1]))
         return self.matrix if self.inverse else tuple(invert_warp_matrix(self.matrix))
-
-
-# Descriptors whose values a pipeline keys no plan by: a known structure with new values fills their slots
-# from the descriptors, without IR (jit.pipeline, frontend.lowering.runtime_values).
-RUNTIME_VALUE_DESCRIPTORS = (
-    _BinaryValue,
-    Warping,
-    BorderReader,
-    Saturate,
-    Resize,
-    AddLast,
-    VectorReorderRT,
-    MxVFloat3,
-    StaticLoop,
-    ReadSet,
-)
 
 
 class Flip(Geometry):

@@ -50,6 +50,7 @@ class UserOpDescriptor(Op):
     values: tuple[float, ...]
 
     SPEC: ClassVar[UserOpSpec]
+    RUNTIME_VALUES: ClassVar[bool] = True
 
     def __init__(self, **params: object):
         spec = type(self).SPEC
@@ -80,6 +81,13 @@ class UserOpDescriptor(Op):
             self.values or None,
         )
         return self._place(b, op)
+
+    def structure(self) -> tuple[object, ...]:
+        return (type(self).__qualname__, self.spec)  # the params' values are values
+
+    def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
+        """The params in declaration order (each checked against its declared type at __init__)."""
+        return self.values
 
 
 def _param_value(op: str, name: str, value: object, dtype: str) -> float:

@@ -268,7 +268,6 @@ class Pipeline:
         ours: dict[str, tuple[float, ...]] = {}
         for slot, index, op_name, rule, dtype, channels, count in recipe:
             op = self.ops[index]
-            assert isinstance(op, fops.RUNTIME_VALUE_DESCRIPTORS)
             try:
                 ours[slot] = op.runtime_slot(op_name, rule, dtype, channels, count)
             except ValueError as e:

@@ -412,3 +412,21 @@ def test_a_fresh_process_takes_values_it_never_saw_without_xdsl(tmp_path: Path) 
     assert second == {"compiles": 0, "xdsl": False}
     x = np.random.default_rng(5).random((19, 23, 3), dtype=np.float32)
     np.testing.assert_array_equal(got, x * np.float32(-0.75) - np.float32(11.5))
+
+
+def test_a_structural_value_compiles_once() -> None:
+    """What docs/ops.md calls structure (here a Cast's dtype and VectorReorder's compile-time indices) compiles
+    once per new choice; repeating a choice, or changing only runtime values, compiles nothing."""
+    x = RNG.integers(0, 256, (9, 13, 3), dtype=np.uint8)
+
+    def run(dtype: str, order: tuple[int, ...], add: float) -> np.ndarray:
+        ops = (fkl.Cast(dtype), fkl.VectorReorder(*order), fkl.Add(add))
+        return fkl.compose(fkl.TensorRead(), *ops, fkl.TensorWrite(), target="cpu")(x)
+
+    for dtype, order in [("float32", (2, 1, 0)), ("float64", (2, 1, 0)), ("float64", (0, 0, 1))]:
+        compiles = build.STATS.compiles
+        run(dtype, order, 1.0)
+        first = build.STATS.compiles - compiles  # 1, or 0 where the disk cache had it
+        got = run(dtype, order, 2.5)
+        assert build.STATS.compiles - compiles == first <= 1
+        np.testing.assert_array_equal(got, x[..., list(order)].astype(dtype) + 2.5)

@@ -221,3 +221,26 @@ def test_params_arrive_in_their_declared_types_and_the_result_type_changes(targe
     out = from_target(target, pipe(on_target(target, x)))
     assert out.dtype == np.float32
     np.testing.assert_array_equal(out, -(0.5 * x.astype(np.float32) - 3))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_new_param_values_build_no_ir(target: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A user op's params are runtime values like a built-in's: new ones reuse the plan without IR."""
+    from fklir.jit.pipeline import Pipeline
+
+    x = RNG.random((13, 19, 3), dtype=np.float32)
+
+    def pipe(gamma: float, gain: float, scale: float) -> Any:
+        ops = (Gamma(gamma=gamma, gain=gain), Luma(scale=scale))
+        return fkl.compose(fkl.TensorRead(), fkl.Crop(1, 2, 15, 9), *ops, fkl.TensorWrite(), target=target)
+
+    pipe(2.2, 3.0, 1.0)(on_target(target, x))
+
+    def refuse(self: Pipeline, sig: object) -> Any:
+        raise AssertionError("IR was built for a known structure")
+
+    monkeypatch.setattr(Pipeline, "_lowered", refuse)
+    for gamma, gain, scale in [(0.5, 1.25, 2.0), (1.7, -0.5, 0.25)]:
+        got = from_target(target, pipe(gamma, gain, scale)(on_target(target, x)))
+        want = _luma(_gamma(x[2:11, 1:16], gamma, gain), scale)
+        np.testing.assert_allclose(got, want, rtol=5e-6, atol=1e-6)
