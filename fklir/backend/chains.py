@@ -49,22 +49,17 @@ WRITE_KIND: dict[type[Operation], str] = {
 
 
 def kernel_chains(kernel: fkl.KernelOp) -> list[Chain]:
-    """The kernel's chains in order (several in a divergent kernel)."""
+    """The kernel's chains in order (several in a divergent kernel), as fkl.kernel gives them (its verifier
+    checks them): each split into its read's geometry (its sample region, then any geometry ops right after
+    the read) and its compute ops."""
     chains: list[Chain] = []
-    ops = list(kernel.body.block.ops)
-    while ops:
-        read = ops.pop(0)
-        if not isinstance(read, fkl.ReadOp):
-            raise ValueError(f"kernel @{kernel.sym_name.data}: a chain must start with fkl.read, not '{read.name}'")
-        middle: list[Operation] = []
-        while ops and not isinstance(ops[0], fkl.WRITE_OPS):
-            middle.append(ops.pop(0))
-        if not ops:
-            raise ValueError(f"kernel @{kernel.sym_name.data}: the chain of '{read.name}' has no write")
+    for ops in kernel.chains():
+        read, *middle, write = ops
+        assert isinstance(read, fkl.ReadOp)
         leading = 0
         while leading < len(middle) and isinstance(middle[leading], fkl.GEOMETRY_OPS):
             leading += 1
         if any(isinstance(op, fkl.GEOMETRY_OPS) for op in middle[leading:]):
             raise ValueError("geometry ops must come right after the read (run fkl-validate-chain)")
-        chains.append(Chain(read, read.geometry + middle[:leading], middle[leading:], ops.pop(0)))
+        chains.append(Chain(read, read.geometry + middle[:leading], middle[leading:], write))
     return chains

@@ -25,7 +25,6 @@ from xdsl.passes import ModulePass
 
 from fklir.diagnostics import OpError
 from fklir.dialects import fkl
-from fklir.passes.chains import chains_of
 
 
 def _plane_map(chains: list[list[Operation]]) -> list[int]:
@@ -60,7 +59,7 @@ class DivergentBatchingPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         block = op.body.block
         groups: dict[str, list[list[Operation]]] = defaultdict(list)
-        for chain in chains_of(block):
+        for chain in fkl.chains_in(block):
             write = chain[-1]
             if isinstance(write, fkl.WRITE_OPS) and write.plane_list is not None:
                 groups[write.dest.data].append(chain)

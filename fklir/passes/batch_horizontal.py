@@ -27,7 +27,6 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from fklir.dialects import fkl
-from fklir.passes.chains import chains_of
 from fklir.passes.infer_types import infer_chain
 
 NO_DEST = StringAttr("")
@@ -114,7 +113,7 @@ def _before(op: Operation):
 def batch_block(block: Block) -> None:
     groups: dict[tuple[object, ...], list[list[Operation]]] = defaultdict(list)
     writers: dict[Attribute, int] = defaultdict(int)
-    for chain in chains_of(block):
+    for chain in fkl.chains_in(block):
         writers[chain[-1].properties.get("dest", NO_DEST)] += 1
         if _mergeable(chain):
             groups[(chain[-1].properties["dest"], _chain_signature(chain))].append(chain)

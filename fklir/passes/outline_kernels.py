@@ -14,7 +14,6 @@ from xdsl.ir import Block, Region
 from xdsl.passes import ModulePass
 
 from fklir.dialects import fkl
-from fklir.passes.chains import chains_of
 
 
 @dataclass(frozen=True)
@@ -25,7 +24,7 @@ class OutlineKernelsPass(ModulePass):
         block = op.body.block
         taken = {o.sym_name.data for o in block.ops if isinstance(o, fkl.KernelOp)}
         index = 0
-        for chain in chains_of(block):
+        for chain in fkl.chains_in(block):
             while f"k{index}" in taken:
                 index += 1
             anchor = chain[-1].next_op

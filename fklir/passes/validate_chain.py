@@ -24,18 +24,6 @@ from fklir.diagnostics import OpError
 from fklir.dialects import fkl
 
 
-def _check_op(op: Operation) -> None:
-    if isinstance(op, fkl.WRITE_OPS):
-        return
-    if not op.results:
-        return
-    uses = list(op.results[0].uses)
-    if not uses:
-        raise OpError(op, f"'{op.name}' result is never written: a chain must end with fkl.write or fkl.split")
-    if len(uses) > 1:
-        raise OpError(op, f"'{op.name}' result has {len(uses)} users: a chain must be a straight line")
-
-
 def _check_geometry_position(op: Operation) -> None:
     if not isinstance(op, fkl.GEOMETRY_OPS):
         return
@@ -63,7 +51,7 @@ def _check_block(block: Block) -> None:
             continue
         if not isinstance(op, fkl.ReadOp) and not isinstance(op.operands[0].owner, Operation):
             raise OpError(op, f"'{op.name}' must consume a value produced by the chain, not a block argument")
-        _check_op(op)
+        fkl.check_chain_link(op)
         _check_geometry_position(op)
 
 

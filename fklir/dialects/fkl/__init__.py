@@ -69,6 +69,8 @@ from fklir.dialects.fkl.fields import field_values as field_values
 from fklir.dialects.fkl.fields import slot_property as slot_property
 from fklir.dialects.fkl.fields import value_fields as value_fields
 from fklir.dialects.fkl.kernel import KernelOp as KernelOp
+from fklir.dialects.fkl.kernel import chains_in as chains_in
+from fklir.dialects.fkl.kernel import check_chain_link as check_chain_link
 from fklir.dialects.fkl.kernel import param_slot as param_slot
 from fklir.dialects.fkl.ops_compute import LOOP_BODIES as LOOP_BODIES
 from fklir.dialects.fkl.ops_compute import AddLastOp as AddLastOp

@@ -12,7 +12,7 @@ from xdsl.dialects.builtin import (
     f64,
     i64,
 )
-from xdsl.ir import Attribute, Operation, Region
+from xdsl.ir import Attribute, Block, Operation, Region
 from xdsl.irdl import IRDLOperation, irdl_op_definition, opt_prop_def, prop_def, region_def, traits_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
@@ -24,7 +24,7 @@ from fklir.diagnostics import OpError
 from fklir.dialects.dominance import SSADominance
 from fklir.dialects.fkl.abstract_ops import TypeRuleOp
 from fklir.dialects.fkl.fields import field_slot, value_fields
-from fklir.dialects.fkl.ops_geometry import CropOp
+from fklir.dialects.fkl.ops_geometry import CropOp, ReadOp
 from fklir.dialects.fkl.ops_write import WRITE_OPS
 from fklir.dialects.fkl.syntax import SPECIAL_NUMBERS, fit_int64, format_number
 from fklir.dialects.fkl.types import DYNAMIC, PLANE_MAP_SLOT, ParamsType, known
@@ -152,6 +152,51 @@ def _parse_int_or_float(parser: Parser) -> int | float:
     return number if isinstance(number, float) else fit_int64(parser, KernelOp.name, pos, number)
 
 
+def chain_from(read: ReadOp) -> list[Operation]:
+    """The ops of the chain that starts at `read`, in order: each the single user of the one before (a chain
+    ends at an op whose result has no use, or several)."""
+    chain: list[Operation] = [read]
+    op: Operation = read
+    while op.results and len(uses := list(op.results[0].uses)) == 1:
+        op = uses[0].operation
+        chain.append(op)
+    return chain
+
+
+def chains_in(block: Block) -> list[list[Operation]]:
+    """Every chain of `block`, one per fkl.read, in block order: what the passes that work per chain and the
+    backend read a kernel as (fkl.kernel's verifier checks that its body is exactly such chains)."""
+    return [chain_from(op) for op in block.ops if isinstance(op, ReadOp)]
+
+
+def check_chain_link(op: Operation) -> None:
+    """OpError unless `op` passes its result on to exactly one op (a write passes nothing on): a chain is a
+    straight line from a read to a write."""
+    if isinstance(op, WRITE_OPS) or not op.results:
+        return
+    uses = list(op.results[0].uses)
+    if not uses:
+        raise OpError(op, f"'{op.name}' result is never written: a chain must end with fkl.write or fkl.split")
+    if len(uses) > 1:
+        raise OpError(op, f"'{op.name}' result has {len(uses)} users: a chain must be a straight line")
+
+
+def _check_chains(kernel: KernelOp) -> None:
+    """A kernel's body is read ... write chains, one after the other, each op in one of them."""
+    at = 0
+    ops = list(kernel.body.block.ops)
+    for chain in kernel.chains():
+        for op in chain:
+            check_chain_link(op)
+        if ops[at : at + len(chain)] != chain:
+            raise VerifyException(f"'fkl.kernel' @{kernel.sym_name.data}: its chains must follow one another")
+        at += len(chain)
+    if at != len(ops):
+        raise VerifyException(
+            f"'fkl.kernel' @{kernel.sym_name.data}: '{ops[at].name}' is in no read ... write chain of the kernel"
+        )
+
+
 @irdl_op_definition
 class KernelOp(IRDLOperation):
     """One launch: a read ... write chain and its parameter block.
@@ -208,9 +253,14 @@ class KernelOp(IRDLOperation):
         printer.print_string(" ")
         printer.print_region(self.body, print_entry_block_args=False)
 
+    def chains(self) -> list[list[Operation]]:
+        """The kernel's read ... write chains in order (several in a divergent kernel; see chains_in)."""
+        return chains_in(self.body.block)
+
     def verify_(self) -> None:
         if self.body.block.args:
             raise VerifyException("'fkl.kernel' body takes no block arguments")
+        _check_chains(self)
         slots = {slot[0]: slot for slot in self.params.slots}
         for op in self.body.walk():
             for field in value_fields(op):

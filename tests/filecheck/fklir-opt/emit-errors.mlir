@@ -45,6 +45,6 @@ fkl.kernel @k0 params !fkl.params<> {
 }
 
 // NOWRITE-NOT:  Traceback
-// NOWRITE:      error: kernel @k0{{.*}} write
+// NOWRITE:      error: 'fkl.cast' result is never written: a chain must end with fkl.write or fkl.split
 // NOWRITE-NOT:  Traceback
 // NOWRITE:      exit code 1

@@ -50,6 +50,26 @@
 // CHECK:      invalid.mlir:[[# @LINE - 1]]:34
 // CHECK:      expected HxWxC before the element type, e.g. ?x?x3xui8
 
+// ---- fkl.kernel's chains: read ... write straight lines, one after the other -------------------
+
+// -----
+
+fkl.kernel @k0 params !fkl.params<> {
+// CHECK:      invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.kernel' @k0: its chains must follow one another
+  %0 = fkl.read "a" : !fkl.image<?x?x3xf32>
+  %1 = fkl.read "b" : !fkl.image<?x?x3xf32>
+  fkl.write %0, "x" : !fkl.image<?x?x3xf32>
+  fkl.write %1, "y" : !fkl.image<?x?x3xf32>
+}
+
+// -----
+
+fkl.kernel @k0 params !fkl.params<> {
+  %0 = fkl.read "a" : !fkl.image<?x?x3xf32>
+  %1 = fkl.add %0, 1.0 : !fkl.image<?x?x3xf32>
+// CHECK:      invalid.mlir:[[# @LINE - 1]]:3: error: 'fkl.add' result is never written: a chain must end with fkl.write or fkl.split
+}
+
 // ---- !fkl.params --------------------------------------------------------------------------------
 
 // -----
