@@ -9,6 +9,7 @@ import math
 from collections.abc import Sequence
 
 from fklir import dtypes
+from fklir.dialects.constants import ASPECT_RATIOS, INTERPOLATIONS
 
 # A parameter slot that a pipeline fills from its own descriptor's values, without IR: (slot, the
 # descriptor's index in its chain, op name, op word, element type and channels of the op's input, slot
@@ -61,6 +62,19 @@ def reorder_indices(op_name: str, order: Sequence[float], channels: int | None) 
     bad = [int(i) for i in order if not (i == int(i) and 0 <= i < channels)]
     if bad:
         raise ValueError(f"'{op_name}' indices {bad} are out of range for a chain of {channels} channels")
+
+
+def resize_options(op_name: str, interp: str, aspect_ratio: str, has_background: bool) -> None:
+    """A resize's interpolation and aspect-ratio mode, and a background exactly when the mode keeps the aspect
+    ratio (it fills the letterbox)."""
+    if interp not in INTERPOLATIONS:
+        raise ValueError(f"{op_name} interpolation must be one of {', '.join(INTERPOLATIONS)}, got {interp!r}")
+    if aspect_ratio not in ASPECT_RATIOS:
+        raise ValueError(f"{op_name} aspect ratio must be one of {', '.join(ASPECT_RATIOS)}, got {aspect_ratio!r}")
+    if aspect_ratio == "ignore" and has_background:
+        raise ValueError(f"{op_name} background is used only with a preserve aspect-ratio mode, not 'ignore'")
+    if aspect_ratio != "ignore" and not has_background:
+        raise ValueError(f"{op_name} aspect ratio {aspect_ratio!r} needs a background value (background=...)")
 
 
 def per_element(values: Sequence[float], count: int) -> list[float]:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar, cast
 
 from fklir.dialects import value_rules
-from fklir.dialects.constants import ASPECT_RATIOS, DEINTERLACE_MODES, REDUCTIONS, invert_warp_matrix
+from fklir.dialects.constants import DEINTERLACE_MODES, REDUCTIONS, invert_warp_matrix
 from fklir.dialects.math_declarations import MATH_DECLARATIONS
 from fklir.frontend.values import (
     border_mode,
@@ -881,12 +881,7 @@ class Resize(Geometry):
         name = type(self).__name__
         size = (_size(name, "width", w), _size(name, "height", h))
         interp = interpolation(name, interp)
-        if aspect_ratio not in ASPECT_RATIOS:
-            raise ValueError(f"{name}: aspect_ratio must be one of {', '.join(ASPECT_RATIOS)}, got {aspect_ratio!r}")
-        if aspect_ratio != "ignore" and background is None:
-            raise ValueError(f"{name}: aspect_ratio={aspect_ratio!r} needs a background value (background=...)")
-        if aspect_ratio == "ignore" and background is not None:
-            raise ValueError(f"{name}: background is used only with a preserve aspect_ratio, not 'ignore'")
+        value_rules.resize_options(f"{name}:", interp, aspect_ratio, background is not None)
         object.__setattr__(self, "size", size)
         object.__setattr__(self, "interp", interp)
         object.__setattr__(self, "aspect_ratio", aspect_ratio)

@@ -800,22 +800,22 @@ def test_invalid_combination_is_an_error_naming_the_op(ops: list[Any], x: np.nda
         (
             lambda: fkl.Resize(8, 8, aspect_ratio="preserve"),
             ValueError,
-            r"Resize: aspect_ratio='preserve' needs a background",
+            r"Resize: aspect ratio 'preserve' needs a background value",
         ),
         (
             lambda: fkl.Resize(8, 8, aspect_ratio="preserve_even"),
             ValueError,
-            r"Resize: .* needs a background",
+            r"Resize: aspect ratio .preserve_even. needs a background value",
         ),
         (
             lambda: fkl.Resize(8, 8, background=0),
             ValueError,
-            r"Resize: background is used only with a preserve",
+            r"Resize: background is used only with a preserve aspect-ratio mode, not 'ignore'",
         ),
         (
             lambda: fkl.Resize(8, 8, aspect_ratio="fit", background=0),
             ValueError,
-            r"Resize: aspect_ratio must be one of",
+            r"Resize: aspect ratio must be one of ignore, preserve, preserve_left, preserve_even, got .fit.",
         ),
         (lambda: fkl.Cast("float128"), ValueError, r"Cast: unknown dtype 'float128'"),
         (lambda: fkl.SaturateCast("uint64"), ValueError, r"SaturateCast: unknown dtype 'uint64'"),

@@ -28,12 +28,11 @@ from xdsl.traits import HasParent, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from fklir import dtypes
+from fklir.dialects import value_rules
 from fklir.dialects.constants import (
-    ASPECT_RATIOS,
     BORDER_MODES,
     DEINTERLACE_MODES,
     FLIP_MODES,
-    INTERPOLATIONS,
     ROTATIONS,
     WARP_KINDS,
     invert_warp_matrix,
@@ -422,17 +421,10 @@ class ResizeOp(TypeRuleOp):
 
     def verify_(self) -> None:
         check_field(self, "value")
-        if self.interp.data not in INTERPOLATIONS:
-            raise VerifyException(f"'fkl.resize' interpolation must be linear or nearest, got {self.interp.data}")
-        if self.mode not in ASPECT_RATIOS:
-            raise VerifyException(
-                f"'fkl.resize' aspect ratio must be one of {', '.join(ASPECT_RATIOS)}, got {self.mode}"
-            )
+        has_background = self.background is not None or self.background_slot is not None
+        int32(value_rules.resize_options, "'fkl.resize'", self.interp.data, self.mode, has_background)
         check_size_field(self, "value")
-        if self.mode == "ignore":
-            if self.background is not None or self.background_slot is not None:
-                raise VerifyException("'fkl.resize' takes a background only with a preserve aspect-ratio mode")
-        else:
+        if self.mode != "ignore":
             check_field(self, "background")
         in_type = self.known_input()
         if in_type is None:

@@ -357,7 +357,7 @@ fkl.write %0, "d" planes [] : !fkl.image<?x?x3xui8>
 
 %0 = fkl.read "src" : !fkl.image<?x?x3xui8>
 %1 = fkl.resize %0, size [4, 4], cubic : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xf32>
-// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.resize' interpolation must be linear or nearest, got cubic
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.resize' interpolation must be one of linear, nearest, got 'cubic'
 
 // -----
 
@@ -598,19 +598,19 @@ fkl.kernel @k3 params i32 {
 
 %0 = fkl.read "s" : !fkl.image<?x?x3xui8>
 %1 = fkl.resize %0, size [8, 8], linear, stretch, background 0 : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xf32>
-// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.resize' aspect ratio must be one of ignore, preserve, preserve_left, preserve_even, got stretch
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.resize' aspect ratio must be one of ignore, preserve, preserve_left, preserve_even, got 'stretch'
 
 // -----
 
 %0 = fkl.read "s" : !fkl.image<?x?x3xui8>
 %1 = "fkl.resize"(%0) <{interp = "linear", value = array<i64: 8, 8>, aspect_ratio = "preserve"}> : (!fkl.image<?x?x3xui8>) -> !fkl.image<?x?x3xf32>
-// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.resize' needs exactly one of an inline background or a parameter slot
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.resize' aspect ratio 'preserve' needs a background value (background=...)
 
 // -----
 
 %0 = fkl.read "s" : !fkl.image<?x?x3xui8>
 %1 = "fkl.resize"(%0) <{interp = "linear", value = array<i64: 8, 8>, background = array<f64: 0.0>}> : (!fkl.image<?x?x3xui8>) -> !fkl.image<?x?x3xf32>
-// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.resize' takes a background only with a preserve aspect-ratio mode
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.resize' background is used only with a preserve aspect-ratio mode, not 'ignore'
 
 // -----
 
