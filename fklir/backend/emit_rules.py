@@ -202,7 +202,7 @@ def _per_channel(op: Operation, src: str, dst: str) -> list[str]:
 
 
 @PIXEL.register(fkl.DivOp)
-def _divide_pixel(op: fkl.DivOp, src: str, dst: str) -> list[str]:
+def _divide_pixel(op: fkl.BinaryValueOp, src: str, dst: str) -> list[str]:
     """A float32 division of a whole pixel with one range check for all its channels: the fast path
     of fkl::Div is a few instructions, fewer than a branch per channel would add. The host
     checked the divisors' range once (`<slot>_fast`)."""

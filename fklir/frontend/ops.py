@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar, cast
 
 from fklir.dialects import value_rules
+from fklir.dialects.binary_declarations import BINARY_DECLARATIONS
 from fklir.dialects.constants import DEINTERLACE_MODES, REDUCTIONS, invert_warp_matrix
 from fklir.dialects.math_declarations import MATH_DECLARATIONS
 from fklir.frontend.values import (
@@ -467,12 +468,8 @@ def binary_value(ir_class: str) -> type[_BinaryValue]:
     return _derived(_BinaryValue, ir_class)
 
 
-Add = binary_value("AddOp")
-Sub = binary_value("SubOp")
-Mul = binary_value("MulOp")
-Div = binary_value("DivOp")
-Max = binary_value("MaxOp")
-Min = binary_value("MinOp")
+# one per record of dialects/binary_declarations.py, in its order
+Add, Sub, Mul, Div, Max, Min = (binary_value(f"{declared.name}Op") for declared in BINARY_DECLARATIONS)
 SaturateFloat = unary("SaturateFloatOp")
 IsEven = unary("IsEvenOp")
 VectorAnd = unary("VectorAndOp")

@@ -17,6 +17,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from fklir import dtypes
 from fklir.dialects import value_rules
+from fklir.dialects.binary_declarations import BINARY_DECLARATIONS, BinaryDeclaration
 from fklir.dialects.color_codes import COLOR_CODES, ColorCode
 from fklir.dialects.constants import REDUCTIONS
 from fklir.dialects.fkl.abstract_ops import (
@@ -65,52 +66,20 @@ from fklir.limits import check_index
 # ---------------------------------------------------------------------------------------------
 
 
-@irdl_op_definition
-class AddOp(BinaryValueOp):
-    """Add: out = x + v (integers wrap modulo 2^bits)."""
-
-    name = "fkl.add"
-    FORMULA: ClassVar[str] = "x + v"
-
-
-@irdl_op_definition
-class SubOp(BinaryValueOp):
-    """Sub: out = x - v (integers wrap modulo 2^bits)."""
-
-    name = "fkl.sub"
-    FORMULA: ClassVar[str] = "x - v"
+def _binary_class(declared: BinaryDeclaration) -> type[BinaryValueOp]:
+    """The IRDL class of one record of dialects/binary_declarations.py."""
+    namespace = {
+        "__module__": __name__,
+        "__qualname__": f"{declared.name}Op",
+        "__doc__": declared.doc,
+        "__annotations__": {"FORMULA": ClassVar[str]},  # IRDL takes unannotated attributes for op fields
+        "name": declared.ir_name,
+        "FORMULA": declared.formula,
+    }
+    return irdl_op_definition(type(f"{declared.name}Op", (BinaryValueOp,), namespace))
 
 
-@irdl_op_definition
-class MulOp(BinaryValueOp):
-    """Mul: out = x * v (integers wrap modulo 2^bits)."""
-
-    name = "fkl.mul"
-    FORMULA: ClassVar[str] = "x * v"
-
-
-@irdl_op_definition
-class DivOp(BinaryValueOp):
-    """Div: out = x / v (integers truncate toward zero; v = 0 on integers is rejected)."""
-
-    name = "fkl.div"
-    FORMULA: ClassVar[str] = "x / v"
-
-
-@irdl_op_definition
-class MaxOp(BinaryValueOp):
-    """Max: out = x >= v ? x : v."""
-
-    name = "fkl.max"
-    FORMULA: ClassVar[str] = "x >= v ? x : v"
-
-
-@irdl_op_definition
-class MinOp(BinaryValueOp):
-    """Min: out = x <= v ? x : v."""
-
-    name = "fkl.min"
-    FORMULA: ClassVar[str] = "x <= v ? x : v"
+AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp = (_binary_class(declared) for declared in BINARY_DECLARATIONS)
 
 
 # ---------------------------------------------------------------------------------------------
