@@ -79,9 +79,9 @@ _LAZY = {
     "op": "fklir.frontend.user_ops",
 }
 
-# The names every release defines; __all__ adds the math ops derived from their declarations.
+# The names every release defines; __all__ adds the ops derived from their declarations (Add ... Min, the
+# math ops).
 _PUBLIC = [
-    "Add",
     "AddLast",
     "BorderReader",
     "CacheError",
@@ -93,14 +93,10 @@ _PUBLIC = [
     "Deinterlace",
     "DeviceBuffer",
     "Discard",
-    "Div",
     "DivergentPipeline",
     "Flip",
     "FklirError",
     "IsEven",
-    "Max",
-    "Min",
-    "Mul",
     "MxVFloat3",
     "NoDriverError",
     "Pipeline",
@@ -113,7 +109,6 @@ _PUBLIC = [
     "SaturateFloat",
     "SplitWrite",
     "StaticLoop",
-    "Sub",
     "TensorPack",
     "TensorRead",
     "TensorSplit",
@@ -186,14 +181,14 @@ def __getattr__(name: str) -> Any:
         globals()[name] = _version()
         return globals()[name]
     if name == "__all__":
-        globals()[name] = [*_PUBLIC, *_math_descriptors()]
+        globals()[name] = [*_PUBLIC, *_binary_descriptors(), *_math_descriptors()]
         return globals()[name]
     if name == "jit":  # the subpackage fkl.jit (user kernels), imported on first use
         return importlib.import_module("fklir.jit")
     module = _LAZY.get(name)
     # Only capitalised names can be descriptors: `from fklir import dtypes` asks here first, during
     # the very imports that _math_descriptors would start.
-    if module is None and (name in _PUBLIC or (name[:1].isupper() and name in _math_descriptors())):
+    if module is None and (name in _PUBLIC or (name[:1].isupper() and _derived_descriptor(name))):
         module = "fklir.frontend.ops"
     if module is None:
         raise AttributeError(f"module 'fklir' has no attribute {name!r}")
@@ -204,6 +199,18 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *__getattr__("__all__")})
+
+
+def _derived_descriptor(name: str) -> bool:
+    """Whether `name` is a descriptor derived from a declaration (Add ... Min, the math ops)."""
+    return name in _binary_descriptors() or name in _math_descriptors()
+
+
+def _binary_descriptors() -> list[str]:
+    """The names of Add ... Min, one per record of dialects/binary_declarations.py (xDSL-free)."""
+    from fklir.dialects.binary_declarations import BINARY_DECLARATIONS
+
+    return [declared.name for declared in BINARY_DECLARATIONS]
 
 
 def _math_descriptors() -> dict[str, Any]:
