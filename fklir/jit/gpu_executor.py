@@ -245,10 +245,11 @@ def _described_input(x: object) -> GpuArray:
         return describe_gpu_array(x, "TensorRead input")
     known = _GPU_INPUTS.get(seen[0])
     if known is None:
-        known = describe_gpu_array(x, "TensorRead input")
+        described = describe_gpu_array(x, "TensorRead input")
         if len(_GPU_INPUTS) >= _GPU_INPUTS_MAX:
             _GPU_INPUTS.clear()
-        _GPU_INPUTS[seen[0]] = known
-        return known
+        # the description only: holding the array would keep its memory alive for the life of the process
+        _GPU_INPUTS[seen[0]] = described._replace(ptr=0, obj=None, stream=None)
+        return described
     advertised = x.stream if known.framework == "fklir" else None  # pyright: ignore[reportAttributeAccessIssue]
     return known._replace(ptr=seen[1], obj=x, stream=advertised)

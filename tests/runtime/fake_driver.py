@@ -420,7 +420,15 @@ def make_fake_torch() -> types.ModuleType:
         __slots__ = ()
 
     class Tensor:
-        __slots__ = ("_contiguous", "_device", "_ptr", "_strides", "dtype", "shape")
+        __slots__ = (
+            "__weakref__",
+            "_contiguous",
+            "_device",
+            "_ptr",
+            "_strides",
+            "dtype",
+            "shape",
+        )  # weakly referable like torch's
 
         def __init__(self, shape: Any, dtype: _Dtype, device: int = 0, strides: tuple[int, ...] | None = None):
             self.shape = Size(int(s) for s in shape)

@@ -8,10 +8,12 @@ same paths numerically on a real device.
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
 import threading
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -298,6 +300,22 @@ def test_a_new_pipelines_first_call_on_a_known_kind_describes_nothing_and_makes_
     assert counted_descriptions == [y]
     assert not {"cuModuleLoadData", "cuLibraryLoadData", "cuCtxGetCurrent"} & set(driver.calls)
     assert driver.launches[-1][3] == s.cuda_stream
+
+
+def test_no_input_stays_alive_in_what_a_call_remembers(fake: Any, counted_descriptions: list[object]) -> None:
+    """The kinds of input the process has seen are remembered by their description only: a tensor given to a
+    call (the first of its kind, or a later one) is freed when its owner drops it, the pipeline kept."""
+    _, torch = fake
+    pipe = _chain(fkl.TensorRead(), fkl.TensorWrite())
+    s = torch.cuda.Stream()
+    for _ in range(2):  # cold, then warm
+        x, y = torch.empty((6, 5, 3), dtype=torch.uint8), torch.empty((6, 5, 3), dtype=torch.uint8)
+        pipe(x, out=y, stream=s)
+        alive = weakref.ref(x)
+        counted_descriptions.clear()
+        del x
+        gc.collect()
+        assert alive() is None
 
 
 def test_a_list_seen_before_reads_each_tensors_pointer_once(

@@ -670,12 +670,7 @@ struct WarpRows {
             const i32 n = hi - x0 < kGroup ? hi - x0 : kGroup;
             Tap a[C][kGroup], b[C][kGroup], c[C][kGroup], d[C][kGroup];
             const u32* __restrict off = offset.data() + x0;
-            // The next output row reads the source rows below these: each pixel's lower row there is
-            // its first use (the upper one this row's lower), which a prefetch starts now. An address
-            // outside the image is harmless: a prefetch does not fault (hence integer arithmetic).
-            for (i32 j = 0; j < n; j += kPrefetchEvery) {
-                __builtin_prefetch((const void*)((uintptr_t)(src + off[j]) + (uintptr_t)(ahead * (i64)sizeof(T))));
-            }
+            prefetch_below(src, off, n);
             if (kWide) {
                 u64 upper[kGroup], lower[kGroup];
                 for (i32 j = 0; j < n; ++j) {
@@ -718,6 +713,15 @@ struct WarpRows {
     }
 
   private:
+    // The next output row reads the source rows below the taps of these n pixels: each pixel's lower row
+    // there is its first use (the upper one this row's lower), which a prefetch starts now. An address
+    // outside the image is harmless: a prefetch does not fault (hence integer arithmetic).
+    void prefetch_below(const T* src, const u32* off, i32 n) const {
+        for (i32 j = 0; j < n; j += kPrefetchEvery) {
+            __builtin_prefetch((const void*)((uintptr_t)(src + off[j]) + (uintptr_t)(ahead * (i64)sizeof(T))));
+        }
+    }
+
 #if defined(__AVX512VBMI__)
     // blend for byte taps, 16 pixels at a time in vectors of f32: each channel of each tap is one byte
     // shuffle out of the pixels' 8-byte words, widened and converted; the C channel vectors are then
@@ -729,9 +733,7 @@ struct WarpRows {
         const f32* __restrict wy = (const f32*)fy.data();
         f32* __restrict out = line.data();
         for (; lo + 16 <= hi; lo += 16) {
-            for (i32 j = 0; j < 16; j += kPrefetchEvery) {
-                __builtin_prefetch((const void*)((uintptr_t)(src + off[lo + j]) + (uintptr_t)ahead));
-            }
+            prefetch_below(src, off + lo, 16);
             const Bytes64 upper0 = words_at(src, off + lo), upper1 = words_at(src, off + lo + 8);
             const Bytes64 lower0 = words_at(src + pitch, off + lo), lower1 = words_at(src + pitch, off + lo + 8);
             Floats16 ax, ay;
@@ -793,9 +795,7 @@ struct WarpRows {
         f32* __restrict out = line.data();
         for (; lo + 8 <= hi; lo += 8) {
             const u32* o = off + lo;
-            for (i32 j = 0; j < 8; j += kPrefetchEvery) {
-                __builtin_prefetch((const void*)((uintptr_t)(src + o[j]) + (uintptr_t)(ahead * (i64)sizeof(T))));
-            }
+            prefetch_below(src, o, 8);
             Doubles8 wx, wy;
             __builtin_memcpy(&wx, wxs + lo, 64);
             __builtin_memcpy(&wy, wys + lo, 64);
