@@ -386,9 +386,10 @@ import numpy as np
 import fklir as fkl
 from fklir.backend import build
 
-mul, sub = float(sys.argv[2]), float(sys.argv[3])
+mul, sub, order = float(sys.argv[2]), float(sys.argv[3]), [int(i) for i in sys.argv[4]]
 x = np.random.default_rng(5).random((19, 23, 3), dtype=np.float32)
-got = fkl.compose(fkl.TensorRead(), fkl.Mul(mul), fkl.Sub(sub), fkl.TensorWrite(), target="cpu")(x)
+ops = (fkl.Mul(mul), fkl.Sub(sub), fkl.AddLast(mul), fkl.VectorReorderRT(*order))
+got = fkl.compose(fkl.TensorRead(), *ops, fkl.TensorWrite(), target="cpu")(x)
 np.save(sys.argv[1], got)
 xdsl = sorted(m for m in sys.modules if m == "xdsl" or m.startswith("xdsl."))
 print(json.dumps({"compiles": build.STATS.compiles, "xdsl": bool(xdsl)}))
@@ -398,20 +399,26 @@ print(json.dumps({"compiles": build.STATS.compiles, "xdsl": bool(xdsl)}))
 def test_a_fresh_process_takes_values_it_never_saw_without_xdsl(tmp_path: Path) -> None:
     env = {**os.environ, "FKLIR_CACHE_DIR": str(tmp_path / "cache")}
 
-    def run(mul: float, sub: float) -> tuple[dict[str, object], np.ndarray]:
+    def run(mul: float, sub: float, order: str) -> tuple[dict[str, object], np.ndarray]:
         out = tmp_path / f"{mul}-{sub}.npy"
-        done = subprocess.run(
-            [sys.executable, "-c", _FRESH, str(out), str(mul), str(sub)], env=env, capture_output=True, text=True
-        )
+        command = [sys.executable, "-c", _FRESH, str(out), str(mul), str(sub), order]
+        done = subprocess.run(command, env=env, capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout.splitlines()[-1]), np.load(out)
 
-    first, _ = run(2.0, 3.0)
+    def cache_files() -> list[tuple[str, bytes]]:
+        """Each cache file and its contents (a hit only marks its entry's use time, for eviction)."""
+        return sorted((str(p), p.read_bytes()) for p in (tmp_path / "cache").rglob("*") if p.is_file())
+
+    first, _ = run(2.0, 3.0, "0123")
     assert first == {"compiles": 1, "xdsl": True}
-    second, got = run(-0.75, 11.5)
+    files = cache_files()
+    second, got = run(-0.75, 11.5, "3102")
     assert second == {"compiles": 0, "xdsl": False}
+    assert cache_files() == files, "a new value wrote to the cache"
     x = np.random.default_rng(5).random((19, 23, 3), dtype=np.float32)
-    np.testing.assert_array_equal(got, x * np.float32(-0.75) - np.float32(11.5))
+    pixel = np.concatenate([x * np.float32(-0.75) - np.float32(11.5), np.full((19, 23, 1), -0.75, np.float32)], -1)
+    np.testing.assert_array_equal(got, pixel[..., [3, 1, 0, 2]])
 
 
 def test_a_structural_value_compiles_once() -> None:
