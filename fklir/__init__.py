@@ -54,6 +54,8 @@ if TYPE_CHECKING:
     from fklir.frontend.ops import VectorReorderRT as VectorReorderRT
     from fklir.frontend.ops import Warping as Warping
     from fklir.frontend.user_ops import op as op
+    from fklir.frontend.values import PerImage as PerImage
+    from fklir.frontend.values import per_image as per_image
     from fklir.jit.circular import CircularTensor as CircularTensor
     from fklir.jit.default_stream import default_stream as default_stream
     from fklir.jit.default_stream import set_default_stream as set_default_stream
@@ -77,6 +79,8 @@ _LAZY = {
     "set_default_stream": "fklir.jit.default_stream",
     "DeviceBuffer": "fklir.runtime.device_buffer",
     "op": "fklir.frontend.user_ops",
+    "PerImage": "fklir.frontend.values",
+    "per_image": "fklir.frontend.values",
 }
 
 # The names every release defines; __all__ adds the ops derived from their declarations (Add ... Min, the
@@ -98,6 +102,7 @@ _PUBLIC = [
     "FklirError",
     "IsEven",
     "MxVFloat3",
+    "PerImage",
     "NoDriverError",
     "Pipeline",
     "ReadOnlyOutputError",
@@ -127,6 +132,7 @@ _PUBLIC = [
     "get_backend",
     "gpu_available",
     "op",
+    "per_image",
     "set_backend",
     "set_default_stream",
 ]

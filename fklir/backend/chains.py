@@ -30,6 +30,22 @@ class Chain:
         return image_of(self.write.operands[0].type)
 
     @property
+    def plane_values(self) -> bool:
+        """Whether a compute op takes a row of values per plane (`per_plane`): compute_pixel then takes the
+        plane z."""
+        return any(fkl.is_per_plane(op) for op in self.compute)
+
+    @property
+    def plane_arg(self) -> str:
+        """What a call of compute_pixel passes before the pixel: the plane `z` when it takes one."""
+        return "z, " if self.plane_values else ""
+
+    @property
+    def plane_param(self) -> str:
+        """The parameter of a function that calls compute_pixel, for that plane."""
+        return "fkl::i32 z, " if self.plane_values else ""
+
+    @property
     def write_kind(self) -> str:
         return WRITE_KIND[type(self.write)]
 

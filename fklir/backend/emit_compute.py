@@ -15,6 +15,7 @@ from xdsl.ir import Operation
 
 from fklir.backend.cpp_types import CPP_TYPE, image_of, slot_of
 from fklir.backend.emit_rules import ELEMENT, F16_FAST, PIXEL, fast_division, is_float_division, title
+from fklir.dialects import fkl
 
 
 def is_channelwise(compute: list[Operation]) -> bool:
@@ -111,10 +112,12 @@ def divisors_checked(compute: list[Operation]) -> str | None:
 def emit_compute_pixel(
     compute: list[Operation], in_dtype: str, in_channels: int, out_dtype: str, out_channels: int
 ) -> list[str]:
-    """`compute_pixel(p, v0, out)`: the chain on one whole pixel, one block per op."""
+    """`compute_pixel(p, v0, out)`: the chain on one whole pixel, one block per op; `compute_pixel(p, z, v0,
+    out)` when an op takes a row of values per plane (its row z)."""
+    plane = "fkl::i32 z, " if any(fkl.is_per_plane(op) for op in compute) else ""  # Chain.plane_param
     lines = [
         "// The compute chain on one pixel v0 (one block per op; small arrays stay in registers).",
-        f"FKL_HD void compute_pixel(const Params& p, const {CPP_TYPE[in_dtype]} v0[{in_channels}], "
+        f"FKL_HD void compute_pixel(const Params& p, {plane}const {CPP_TYPE[in_dtype]} v0[{in_channels}], "
         f"{CPP_TYPE[out_dtype]} out[{out_channels}]) {{",
         "    (void)p;",
     ]

@@ -129,7 +129,7 @@ def _emit_pixel(chain: Chain, last_stage: int, sampling: ChainSampling) -> list[
         f" {t_out} out[{channels}]) {{",
         f"    {t_in} in[{stage.channels.data}];",
         f"    stage{last_stage}(p, q, x, y, z, in);",
-        "    compute_pixel(p, in, out);",
+        f"    compute_pixel(p, {chain.plane_arg}in, out);",
         "}",
         f"FKL_HD void store(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z, const {t_out} out[{channels}]) {{",
         *_emit_write(chain.write_kind, t_out, channels),
@@ -152,7 +152,7 @@ def _sample_taps(chain: Chain, last_stage: int) -> list[str]:
         f"                        fkl::i32 z, {CPP_TYPE[out.dtype]} out[{out.channels.data}]) {{",
         f"    {CPP_TYPE[stage.dtype]} in[{stage.channels.data}];",
         f"    stage{last_stage}_taps(p, q, tx, ty, z, in);",
-        "    compute_pixel(p, in, out);",
+        f"    compute_pixel(p, {chain.plane_arg}in, out);",
         "}",
     ]
 
@@ -163,7 +163,8 @@ def _sample_pair(chain: Chain) -> list[str]:
     t_src = CPP_TYPE[image_of(chain.read.source_type).dtype]
     channels = stage.channels.data
     return [
-        f"FKL_HD void sample_pair(const Params& p, const {t_src}* row0, const {t_src}* row1, const fkl::PairTap& tx,",
+        f"FKL_HD void sample_pair(const Params& p, {chain.plane_param}const {t_src}* row0, const {t_src}* row1,"
+        " const fkl::PairTap& tx,",
         f"                        fkl::f32 wy, {CPP_TYPE[out.dtype]} out[{out.channels.data}]) {{",
         f"    const {t_src}* a = row0 + tx.offset;",
         f"    const {t_src}* c = row1 + tx.offset;",
@@ -173,7 +174,7 @@ def _sample_pair(chain: Chain) -> list[str]:
         f"        const fkl::f32 fc = fkl::tap_f32(c[k]), fd = fkl::tap_f32(c[k + {channels}]);",
         "        in[k] = fkl::linear_blend(fa, fb, fc, fd, tx.w1, wy);",
         "    }",
-        "    compute_pixel(p, in, out);",
+        f"    compute_pixel(p, {chain.plane_arg}in, out);",
         "}",
     ]
 

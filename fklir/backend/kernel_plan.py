@@ -97,11 +97,13 @@ def _check_divergent(chains: list[Chain]) -> None:
 
 def _is_flat(chains: list[Chain]) -> bool:
     """A single chain of a packed read (one image or a list), no geometry and a packed write: its ops
-    then see each pixel on its own, so the image is one run of pixels (emit_flat)."""
+    then see each pixel on its own, so the image is one run of pixels (emit_flat). Not when an op takes
+    values per plane: a run of elements does not know its plane."""
     if len(chains) > 1:
         return False
     (chain,) = chains
-    return not chain.geometry and chain.read_kind == "packed" and chain.write_kind == "packed"
+    packed = chain.read_kind == "packed" and chain.write_kind == "packed"
+    return packed and not chain.geometry and not chain.plane_values
 
 
 def _flat_shape(chain: Chain, table: bool) -> FlatShape | PixelFlatShape:

@@ -120,6 +120,8 @@ class PairTaps(PixelTaps):
 
     def gpu_sample(self, chain: Chain, pixels: int) -> list[str]:
         t_src = CPP_TYPE[image_of(chain.read.source_type).dtype]
+        plane = "blockIdx.z, " if chain.plane_values else ""
+        tx = f"block_tx[threadIdx.x + k * {PIXEL_BLOCK_X}]"
         return [
             "    const fkl::LinearTap ty = block_ty[threadIdx.y];",
             "    const fkl::Rect origin = pair_origin(p, blockIdx.z);",
@@ -128,7 +130,7 @@ class PairTaps(PixelTaps):
             "#pragma unroll",
             f"    for (int k = 0; k < {pixels}; ++k)",
             f"        if (x0 + k * {PIXEL_BLOCK_X} < p.h.dst_w)",
-            f"            sample_pair(p, row0, row1, block_tx[threadIdx.x + k * {PIXEL_BLOCK_X}], ty.w1, out[k]);",
+            f"            sample_pair(p, {plane}row0, row1, {tx}, ty.w1, out[k]);",
         ]
 
     def cpu_state(self, chain: Chain) -> list[str]:
@@ -157,7 +159,7 @@ class PairTaps(PixelTaps):
             "                         line.data());",
         ]
         in_channels = chain.stage_type.channels.data
-        return _row_loop(chain, head, f"compute_pixel(p, &line[(size_t)x * {in_channels}], out);")
+        return _row_loop(chain, head, f"compute_pixel(p, {chain.plane_arg}&line[(size_t)x * {in_channels}], out);")
 
 
 class NearestColumns(PixelTaps):
@@ -179,7 +181,7 @@ class NearestColumns(PixelTaps):
     def cpu_row(self, chain: Chain) -> list[str]:
         t_src = CPP_TYPE[image_of(chain.read.source_type).dtype]
         head = [f"            const {t_src}* src = nearest_row(p, q, y, z);"]
-        return _row_loop(chain, head, "compute_pixel(p, src + columns[x], out);")
+        return _row_loop(chain, head, f"compute_pixel(p, {chain.plane_arg}src + columns[x], out);")
 
 
 class RowSpans(PixelTaps):
@@ -205,7 +207,7 @@ class RowSpans(PixelTaps):
             f"                const {t_src}* src = span_row(p, s, z);",
             "                for (fkl::i32 x = s.lo; x < s.hi; ++x) {",
             f"                    {t_out} out[{channels}];",
-            f"                    compute_pixel(p, src + (fkl::i64)(x + s.dx) * {in_channels}, out);",
+            f"                    compute_pixel(p, {chain.plane_arg}src + (fkl::i64)(x + s.dx) * {in_channels}, out);",
             "                    store(p, x, y, z, out);",
             "                }",
             "            }",
@@ -229,15 +231,16 @@ class WarpRows(PixelTaps):
         in_channels = chain.stage_type.channels.data
         if chain.write_kind == "packed":
             row = f"({t_out}*)p.h.dst + z * p.h.dst_plane_stride + y * p.h.dst_pitch + (fkl::i64)x * {channels}"
+            line = f"&rows.line[(size_t)x * {in_channels}]"
             write_run = [
-                f"                compute_run(p, &rows.line[(size_t)x * {in_channels}], {row}, end - x);",
+                f"                compute_run(p, {chain.plane_arg}{line}, {row}, end - x);",
                 "                x = end;",
             ]
         else:
             write_run = [
                 "                for (; x < end; ++x) {",
                 f"                    {t_out} out[{channels}];",
-                f"                    compute_pixel(p, &rows.line[(size_t)x * {in_channels}], out);",
+                f"                    compute_pixel(p, {chain.plane_arg}&rows.line[(size_t)x * {in_channels}], out);",
                 "                    store(p, x, y, z, out);",
                 "                }",
             ]
@@ -332,9 +335,10 @@ def _compute_run(chain: Chain) -> list[str]:
     t_in, t_out = CPP_TYPE[chain.stage_type.dtype], CPP_TYPE[chain.out_type.dtype]
     in_channels, channels = chain.stage_type.channels.data, chain.out_type.channels.data
     return [
-        f"static void compute_run(const Params& p, const {t_in}* __restrict in, {t_out}* __restrict out,",
+        f"static void compute_run(const Params& p, {chain.plane_param}const {t_in}* __restrict in,"
+        f" {t_out}* __restrict out,",
         "                        fkl::i32 n) {",
         "    for (fkl::i32 j = 0; j < n; ++j)",
-        f"        compute_pixel(p, in + (size_t)j * {in_channels}, out + (size_t)j * {channels});",
+        f"        compute_pixel(p, {chain.plane_arg}in + (size_t)j * {in_channels}, out + (size_t)j * {channels});",
         "}",
     ]

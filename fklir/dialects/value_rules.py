@@ -80,3 +80,20 @@ def resize_options(op_name: str, interp: str, aspect_ratio: str, has_background:
 def per_element(values: Sequence[float], count: int) -> list[float]:
     """A broadcast value expanded to `count` elements, so a scalar and a tuple share one structure."""
     return list(values) * count if len(values) == 1 else list(values)
+
+
+def plane_rows(op_name: str, values: Sequence[float], planes: int) -> list[tuple[float, ...]]:
+    """The values of a per-plane op (row z for plane z, rows of one length) split into their rows."""
+    if planes <= 0 or not values or len(values) % planes:
+        raise ValueError(
+            f"'{op_name}' has {len(values)} per-plane values for {planes} planes (give one row of values per plane)"
+        )
+    n = len(values) // planes
+    return [tuple(values[z * n : (z + 1) * n]) for z in range(planes)]
+
+
+def per_plane_elements(rows: Sequence[Sequence[float]], count: int) -> list[float]:
+    """Rows of per-plane values laid out as a slot of `count` elements holds them: each row expanded to
+    count / planes elements, one after the other."""
+    per_row = count // len(rows)
+    return [v for row in rows for v in per_element(row, per_row)]

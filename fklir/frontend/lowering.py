@@ -36,7 +36,10 @@ def _lower_one(
     write_planes: list[int] | None,
     rect_index: int | None,
 ) -> None:
-    """One chain: a typed read, one op per descriptor, a write (to `write_planes` if given)."""
+    """One chain: a typed read, one op per descriptor, a write (to `write_planes` if given: one plane of a
+    batch lowered one chain per plane, whose row of per-image values its ops take)."""
+    one_plane = write_planes is not None and len(write_planes) == 1
+    planes = write_planes if write_planes is not None and one_plane else range(source_type.planes.data)
     read = ops[0]
     if not isinstance(read, Read):
         raise ValueError(f"a chain starts with a read (TensorRead, TensorPack, ReadSet), not {read.op_name}")
@@ -47,7 +50,7 @@ def _lower_one(
         if isinstance(op, Crop) and rect_index is not None:
             value = op.lower_rect(b, value, rect_index)
         else:
-            value = op.lower(b, value)
+            value = op.lower_plane(b, value, planes)
         if op.RUNTIME_VALUES and isinstance(value.owner, Operation):
             value.owner.attributes[ORIGIN] = IntAttr(index)
     write = ops[-1]

@@ -18,6 +18,7 @@ from fklir.dialects.binary_declarations import BINARY_DECLARATIONS
 from fklir.dialects.constants import DEINTERLACE_MODES, REDUCTIONS, invert_warp_matrix
 from fklir.dialects.math_declarations import MATH_DECLARATIONS
 from fklir.frontend.values import (
+    PerImage,
     border_mode,
     color_code,
     dtype_name,
@@ -143,6 +144,16 @@ class Op:
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
         raise NotImplementedError
+
+    def lower_plane(self, b: Builder, x: SSAValue, planes: Sequence[int]) -> SSAValue:
+        """lower() in a chain that makes output planes `planes`: all of them, or one (a list's image, a Crop's
+        rect: a batch lowered one chain per plane, which fkl-batch-horizontal merges). A descriptor with
+        per-image values lowers the rows of those planes."""
+        return self.lower(b, x)
+
+    def per_image(self) -> PerImage | None:
+        """The descriptor's per-image values (fkl.per_image), whose rows a call's batch must match."""
+        return None
 
 
 IrOpT = TypeVar("IrOpT")
@@ -340,26 +351,41 @@ READ_DESCRIPTORS = (TensorRead, TensorPack, ReadSet)
 
 
 class _BinaryValue(Op):
-    values: tuple[float, ...]
+    values: tuple[float, ...] | PerImage
 
     IR_OP: ClassVar[IrClass[fkl.BinaryValueOp]]
 
     def __init__(self, value: object):
-        """`value`: one number or one per channel (a sequence, 1-D array or tensor)."""
-        object.__setattr__(self, "values", numbers(type(self).__name__, value))
+        """`value`: one number or one per channel (a sequence, 1-D array or tensor), or `fkl.per_image(rows)`."""
+        values = value if isinstance(value, PerImage) else numbers(type(self).__name__, value)
+        object.__setattr__(self, "values", values)
         object.__setattr__(self, "location", _user_location())
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
-        return self._place(b, type(self).IR_OP(x, self.values))
+        return self.lower_plane(b, x, range(1))
+
+    def lower_plane(self, b: Builder, x: SSAValue, planes: Sequence[int]) -> SSAValue:
+        if not isinstance(self.values, PerImage):
+            return self._place(b, type(self).IR_OP(x, self.values))
+        rows = [self.values.row(z) for z in planes]
+        return self._place(b, type(self).IR_OP(x, [v for row in rows for v in row], per_plane=True))
+
+    def per_image(self) -> PerImage | None:
+        return self.values if isinstance(self.values, PerImage) else None
 
     RUNTIME_VALUES: ClassVar[bool] = True
 
     def structure(self) -> tuple[object, ...]:
-        return (type(self).__qualname__,)
+        # per-image values are structure in kind (the kernel reads a row per plane), not in their rows
+        return (type(self).__qualname__, *(["per_image"] if isinstance(self.values, PerImage) else []))
 
     def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
         """The slot of the op this lowers to (`rule`: its word, add ... min), its values checked as the IR
-        checks them (dialects/value_rules.py, ValueError)."""
+        checks them (dialects/value_rules.py, ValueError); per-image values one row per plane."""
+        if isinstance(self.values, PerImage):
+            for row in self.values.rows:
+                value_rules.arithmetic_values(op_name, rule, row, channels, dtype)
+            return tuple(self.values.slot(count, channels))
         value_rules.arithmetic_values(op_name, rule, self.values, channels, dtype)
         return tuple(value_rules.per_element(self.values, count))
 
@@ -407,12 +433,31 @@ class Saturate(Op):
     """Clamp each channel to [lo, hi] in the chain type (NaN passes through); lo and hi are one
     value or one per channel."""
 
-    lo: tuple[float, ...]
-    hi: tuple[float, ...]
+    lo: tuple[float, ...] | PerImage
+    hi: tuple[float, ...] | PerImage
 
     def __init__(self, lo: object, hi: object):
+        """`lo`, `hi`: one value or one per channel each, or `fkl.per_image(rows)` (one pair per image)."""
         name = type(self).__name__
-        low, high = numbers(name, lo), numbers(name, hi)
+        low = lo if isinstance(lo, PerImage) else numbers(name, lo)
+        high = hi if isinstance(hi, PerImage) else numbers(name, hi)
+        if isinstance(low, PerImage) and isinstance(high, PerImage) and len(low) != len(high):
+            raise ValueError(f"{name}: per_image gives {len(low)} rows of lo and {len(high)} of hi")
+        object.__setattr__(self, "lo", low)
+        object.__setattr__(self, "hi", high)
+        for z in range(len(self._rows())):
+            self._bounds(z)  # the checks, once
+        object.__setattr__(self, "location", _user_location())
+
+    def _rows(self) -> PerImage | tuple[None]:
+        per_image = self.per_image()
+        return (None,) if per_image is None else per_image
+
+    def _bounds(self, plane: int | None) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        """(lo, hi) of `plane` (None: the bounds every plane shares), of one length, lo <= hi."""
+        name = type(self).__name__
+        low = self.lo.row(plane or 0) if isinstance(self.lo, PerImage) else self.lo
+        high = self.hi.row(plane or 0) if isinstance(self.hi, PerImage) else self.hi
         if len(low) != len(high):
             if 1 not in (len(low), len(high)):
                 raise ValueError(f"{name}: lo has {len(low)} values and hi {len(high)}; give 1 or one per channel")
@@ -421,25 +466,38 @@ class Saturate(Op):
         bad = [(a, b) for a, b in zip(low, high, strict=True) if a > b]
         if bad:
             raise ValueError(f"{name}: lower bound above upper bound in {bad}")
-        object.__setattr__(self, "lo", low)
-        object.__setattr__(self, "hi", high)
-        object.__setattr__(self, "location", _user_location())
+        return low, high
+
+    def per_image(self) -> PerImage | None:
+        return next((v for v in (self.lo, self.hi) if isinstance(v, PerImage)), None)
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
+        return self.lower_plane(b, x, range(1))
+
+    def lower_plane(self, b: Builder, x: SSAValue, planes: Sequence[int]) -> SSAValue:
         from fklir.dialects import fkl
 
-        return self._place(b, fkl.SaturateOp(x, (self.lo, self.hi)))
+        if self.per_image() is None:
+            return self._place(b, fkl.SaturateOp(x, self._bounds(None)))
+        return self._place(b, fkl.SaturateOp(x, [self._bounds(z) for z in planes], per_plane=True))
 
     RUNTIME_VALUES: ClassVar[bool] = True
 
     def structure(self) -> tuple[object, ...]:
-        return (type(self).__qualname__,)
+        return (type(self).__qualname__, *(["per_image"] if self.per_image() is not None else []))
 
     def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
-        """The C lower bounds, then the C upper ones, each fitting the chain (lo <= hi: checked at __init__)."""
-        value_rules.values_fit_chain(op_name, self.lo, channels, dtype)
-        value_rules.values_fit_chain(op_name, self.hi, channels, dtype)
-        return (*value_rules.per_element(self.lo, count // 2), *value_rules.per_element(self.hi, count // 2))
+        """The C lower bounds, then the C upper ones, each fitting the chain (lo <= hi: checked at __init__);
+        per-image bounds so for each plane."""
+        rows = self._rows()
+        planes = count // (2 * channels) if self.per_image() is not None else 1
+        slot: list[float] = []
+        for z in range(planes):
+            lo, hi = self._bounds(z if z < len(rows) else 0)
+            value_rules.values_fit_chain(op_name, lo, channels, dtype)
+            value_rules.values_fit_chain(op_name, hi, channels, dtype)
+            slot += [*value_rules.per_element(lo, channels), *value_rules.per_element(hi, channels)]
+        return tuple(slot)
 
 
 # --------------------------------------------------------------------------------------------
@@ -656,6 +714,8 @@ class StaticLoop(Op):
         name = type(self).__name__
         if not isinstance(op, _BinaryValue):
             raise TypeError(f"{name}: the op must be Add, Sub, Mul, Div, Max or Min, got {op!r}")
+        if op.per_image() is not None:
+            raise ValueError(f"{name}: a loop body takes one value for every image, not per_image values")
         object.__setattr__(self, "body", op)
         object.__setattr__(self, "count", _positive_int(name, "n", n))
         object.__setattr__(self, "location", _user_location())
@@ -664,6 +724,7 @@ class StaticLoop(Op):
         from fklir.dialects import fkl
 
         body = type(self.body).IR_OP.name.removeprefix("fkl.")
+        assert not isinstance(self.body.values, PerImage)  # refused at __init__
         return self._place(b, fkl.StaticLoopOp(x, body, self.body.values, self.count))
 
     RUNTIME_VALUES: ClassVar[bool] = True

@@ -64,6 +64,59 @@ def _listed(v: object) -> np.ndarray[Any, Any] | None:
         return None
 
 
+class PerImage:
+    """Values per image of a batch (`fkl.per_image`): row b for image (plane, rect) b, each row one value or
+    one per channel. Frozen and compared by its rows: a descriptor holding it is described by it."""
+
+    __slots__ = ("rows",)
+    rows: tuple[tuple[float, ...], ...]
+
+    def __init__(self, rows: tuple[tuple[float, ...], ...]):
+        object.__setattr__(self, "rows", rows)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("per_image values are frozen")
+
+    def __repr__(self) -> str:
+        return f"per_image({[list(row) for row in self.rows]!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PerImage) and other.rows == self.rows
+
+    def __hash__(self) -> int:
+        return hash(self.rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def slot(self, count: int, per_plane: int) -> list[float]:
+        """The rows as a per-plane slot of `count` elements, `per_plane` of them a plane, holds them: each row
+        expanded to its plane's elements, and the planes past the rows (a kernel compiled for a larger batch,
+        which never computes them) filled with row 0, so that every value of the slot is a valid one."""
+        planes = count // per_plane
+        rows = [*self.rows, *[self.rows[0]] * (planes - len(self.rows))]
+        return [v for row in rows[:planes] for v in (row * per_plane if len(row) == 1 else row)]
+
+    def row(self, plane: int) -> tuple[float, ...]:
+        """The row of `plane`; row 0 for a plane past the rows (see slot)."""
+        return self.rows[plane] if plane < len(self.rows) else self.rows[0]
+
+
+def per_image(values: object) -> PerImage:
+    """Per-image values (SPEC §2): a (B,) or (B, C) array-like (a list, a numpy array, a CPU tensor); in a
+    call on B images (a batch, a list or the B rects of a Crop) image b takes row b. Give it to an op in
+    place of its value: `fkl.Mul(fkl.per_image(brightness))`. One kernel serves every set of rows."""
+    if isinstance(values, PerImage):
+        return values
+    array = _array("per_image", "values", values)
+    if array.ndim not in (1, 2) or array.shape[0] == 0:
+        raise ValueError(f"per_image: give a (B,) or (B, C) array of numbers with B >= 1, got shape {array.shape}")
+    if array.ndim == 2 and not 1 <= array.shape[1] <= 4:
+        raise ValueError(f"per_image: a row holds one value or one per channel (1 to 4), got shape {array.shape}")
+    table = array.astype(np.float64).reshape(array.shape[0], -1).tolist()
+    return PerImage(tuple(tuple(float(v) for v in row) for row in table))
+
+
 def number(op: str, v: object, what: str = "the value") -> float:
     """One number (int, float or bool, numpy or torch scalar, 0-d array)."""
     if type(v) is float or type(v) is int:

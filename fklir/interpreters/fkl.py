@@ -30,7 +30,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
 from fklir import dtypes
-from fklir.dialects import fkl
+from fklir.dialects import fkl, value_rules
 from fklir.interpreters import semantics as sem
 from fklir.interpreters import semantics_color as color
 from fklir.interpreters import semantics_geometry as geo
@@ -385,9 +385,24 @@ _ARITH_NAMES: dict[type[Operation], str] = {
 }
 
 
+def _by_plane(
+    img: sem.Image, op: Operation, values: Values, run: Callable[[sem.Image, Values], sem.Image]
+) -> sem.Image:
+    """`run` on the image with the op's values; a per-plane op's plane z with its row z (SPEC §2, per-image
+    values: the rows are as many as the op's type has planes, of which the image may fill fewer)."""
+    if not fkl.is_per_plane(op) or img.batch == 0:
+        return run(img, values)
+    in_type = op.operands[0].type
+    assert isinstance(in_type, fkl.ImageType)
+    rows = value_rules.plane_rows(op.name, values, in_type.planes.data)
+    planes = [run(sem.Image(img.data[z : z + 1], img.dtype), rows[z]) for z in range(img.batch)]
+    return sem.Image(np.concatenate([plane.data for plane in planes]), planes[0].dtype)
+
+
 @impl_compute(fkl.AddOp, fkl.SubOp, fkl.MulOp, fkl.DivOp, fkl.MaxOp, fkl.MinOp)
 def _arith(img: sem.Image, op: fkl.BinaryValueOp, values: FieldValues) -> sem.Image:
-    return sem.arith(_ARITH_NAMES[type(op)], img, values["value"] or ())
+    name = _ARITH_NAMES[type(op)]
+    return _by_plane(img, op, values["value"] or (), lambda plane, row: sem.arith(name, plane, row))
 
 
 @impl_compute(fkl.CastOp)
@@ -402,9 +417,12 @@ def _saturate_cast(img: sem.Image, op: fkl.SaturateCastOp, values: FieldValues) 
 
 @impl_compute(fkl.SaturateOp)
 def _saturate(img: sem.Image, op: fkl.SaturateOp, values: FieldValues) -> sem.Image:
-    flat = values["value"] or ()
-    half = len(flat) // 2
-    return sem.saturate(img, flat[:half], flat[half:])
+    # lo then hi, a per-plane op's each row so
+    return _by_plane(img, op, values["value"] or (), lambda plane, row: sem.saturate(plane, *_halves(row)))
+
+
+def _halves(row: Values) -> tuple[Values, Values]:
+    return row[: len(row) // 2], row[len(row) // 2 :]
 
 
 @impl_compute(fkl.SaturateFloatOp)

@@ -117,6 +117,8 @@ class Pipeline:
         self.read_planar = isinstance(ops[0], fops.TensorPack)
         self.generator = ops[0] if isinstance(ops[0], fops.ReadSet) else None
         self.crop_batched = any(isinstance(op, fops.Crop) and op.batched for op in ops)
+        # the ops with per-image values and their row counts, which a call's batch must match
+        self.per_image = tuple((op.op_name, len(rows)) for op in ops if (rows := op.per_image()) is not None)
         # this pipeline's plans and its values block for each (the plan is shared: _SHARED_PLANS)
         self._plans: dict[tuple[Signature, int], tuple[LaunchPlan, Any]] = {}
         self._shared: dict[tuple[Signature, int], _SharedPlan] | None = None
@@ -192,6 +194,9 @@ class Pipeline:
             return sig._replace(images=batch_capacity(sig.images))
         crop_list = next((op for op in self.ops if isinstance(op, fops.Crop) and op.batched), None)
         if crop_list is None:
+            # per-image values: a batch's kernel of a capacity serves every batch size up to it, as a list's
+            if self.per_image and sig.batched:
+                return sig._replace(planes=batch_capacity(sig.planes))
             return sig
         # n rects of an n-plane input crop one plane each: the input's planes already fix the count
         count = len(crop_list.rects)
@@ -331,6 +336,12 @@ class Pipeline:
             )
         # a batch of no images still has the plane size the chain implies: (0, H, W, C)
         (dst_w, dst_h) = sizes[0] if sizes else _out_sizes(geometry, [(width, height)])[0]
+        for op_name, rows in self.per_image:
+            if rows != len(sizes):
+                raise ValueError(
+                    f"{op_name}: per_image gives {rows} rows for a batch of {len(sizes)} "
+                    f"{'rects' if self.crop_batched else 'images'}; give one row per image"
+                )
         return dst_w, dst_h, len(sizes)
 
     def _checked_extent(
@@ -417,6 +428,11 @@ class DivergentPipeline(Pipeline):
                 )
             if any(isinstance(op, fops.Crop) and op.batched for op in chain):
                 raise ValueError("compose_divergent: a chain takes one rect per Crop, not a list")
+            if (per_image := next((op for op in chain if op.per_image() is not None), None)) is not None:
+                raise ValueError(
+                    f"compose_divergent: {per_image.op_name} has per_image values; a divergent chain takes one "
+                    "value for all its planes (compose() takes per-image values)"
+                )
         owners = _plane_map(plane_map, len(op_chains))
         if len({type(c[-1]) for c in op_chains}) > 1:
             raise ValueError("compose_divergent: all chains must end with the same write (TensorWrite or TensorSplit)")

@@ -2,10 +2,11 @@
 
 The frontend lowers `Crop([r0, r1, ...])` to one chain per rect and `pipe([x0, x1, ...])` to one
 chain per image, each writing its plane (`fkl.write %v, "dst" planes [i]`). Chains that do the
-same thing — the same ops with the same values — differing only in their crop rect or their
-source buffer become one B-plane chain: the rects become one `fkl.crop` with B rects (one per
-plane, hoisted into the parameter block later), the sources a pointer table
-(`fkl.read ["src0", ...]`). B is then part of the types; rect values and image sizes are not, and
+same thing — the same ops with the same values — differing only in their crop rect, their
+source buffer or the row of a `per_plane` op (a `fkl.per_image` value) become one B-plane chain:
+the rects become one `fkl.crop` with B rects (one per plane, hoisted into the parameter block
+later), the rows one per-plane op of B rows, the sources a pointer table (`fkl.read ["src0", ...]`).
+B is then part of the types; rect values and image sizes are not, and
 compose() lowers as many chains as the capacity it compiles for (jit.signature.batch_capacity), so
 that one kernel serves every count up to it. Chains that differ in anything else are left alone (see
 `fkl-batch-divergent`).
@@ -21,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, StringAttr, i64
+from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, StringAttr, f64, i64
 from xdsl.ir import Attribute, Block, Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
@@ -37,7 +38,7 @@ def _op_signature(op: Operation) -> tuple[object, ...]:
     properties = {
         name: value
         for name, value in op.properties.items()
-        if not (isinstance(op, fkl.CropOp) and name == "value")
+        if not ((isinstance(op, fkl.CropOp) or fkl.is_per_plane(op)) and name == "value")
         and not (isinstance(op, fkl.ReadOp) and name == "source")
         and not (isinstance(op, fkl.WRITE_OPS) and name == "planes")
     }
@@ -92,6 +93,9 @@ def _merge(chains: list[list[Operation]]) -> None:
         if isinstance(op, fkl.CropOp):
             rects = [r for c in chains for r in c[index].rects]  # pyright: ignore[reportAttributeAccessIssue]
             op.properties["value"] = DenseArrayBase.from_list(i64, [v for r in rects for v in r])
+        elif fkl.is_per_plane(op) and fkl.field_values(op) is not None:
+            rows = [v for c in chains for v in fkl.field_values(c[index]) or ()]
+            op.properties["value"] = DenseArrayBase.from_list(f64, rows)
     write = first[-1]
     assert isinstance(write, fkl.WRITE_OPS)
     del write.properties["planes"]

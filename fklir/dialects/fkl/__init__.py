@@ -66,6 +66,7 @@ from fklir.dialects.fkl.checks import check_values_fit_chain as check_values_fit
 from fklir.dialects.fkl.checks import check_values_representable as check_values_representable
 from fklir.dialects.fkl.fields import field_slot as field_slot
 from fklir.dialects.fkl.fields import field_values as field_values
+from fklir.dialects.fkl.fields import is_per_plane as is_per_plane
 from fklir.dialects.fkl.fields import slot_property as slot_property
 from fklir.dialects.fkl.fields import value_fields as value_fields
 from fklir.dialects.fkl.kernel import KernelOp as KernelOp

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar, TypeVar
 
-from xdsl.dialects.builtin import DenseArrayBase, Float64Type, IntegerType, StringAttr, f64
+from xdsl.dialects.builtin import DenseArrayBase, Float64Type, IntegerType, StringAttr, UnitAttr, f64
 from xdsl.ir import Attribute, SSAValue, TypeAttribute
 from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def, traits_def
 from xdsl.traits import Pure
@@ -20,11 +20,11 @@ from fklir.dialects.fkl.checks import (
     check_same_type,
     int32,
 )
-from fklir.dialects.fkl.fields import check_value_or_slot, field_values
+from fklir.dialects.fkl.fields import check_value_or_slot, field_values, is_per_plane
 from fklir.dialects.fkl.syntax import TYPES, ElementType, TypeSuffix, ValuesOrSlot, Word
 from fklir.dialects.fkl.traits import ChannelWise
 from fklir.dialects.fkl.types import NAME_OF_TYPE, ImageType, element_type, is_float_name, known
-from fklir.dialects.value_rules import per_element
+from fklir.dialects.value_rules import per_element, per_plane_elements
 
 # ---------------------------------------------------------------------------------------------
 # The type rule of an op between the read and the write
@@ -68,7 +68,21 @@ class TypeRuleOp(IRDLOperation):
         assert isinstance(attr, DenseArrayBase)
         if isinstance(attr.elt_type, IntegerType):
             return [int(v) for v in attr.get_values()]  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
-        return per_element(field_values(self, field) or (), count)
+        values = field_values(self, field) or ()
+        if field == "value" and is_per_plane(self) and (in_type := self.known_input()) is not None:
+            return per_plane_elements(value_rules.plane_rows(self.name, values, in_type.planes.data), count)
+        return per_element(values, count)
+
+    def value_rows(self, in_type: ImageType) -> list[tuple[float, ...]]:
+        """The inline values of field "value" as the planes of `in_type` take them: one row per plane of a
+        per-plane op (VerifyException unless they split so), else one row that every plane shares; none
+        once hoisted."""
+        values = field_values(self)
+        if values is None:
+            return []
+        if not is_per_plane(self):
+            return [values]
+        return int32(value_rules.plane_rows, self.name, values, in_type.planes.data)
 
     def hoisted(self, field: str) -> None:
         """Called once `field` has moved into its slot, for an op whose slot holds its values in another
@@ -85,13 +99,18 @@ def arithmetic_result(op: IRDLOperation, body: str, in_type: ImageType) -> Image
     one per channel (or one), representable in the element type; no integer division by zero."""
     if body not in ("max", "min"):  # max/min of bools are or/and; the rest is arithmetic
         check_not_bool(op, in_type, "computes arithmetic")
-    if (values := field_values(op)) is not None:
+    rows = op.value_rows(in_type) if isinstance(op, TypeRuleOp) else [v for v in [field_values(op)] if v is not None]
+    for values in rows:
         int32(value_rules.arithmetic_values, op.name, body, values, in_type.channels.data, in_type.dtype)
     return in_type
 
 
 class BinaryValueOp(TypeRuleOp):
-    """`fkl.<op> %x, 2.0 : T` or `fkl.<op> %x, [1.0, 2.0, 3.0] : T`; hoisted `fkl.<op> %x, param "s" : T`."""
+    """`fkl.<op> %x, 2.0 : T` or `fkl.<op> %x, [1.0, 2.0, 3.0] : T`; hoisted `fkl.<op> %x, param "s" : T`.
+
+    `per_plane`: one row of values per plane, plane z taking row z (`fkl.per_image`):
+    `fkl.mul %x, per_plane [1.0, 2.0] : !fkl.image<?x?x1xf32, planes 2>`; its slot holds planes x channels.
+    """
 
     traits = traits_def(ChannelWise(), Pure())
 
@@ -99,12 +118,13 @@ class BinaryValueOp(TypeRuleOp):
     VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("value",)
 
     input = operand_def(ImageType)
+    per_plane = opt_prop_def(UnitAttr)
     value = opt_prop_def(DenseArrayBase[Float64Type])
     slot = opt_prop_def(StringAttr)
     result = result_def(ImageType)
 
     custom_directives = (ValuesOrSlot, TypeSuffix)
-    assembly_format = f"$input `,` custom<ValuesOrSlot>($value, $slot) {TYPES}"
+    assembly_format = f"$input `,` (`per_plane` $per_plane^)? custom<ValuesOrSlot>($value, $slot) {TYPES}"
 
     def __init__(
         self,
@@ -112,8 +132,11 @@ class BinaryValueOp(TypeRuleOp):
         value: Sequence[float] | None,
         result_type: Attribute | None = None,
         slot: str | None = None,
+        per_plane: bool = False,
     ):
         properties: dict[str, Attribute] = {}
+        if per_plane:
+            properties["per_plane"] = UnitAttr()
         if value is not None:
             properties["value"] = DenseArrayBase.from_list(f64, [float(v) for v in value])
         if slot is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from xdsl.ir import Attribute
 from xdsl.irdl import IRDLOperation
@@ -10,6 +11,8 @@ from xdsl.utils.exceptions import VerifyException
 
 from fklir.dialects import value_rules
 from fklir.dialects.fkl.types import ImageType, is_float_name, known
+
+R = TypeVar("R")
 
 
 def check_same_type(op: IRDLOperation, in_type: Attribute, out_type: Attribute) -> None:
@@ -53,10 +56,10 @@ def check_values_representable(op_name: str, values: Sequence[float], dtype: str
     int32(value_rules.values_representable, op_name, values, dtype)
 
 
-def int32(check: Callable[..., object], *args: object) -> None:
+def int32(check: Callable[..., R], *args: object) -> R:
     """`check(*args)`, a fklir.limits check or a rule of dialects/value_rules.py; its ValueError (naming
     the op and the value) becomes a verifier error."""
     try:
-        check(*args)
+        return check(*args)
     except ValueError as e:
         raise VerifyException(str(e)) from None

@@ -28,6 +28,11 @@ def value_fields(op: Operation) -> tuple[str, ...]:
     return getattr(type(op), "VALUE_FIELDS", ())
 
 
+def is_per_plane(op: Operation) -> bool:
+    """Whether `op`'s values hold one row per plane (`per_plane`): plane z of the chain takes row z."""
+    return op.properties.get("per_plane") is not None
+
+
 def field_values(op: Operation, field: str = "value") -> tuple[float, ...] | None:
     """The inline numbers of one value field, or None when hoisted or absent."""
     attr = op.properties.get(field)

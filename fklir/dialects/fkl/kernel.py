@@ -23,7 +23,7 @@ from fklir import dtypes
 from fklir.diagnostics import OpError
 from fklir.dialects.dominance import SSADominance
 from fklir.dialects.fkl.abstract_ops import TypeRuleOp
-from fklir.dialects.fkl.fields import field_slot, value_fields
+from fklir.dialects.fkl.fields import field_slot, is_per_plane, value_fields
 from fklir.dialects.fkl.ops_geometry import CropOp, ReadOp
 from fklir.dialects.fkl.ops_write import WRITE_OPS
 from fklir.dialects.fkl.syntax import SPECIAL_NUMBERS, fit_int64, format_number
@@ -44,7 +44,11 @@ def param_slot(op: Operation, field: str) -> tuple[str, int] | None:
     """
     if not isinstance(op, TypeRuleOp) or (in_type := known(op.operands[0].type)) is None:
         return None
-    return op.slot_for(field, in_type, known(op.results[0].type))
+    slot = op.slot_for(field, in_type, known(op.results[0].type))
+    if slot is None or field != "value" or not is_per_plane(op):
+        return slot
+    kind, count = slot
+    return kind, count * in_type.planes.data  # one row per plane
 
 
 def _check_slot_use(kernel: KernelOp, op: Operation, field: str, slot: tuple[str, str, int]) -> None:

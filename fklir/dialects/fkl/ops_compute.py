@@ -6,10 +6,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import I64, DenseArrayBase, Float64Type, IntAttr, IntegerAttr, IntegerType, StringAttr
+from xdsl.dialects.builtin import (
+    I64,
+    DenseArrayBase,
+    Float64Type,
+    IntAttr,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+    UnitAttr,
+)
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def, traits_def
-from xdsl.irdl.declarative_assembly_format import ParsingState
+from xdsl.irdl.declarative_assembly_format import ParsingState, PrintingState
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import Pure
@@ -38,7 +47,14 @@ from fklir.dialects.fkl.checks import (
     check_values_representable,
     int32,
 )
-from fklir.dialects.fkl.fields import check_field, field_properties, field_values, float_array, int_array
+from fklir.dialects.fkl.fields import (
+    check_field,
+    field_properties,
+    field_values,
+    float_array,
+    int_array,
+    is_per_plane,
+)
 from fklir.dialects.fkl.syntax import (
     TYPES,
     Int64,
@@ -118,9 +134,12 @@ def _bounds_array(lo: Sequence[float], hi: Sequence[float]) -> DenseArrayBase:
 
 
 class BoundsOrSlot(ValuesOrSlot):
-    """`lo, hi` (each a number or a number list), held as lo then hi."""
+    """`lo, hi` (each a number or a number list), held as lo then hi; after `per_plane`, one list of rows
+    `lo, hi` each (the per-plane layout of fkl.saturate)."""
 
     def parse_values(self, parser: Parser, state: ParsingState) -> DenseArrayBase:
+        if "per_plane" in state.properties:
+            return super().parse_values(parser, state)
         pos = parser.pos
         lo = parse_number_list(parser)
         parser.parse_punctuation(",")
@@ -132,6 +151,13 @@ class BoundsOrSlot(ValuesOrSlot):
                 parser.pos,
             )
         return _bounds_array(lo, hi)
+
+    def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        if is_per_plane(op) and not isinstance(self.slot.get(op), StringAttr):
+            state.print_whitespace(printer)
+            super().print_values(printer, self.values.get(op))
+            return
+        super().print(printer, state, op)
 
     def print_values(self, printer: Printer, values: Attribute | None) -> None:
         bounds = float_values(values)
@@ -147,33 +173,43 @@ class SaturateOp(TypeRuleOp):
 
     `fkl.saturate %x, 0.0, 1.0 : T`, `fkl.saturate %x, [0, 0, 0], [9, 99, 255] : T`; hoisted:
     `fkl.saturate %x, param "saturate1" : T` (the slot holds the C lower bounds, then the C upper ones).
-    The inline `value` holds lo then hi, both with one value or one per channel.
+    The inline `value` holds lo then hi, both with one value or one per channel. `per_plane` (per-image
+    bounds): one row per plane, each its lo then its hi, `fkl.saturate %x, per_plane [0.0, 9.0, 1.0, 8.0]`
+    for planes [0, 9] and [1, 8]; its slot holds each plane's C lower then C upper bounds.
     """
 
     name = "fkl.saturate"
     traits = traits_def(ChannelWise(), Pure())
     VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("value",)
     input = operand_def(ImageType)
+    per_plane = opt_prop_def(UnitAttr)
     value = opt_prop_def(DenseArrayBase[Float64Type])
     slot = opt_prop_def(StringAttr)
     result = result_def(ImageType)
 
     custom_directives = (BoundsOrSlot, TypeSuffix)
-    assembly_format = f"$input `,` custom<BoundsOrSlot>($value, $slot) {TYPES}"
+    assembly_format = f"$input `,` (`per_plane` $per_plane^)? custom<BoundsOrSlot>($value, $slot) {TYPES}"
 
     def __init__(
         self,
         input: SSAValue,
-        bounds: tuple[Sequence[float], Sequence[float]] | None,
+        bounds: tuple[Sequence[float], Sequence[float]] | Sequence[tuple[Sequence[float], Sequence[float]]] | None,
         result_type: Attribute | None = None,
         slot: str | None = None,
+        per_plane: bool = False,
     ):
-        values = None if bounds is None else _bounds_array(*bounds)
-        super().__init__(
-            operands=[input],
-            properties=field_properties("value", values, slot),
-            result_types=[result_type or ImageType.unknown()],
-        )
+        """`bounds`: (lo, hi); with `per_plane`, one (lo, hi) per plane."""
+        if bounds is None:
+            values = None
+        elif per_plane:
+            rows = [float_values(_bounds_array(lo, hi)) for lo, hi in bounds]  # pyright: ignore[reportArgumentType]
+            values = float_array([v for row in rows for v in row])
+        else:
+            values = _bounds_array(*bounds)  # pyright: ignore[reportArgumentType]
+        properties = field_properties("value", values, slot)
+        if per_plane:
+            properties["per_plane"] = UnitAttr()
+        super().__init__(operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()])
 
     @property
     def bounds(self) -> tuple[tuple[float, ...], tuple[float, ...]]:
@@ -184,16 +220,18 @@ class SaturateOp(TypeRuleOp):
 
     def result_for(self, in_type: ImageType) -> ImageType:
         check_not_bool(self, in_type, "clamps")
-        lo, hi = self.bounds
-        if lo:  # hoisted bounds were checked before hoisting
+        for row in self.value_rows(in_type):  # none once hoisted: hoisted bounds were checked before
+            lo, hi = row[: len(row) // 2], row[len(row) // 2 :]
             check_values_fit_chain(self.name, lo, in_type.channels.data, in_type.dtype)
             check_values_fit_chain(self.name, hi, in_type.channels.data, in_type.dtype)
+            if is_per_plane(self) and (len(row) % 2 or any(a > b for a, b in zip(lo, hi, strict=True))):
+                raise VerifyException(f"'{self.name}' needs per-plane rows of lo then hi, lo <= hi; got {list(row)}")
         return in_type
 
     def verify_(self) -> None:
         check_field(self, "value")
         check_same_type(self, self.input.type, self.result.type)
-        if self.value is not None:
+        if self.value is not None and not is_per_plane(self):
             lo, hi = self.bounds
             if not lo or len(self.value.get_values()) % 2:
                 raise VerifyException(
@@ -209,8 +247,16 @@ class SaturateOp(TypeRuleOp):
         return dtypes.BY_NAME[in_type.dtype].slot_kind, 2 * in_type.channels.data
 
     def slot_values(self, field: str, count: int) -> list[float] | list[int]:
+        if is_per_plane(self) and (in_type := self.known_input()) is not None:
+            rows = self.value_rows(in_type)
+            half = count // len(rows) // 2
+            return [v for row in rows for side in _halves(row) for v in per_element(side, half)]
         lo, hi = self.bounds
         return per_element(lo, count // 2) + per_element(hi, count // 2)
+
+
+def _halves(row: Sequence[float]) -> tuple[Sequence[float], Sequence[float]]:
+    return row[: len(row) // 2], row[len(row) // 2 :]
 
 
 @irdl_op_definition

@@ -62,6 +62,13 @@ __device__ inline void wait_for_previous_kernel() {
 // warp-uniform address (a runtime i would make a warp read the parameter block at divergent
 // addresses). With a compile-time i it folds to v[i]. The CPU indexes: g++ ignores `#pragma unroll`,
 // and the loop it keeps stops the loops around it from vectorising.
+// Row z of a per-plane parameter table: rows of N values, plane z reading row z (fkl.per_image). A
+// plane's threads share z, so the row is read at warp-uniform addresses as any small array is.
+template <int N, typename T, int M>
+FKL_HD auto row(const T (&table)[M], int z) -> const T (&)[N] {
+    return *reinterpret_cast<const T(*)[N]>(table + z * N);
+}
+
 template <typename T, int N>
 FKL_HD T pick(const T (&v)[N], int i) {
 #if defined(FKL_DEVICE_CODE)
