@@ -141,6 +141,8 @@ COMPILED = (
     "geo_f32_rotate_half_turn_resize",
     "geo_u16_crop_rotate_counterclockwise",
     "geo_f32_crop_flip_horizontal_resize",
+    "batch_u8_rects_resize_per_image",
+    "batch_u8_per_image_affine",
 )
 
 

@@ -1,0 +1,249 @@
+"""Per-image values (SPEC §2, issue 29 item 1): `fkl.per_image(rows)` gives image b of a batch, a list or the
+rects of a Crop its own row of values in one kernel; a row count that differs from the batch is a ValueError
+naming the op; a kernel serves every batch size up to its capacity and every set of rows (no compile, no IR).
+
+References: numpy formulas in float64 written from SPEC (the chain's float32 rounding where the kernel has
+it), and the reference interpreter on the IR of the same chain."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import fklir as fkl
+from fklir.backend import build
+from fklir.frontend.lowering import lower_chain, run_passes
+from fklir.frontend.ops import Write
+from fklir.interpreters.fkl import run_module
+from fklir.jit.pipeline import Pipeline
+from fklir.passes.infer_types import InferTypesPass
+
+RNG = np.random.default_rng(29)
+TARGETS = ["cpu", "gpu"] if fkl.gpu_available() else ["cpu"]
+F32 = np.float32
+
+
+def _on(target: str, x: Any) -> Any:
+    if target == "cpu":
+        return x
+    from fklir.runtime.device_buffer import DeviceBuffer
+
+    return [DeviceBuffer.from_host(i) for i in x] if isinstance(x, list) else DeviceBuffer.from_host(x)
+
+
+def _host(target: str, y: Any) -> np.ndarray:
+    return np.asarray(y) if target == "cpu" else y.copy_to_host()
+
+
+def _column(rows: np.ndarray) -> np.ndarray:
+    """(B,) or (B, C) rows broadcast against (B, H, W, C) images."""
+    return rows.reshape(rows.shape[0], 1, 1, -1)
+
+
+def _brightness_contrast(x: np.ndarray, gain: np.ndarray, offset: np.ndarray) -> np.ndarray:
+    """SaturateCast<uint8>(float32(x) * gain_b + offset_b): each product and sum rounded to float32 as the
+    chain computes them, then rounded half to even and clamped."""
+    value = (x.astype(F32) * _column(gain).astype(F32)).astype(F32) + _column(offset).astype(F32)
+    return np.clip(np.rint(value.astype(np.float64)), 0, 255).astype(np.uint8)
+
+
+def _augment(gain: object, offset: object, target: str) -> fkl.Pipeline:
+    ops = (fkl.Cast("float32"), fkl.Mul(gain), fkl.Add(offset), fkl.SaturateCast("uint8"))
+    return fkl.compose(fkl.TensorRead(), *ops, fkl.TensorWrite(), target=target)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_batch_takes_a_row_per_image(target: str) -> None:
+    x = RNG.integers(0, 256, (5, 17, 33, 3), dtype=np.uint8)
+    gain = RNG.uniform(0.5, 1.5, 5)
+    offset = RNG.uniform(-40, 40, (5, 3))
+    offset[0] = 0.5  # ties: x * 1 + 0.5 rounds half to even
+    gain[0] = 1.0
+    got = _host(target, _augment(fkl.per_image(gain), fkl.per_image(offset), target)(_on(target, x)))
+    np.testing.assert_array_equal(got, _brightness_contrast(x, gain, offset))
+    assert len(np.unique(got.reshape(5, -1).mean(axis=1))) == 5  # the rows made the planes differ
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_list_of_images_takes_a_row_per_image(target: str) -> None:
+    images = [RNG.integers(0, 256, (9, 13, 3), dtype=np.uint8) for _ in range(3)]
+    gain, offset = np.array([0.25, 1.0, 2.0]), np.array([3.0, -7.5, 0.0])
+    got = _host(target, _augment(fkl.per_image(gain), fkl.per_image(offset), target)(_on(target, images)))
+    np.testing.assert_array_equal(got, _brightness_contrast(np.stack(images), gain, offset))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_rects_of_a_crop_take_a_row_each(target: str) -> None:
+    x = RNG.random((40, 50, 3), dtype=F32) * 100
+    rects = [(0, 0, 20, 10), (5, 7, 30, 20), (13, 2, 37, 38)]
+    scale = np.array([[1.0, 2.0, 3.0], [0.5, 0.25, -1.0], [-2.0, 4.0, 0.125]])
+    ops = (fkl.Crop(rects), fkl.Resize(11, 7), fkl.Mul(fkl.per_image(scale)), fkl.Max(fkl.per_image([0.0, 5.0, -50.0])))
+    got = _host(target, fkl.compose(fkl.TensorRead(), *ops, fkl.TensorWrite(), target=target)(_on(target, x)))
+    plain = fkl.compose(fkl.TensorRead(), fkl.Crop(rects), fkl.Resize(11, 7), fkl.TensorWrite(), target=target)
+    resized = _host(target, plain(_on(target, x)))
+    expected = np.maximum((resized * _column(scale).astype(F32)).astype(F32), _column(np.array([0.0, 5.0, -50.0])))
+    np.testing.assert_array_equal(got, expected.astype(F32))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_division_and_saturate_per_image(target: str) -> None:
+    x = (RNG.random((4, 7, 9, 3), dtype=F32) - 0.5) * 600
+    x[1, 2, 3] = np.nan
+    divisor = np.array([2.0, -3.0, 0.5, 7.0])
+    lo, hi = RNG.uniform(-100, 0, (4, 3)), np.array([10.0, 50.0, 100.0, 250.0])
+    ops = (fkl.Div(fkl.per_image(divisor)), fkl.Saturate(fkl.per_image(lo), fkl.per_image(hi)))
+    got = _host(target, fkl.compose(fkl.TensorRead(), *ops, fkl.TensorWrite(), target=target)(_on(target, x)))
+    quotient = (x / _column(divisor).astype(F32)).astype(F32)
+    expected = np.clip(quotient, _column(lo).astype(F32), _column(hi).astype(F32))  # NaN passes through
+    np.testing.assert_array_equal(got, expected)
+    assert np.isnan(got[1, 2, 3]).all()
+
+
+def test_the_interpreter_agrees_on_every_per_image_op() -> None:
+    """The reference interpreter on the IR of a per-image chain equals the CPU kernel and the numpy formula."""
+    x = RNG.integers(-1000, 1000, (3, 5, 11, 2), dtype=np.int16)
+    chain = (
+        fkl.TensorRead(),
+        fkl.Add(fkl.per_image([[1, -2], [30, 4], [-500, 6]])),
+        fkl.Sub(fkl.per_image([7, -8, 9])),
+        fkl.Min(fkl.per_image([[100, 200], [300, 400], [0, 0]])),
+        fkl.Saturate(fkl.per_image([-5, -50, -500]), 1000),
+        fkl.TensorWrite(),
+    )
+    module = lower_chain(chain, "int16", 2, 3)
+    run_passes(module, (InferTypesPass(),))
+    interpreted = run_module(module, {"src": x})["dst"]
+    kernel = np.asarray(fkl.compose(*chain, target="cpu")(x))
+    wide = x.astype(np.int64) + _column(np.array([[1, -2], [30, 4], [-500, 6]])) - _column(np.array([7, -8, 9]))
+    wide = np.minimum(wide, _column(np.array([[100, 200], [300, 400], [0, 0]])))
+    expected = np.clip(wide, _column(np.array([-5, -50, -500])), 1000).astype(np.int16)
+    np.testing.assert_array_equal(interpreted, expected)
+    np.testing.assert_array_equal(kernel, expected)
+
+
+def _forbid_ir(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(self: Pipeline, sig: object) -> Any:
+        raise AssertionError("IR was built for a known structure")
+
+    monkeypatch.setattr(Pipeline, "_lowered", refuse)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_new_rows_and_batch_sizes_compile_nothing(target: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One kernel of a capacity serves every batch size up to it, and new rows are values: no IR, no compile."""
+    x = RNG.integers(0, 256, (64, 6, 10, 3), dtype=np.uint8)
+    _augment(fkl.per_image(np.ones(3)), fkl.per_image(np.zeros(3)), target)(_on(target, x[:3]))
+    compiles = build.STATS.compiles
+    _forbid_ir(monkeypatch)
+    for batch in (1, 5, 17, 64):
+        gain, offset = RNG.uniform(0, 2, batch), RNG.uniform(-9, 9, (batch, 3))
+        pipe = _augment(fkl.per_image(gain), fkl.per_image(offset), target)
+        got = _host(target, pipe(_on(target, x[:batch])))
+        np.testing.assert_array_equal(got, _brightness_contrast(x[:batch], gain, offset))
+        images = [x[b] for b in range(batch)]  # a list of the same images: its own kernel, compiled once
+        if batch == 1:
+            monkeypatch.undo()
+        np.testing.assert_array_equal(_host(target, pipe(_on(target, images))), got)
+        _forbid_ir(monkeypatch)
+    assert build.STATS.compiles <= compiles + 1  # the list's kernel
+
+
+@pytest.mark.parametrize(
+    ("ops", "batch", "message"),
+    [
+        ((fkl.Mul(fkl.per_image([1.0, 2.0])),), 3, "Mul: per_image gives 2 rows for a batch of 3 images"),
+        ((fkl.Saturate(0, fkl.per_image([1.0, 2.0, 3.0, 4.0])),), 3, "Saturate: per_image gives 4 rows"),
+        ((fkl.Add(fkl.per_image([1.0, 2.0])),), None, "Add: per_image gives 2 rows for a batch of 1 images"),
+    ],
+)
+def test_a_row_count_other_than_the_batch_is_refused_naming_the_op(
+    ops: tuple[fkl.ops.Op, ...], batch: int | None, message: str
+) -> None:
+    shape = (7, 5, 3) if batch is None else (batch, 7, 5, 3)
+    pipe = fkl.compose(fkl.TensorRead(), *ops, fkl.TensorWrite(), target="cpu")
+    with pytest.raises(ValueError, match=message):
+        pipe(RNG.random(shape, dtype=F32))
+
+
+def test_a_crop_batch_names_rects_in_its_refusal() -> None:
+    crops = fkl.Crop([(0, 0, 4, 4), (1, 1, 4, 4)])
+    pipe = fkl.compose(fkl.TensorRead(), crops, fkl.Mul(fkl.per_image([1, 2, 3])), fkl.TensorWrite(), target="cpu")
+    with pytest.raises(ValueError, match="Mul: per_image gives 3 rows for a batch of 2 rects"):
+        pipe(RNG.random((9, 9, 3), dtype=F32))
+
+
+@pytest.mark.parametrize(
+    ("values", "error", "message"),
+    [
+        ([], ValueError, r"per_image: give a \(B,\) or \(B, C\) array of numbers with B >= 1, got shape \(0,\)"),
+        ([[1.0] * 5], ValueError, r"one value or one per channel \(1 to 4\), got shape \(1, 5\)"),
+        (np.zeros((2, 2, 2)), ValueError, r"got shape \(2, 2, 2\)"),
+        (["a", "b"], TypeError, "per_image: values must be numbers"),
+    ],
+)
+def test_bad_per_image_values_are_refused(values: object, error: type[Exception], message: str) -> None:
+    with pytest.raises(error, match=message):
+        fkl.per_image(values)
+
+
+def test_bad_rows_are_refused_in_the_irs_words() -> None:
+    x = RNG.integers(0, 256, (2, 5, 5, 3), dtype=np.uint8)
+    with pytest.raises(ValueError, match="'fkl.add' value 0.5 is not representable in the chain's element type uint8"):
+        fkl.compose(fkl.TensorRead(), fkl.Add(fkl.per_image([1, 0.5])), fkl.TensorWrite(), target="cpu")(x)
+    with pytest.raises(ValueError, match="'fkl.mul' has 2 values but the chain has 3 channels"):
+        fkl.compose(fkl.TensorRead(), fkl.Mul(fkl.per_image([[1, 2], [3, 4]])), fkl.TensorWrite(), target="cpu")(x)
+    with pytest.raises(ValueError, match=r"Saturate: lower bound above upper bound in \[\(5.0, 1.0\)\]"):
+        fkl.Saturate(fkl.per_image([0, 5]), 1)
+    with pytest.raises(ValueError, match="StaticLoop: a loop body takes one value for every image"):
+        fkl.StaticLoop(fkl.Add(fkl.per_image([1, 2])), 3)
+    with pytest.raises(ValueError, match="compose_divergent: Mul has per_image values"):
+        fkl.compose_divergent([1, 1], [fkl.TensorRead(), fkl.Mul(fkl.per_image([1, 2])), fkl.TensorWrite()])
+
+
+def test_per_image_values_are_frozen_and_described_by_their_rows() -> None:
+    a, b = fkl.per_image([1, 2]), fkl.per_image(np.array([1.0, 2.0]))
+    assert a == b and hash(a) == hash(b) and repr(a) == "per_image([[1.0], [2.0]])"
+    assert fkl.per_image(a) is a
+    with pytest.raises(AttributeError):
+        a.rows = ()  # type: ignore[misc]
+    assert fkl.Mul(a).structure() == fkl.Mul(fkl.per_image([5, 6, 7])).structure() != fkl.Mul(2.0).structure()
+
+
+_AFFINE = np.array([[0.9, -0.2, 3.5], [0.25, 1.1, -2.0]])
+
+
+def _strategies() -> list[tuple[str, str, tuple[int, ...], Any]]:
+    """(name, dtype, input shape, ops of a value) chains whose kernels sample through each strategy: CPU warp
+    rows, a resize's column pairs, nearest columns, a crop's row spans with a planar write, a pixel kernel of
+    a chain that would otherwise be flat."""
+    return [
+        (
+            "warp_rows",
+            "uint8",
+            (3, 23, 17, 3),
+            lambda v: (fkl.Warping(_AFFINE, 19, 13), fkl.Saturate(v, 230), fkl.SaturateCast("uint8")),
+        ),
+        ("pair_taps", "uint8", (2, 20, 30, 3), lambda v: (fkl.Crop(3, 2, 21, 15), fkl.Resize(9, 6), fkl.Div(v))),
+        ("nearest", "int16", (4, 17, 13), lambda v: (fkl.Resize(4, 11, "nearest"), fkl.Max(v))),
+        ("row_spans", "float32", (2, 9, 11, 2), lambda v: (fkl.Crop(1, 1, 7, 7), fkl.Sub(v), fkl.TensorSplit())),
+        ("pixel", "uint8", (3, 9, 11, 3), lambda v: (fkl.Cast("float32"), fkl.Mul(v), fkl.SaturateCast("uint8"))),
+    ]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize(("name", "dtype", "shape", "ops"), _strategies(), ids=[s[0] for s in _strategies()])
+def test_every_sampling_strategy_gives_each_plane_its_row(
+    target: str, name: str, dtype: str, shape: tuple[int, ...], ops: Any
+) -> None:
+    """Plane b of a per-image call equals the same chain with row b's scalar value run on image b alone."""
+    info = np.iinfo(dtype) if dtype != "float32" else None
+    x = RNG.integers(info.min, info.max, shape, dtype=dtype) if info else RNG.random(shape, dtype=F32) * 50
+    rows = [float(v) for v in RNG.integers(1, 60, shape[0])]
+    write = () if isinstance(ops(1.0)[-1], Write) else (fkl.TensorWrite(),)
+    batch = fkl.compose(fkl.TensorRead(), *ops(fkl.per_image(rows)), *write, target=target)
+    got = _host(target, batch(_on(target, x)))
+    for b, value in enumerate(rows):
+        alone = fkl.compose(fkl.TensorRead(), *ops(value), *write, target=target)
+        np.testing.assert_array_equal(got[b], _host(target, alone(_on(target, x[b]))), err_msg=f"plane {b}")
