@@ -43,7 +43,9 @@ def _op_signature(op: Operation) -> tuple[object, ...]:
         and not (isinstance(op, fkl.WRITE_OPS) and name == "planes")
     }
     result_types = tuple(r.type for r in op.results) if isinstance(op, fkl.ReadOp) else ()
-    return (op.name, tuple(sorted(properties.items())), result_types)
+    # rows of per-plane values join when they have one length (broadcast rows and per-channel ones do not mix)
+    row = len(fkl.field_values(op) or ()) if fkl.is_per_plane(op) else 0
+    return (op.name, tuple(sorted(properties.items())), result_types, row)
 
 
 def _chain_signature(chain: Sequence[Operation]) -> tuple[object, ...]:

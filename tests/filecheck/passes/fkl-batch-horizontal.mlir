@@ -100,3 +100,26 @@ fkl.write %h1, "gap" planes [2] : !fkl.image<?x?x3xui8>
 // CHECK-NEXT:    %h1 = fkl.crop %h0, rects {{\[}}[5, 5, 4, 4]] : !fkl.image<?x?x3xui8>
 // CHECK-NEXT:    fkl.write %h1, "gap" planes [2] : !fkl.image<?x?x3xui8>
 // CHECK-NEXT:  }
+
+// -----
+
+// Per-image values (`per_plane`, one row each) may differ between the chains: their rows join in plane
+// order into one per-plane op.
+%b0 = fkl.read "src" : !fkl.image<?x?x3xf32>
+%b1 = fkl.crop %b0, rects [[5, 5, 4, 4]] : !fkl.image<?x?x3xf32>
+%b2 = fkl.mul %b1, per_plane [3.0, 5.0, 6.0] : !fkl.image<?x?x3xf32>
+%b3 = fkl.saturate %b2, per_plane [0.0, 1.0] : !fkl.image<?x?x3xf32>
+fkl.write %b3, "dst" planes [1] : !fkl.image<?x?x3xf32>
+%a0 = fkl.read "src" : !fkl.image<?x?x3xf32>
+%a1 = fkl.crop %a0, rects [[0, 0, 4, 4]] : !fkl.image<?x?x3xf32>
+%a2 = fkl.mul %a1, per_plane [1.0, 2.0, 4.0] : !fkl.image<?x?x3xf32>
+%a3 = fkl.saturate %a2, per_plane [-1.0, 9.0] : !fkl.image<?x?x3xf32>
+fkl.write %a3, "dst" planes [0] : !fkl.image<?x?x3xf32>
+
+// CHECK-LABEL: builtin.module {
+// CHECK-NEXT:    %{{[a-z0-9]+}} = fkl.read "src" : !fkl.image<?x?x3xf32>
+// CHECK-NEXT:    %{{[a-z0-9]+}} = fkl.crop %{{[a-z0-9]+}}, rects {{\[}}[0, 0, 4, 4], [5, 5, 4, 4]] : !fkl.image<?x?x3xf32> -> !fkl.image<?x?x3xf32, planes 2>
+// CHECK-NEXT:    %{{[a-z0-9]+}} = fkl.mul %{{[a-z0-9]+}}, per_plane [1.0, 2.0, 4.0, 3.0, 5.0, 6.0] : !fkl.image<?x?x3xf32, planes 2>
+// CHECK-NEXT:    %{{[a-z0-9]+}} = fkl.saturate %{{[a-z0-9]+}}, per_plane [-1.0, 9.0, 0.0, 1.0] : !fkl.image<?x?x3xf32, planes 2>
+// CHECK-NEXT:    fkl.write %{{[a-z0-9]+}}, "dst" : !fkl.image<?x?x3xf32, planes 2>
+// CHECK-NEXT:  }

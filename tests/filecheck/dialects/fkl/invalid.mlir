@@ -1031,3 +1031,31 @@ fkl.write %0, "d" planes [0, 2147483648] : !fkl.image<?x?x3xf32>
 %1 = fkl.mul %0, 1000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000 : !fkl.image<?x?x3xf32>
 // CHECK:      invalid.mlir:[[# @LINE - 1]]:18
 // CHECK:      integer literal beyond the f64 range (+-1.79769e+308)
+
+// -----
+
+// Per-plane values (fkl.per_image): one row per plane, each a value or one per channel.
+%0 = fkl.read "s" : !fkl.image<?x?x3xf32, planes 2>
+%1 = fkl.mul %0, per_plane [1.0, 2.0, 3.0] : !fkl.image<?x?x3xf32, planes 2>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.mul' has 3 per-plane values for 2 planes (give one row of values per plane)
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xf32, planes 2>
+%1 = fkl.mul %0, per_plane [1.0, 2.0, 3.0, 4.0] : !fkl.image<?x?x3xf32, planes 2>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.mul' has 2 values but the chain has 3 channels (give one value or one per channel)
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xf32>
+%1 = fkl.saturate %0, per_plane [5.0, 1.0] : !fkl.image<?x?x3xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.saturate' needs per-plane rows of lo then hi, lo <= hi; got [5.0, 1.0]
+
+// -----
+
+fkl.kernel @k0 params !fkl.params<mul1: f32 x 3> {
+  %0 = fkl.read "s" : !fkl.image<?x?x3xf32, planes 2>
+  %1 = fkl.mul %0, per_plane param "mul1" : !fkl.image<?x?x3xf32, planes 2>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:3: error: 'fkl.mul' reads param "mul1" as f32 x 6, but slot mul1 of @k0 is f32 x 3
+  fkl.write %1, "dst" : !fkl.image<?x?x3xf32, planes 2>
+}

@@ -52,6 +52,9 @@
 %maxb = fkl.max %b, 1 : !fkl.image<?x?x1xi1>
 %maxbf = fkl.max %bf16, param "max1" : !fkl.image<?x?x3xbf16, planes ?> -> !fkl.image<?x?x3xnone>
 %minbf = fkl.min %bf16, 2.5e+3 : !fkl.image<?x?x3xbf16, planes ?> -> !fkl.image<?x?x?xbf16>
+%mulp = fkl.mul %f16, per_plane [0.5, 1.5, 2.5, 3.5] : !fkl.image<?x?x3xf16, planes 4>
+%addp = fkl.add %f32, per_plane [1, 2, 3] : !fkl.image<?x?x3xf32, planar>
+%divp = fkl.div %f16, per_plane param "div1" : !fkl.image<?x?x3xf16, planes 4>
 // CHECK-NEXT:   %add = fkl.add %f32, 1.0 : !fkl.image<?x?x3xf32, planar> -> !fkl.image<?x?x?xnone>
 // CHECK-NEXT:   %sub = fkl.sub %f64, [-1.5, 1.0e+20, 3.25e-07] : !fkl.image<?x?x3xf64, planes 64, planar>
 // CHECK-NEXT:   %mul = fkl.mul %f32, [-0.0, 0.1, 1.0e-300] : !fkl.image<?x?x3xf32, planar>
@@ -65,6 +68,9 @@
 // CHECK-NEXT:   %maxb = fkl.max %b, 1.0 : !fkl.image<?x?x1xi1>
 // CHECK-NEXT:   %maxbf = fkl.max %bf16, param "max1" : !fkl.image<?x?x3xbf16, planes ?> -> !fkl.image<?x?x3xnone>
 // CHECK-NEXT:   %minbf = fkl.min %bf16, 2500.0 : !fkl.image<?x?x3xbf16, planes ?> -> !fkl.image<?x?x?xbf16>
+// CHECK-NEXT:   %mulp = fkl.mul %f16, per_plane [0.5, 1.5, 2.5, 3.5] : !fkl.image<?x?x3xf16, planes 4>
+// CHECK-NEXT:   %addp = fkl.add %f32, per_plane [1.0, 2.0, 3.0] : !fkl.image<?x?x3xf32, planar>
+// CHECK-NEXT:   %divp = fkl.div %f16, per_plane param "div1" : !fkl.image<?x?x3xf16, planes 4>
 
 // Casts to every element type; the result type is elided when it equals the input's.
 %c_u8 = fkl.cast %u8 to f32 : !fkl.image<?x?x1xui8> -> !fkl.image<?x?x1xf32>
@@ -151,6 +157,8 @@ fkl.split %px, "dst2" planes [5, 1, 3] : !fkl.image<?x?x3xf32, planes 3>
 %sat = fkl.saturate %q, 10, 200 : !fkl.image<?x?x3xui8>
 %sat3 = fkl.saturate %g, [0, -1.5, 2], [1, 1.5, 1.0e+3] : !fkl.image<?x?x3xf32>
 %sat_slot = fkl.saturate %q, param "saturate1" : !fkl.image<?x?x3xui8>
+%satp = fkl.saturate %g, per_plane [-1, 2.5] : !fkl.image<?x?x3xf32>
+%satp_slot = fkl.saturate %g, per_plane param "saturate2" : !fkl.image<?x?x3xf32>
 %satf = fkl.saturate_float %g : !fkl.image<?x?x3xf32>
 %even = fkl.is_even %q : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xi1>
 %all = fkl.vector_and %even : !fkl.image<?x?x3xi1> -> !fkl.image<?x?x1xi1>
@@ -172,6 +180,8 @@ fkl.split %px, "dst2" planes [5, 1, 3] : !fkl.image<?x?x3xf32, planes 3>
 // CHECK-NEXT:   %sat = fkl.saturate %q, 10.0, 200.0 : !fkl.image<?x?x3xui8>
 // CHECK-NEXT:   %sat3 = fkl.saturate %g, [0.0, -1.5, 2.0], [1.0, 1.5, 1000.0] : !fkl.image<?x?x3xf32>
 // CHECK-NEXT:   %sat_slot = fkl.saturate %q, param "saturate1" : !fkl.image<?x?x3xui8>
+// CHECK-NEXT:   %satp = fkl.saturate %g, per_plane [-1.0, 2.5] : !fkl.image<?x?x3xf32>
+// CHECK-NEXT:   %satp_slot = fkl.saturate %g, per_plane param "saturate2" : !fkl.image<?x?x3xf32>
 // CHECK-NEXT:   %satf = fkl.saturate_float %g : !fkl.image<?x?x3xf32>
 // CHECK-NEXT:   %even = fkl.is_even %q : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xi1>
 // CHECK-NEXT:   %all = fkl.vector_and %even : !fkl.image<?x?x3xi1> -> !fkl.image<?x?x1xi1>
@@ -292,6 +302,7 @@ fkl.kernel @inline_values params !fkl.params<> {
 // GENERIC-NEXT: }) : () -> !fkl.image<?x?x3xf32, planes 3>
 // GENERIC:      "fkl.write"(%table) <{dest = "dst", planes = array<i64: 0, 2>}>
 // GENERIC:      "fkl.saturate"(%q) <{value = array<f64: 1.000000e+01, 2.000000e+02>}>
+// GENERIC:      "fkl.saturate"(%g) <{per_plane, value = array<f64: -1.000000e+00, 2.500000e+00>}>
 // GENERIC:      "fkl.is_even"(%q) : (!fkl.image<?x?x3xui8>) -> !fkl.image<?x?x3xi1>
 // GENERIC:      "fkl.vector_reduce"(%q) <{word = "add"}>
 // GENERIC:      "fkl.discard"(%g) <{keep = 2 : i64}>
