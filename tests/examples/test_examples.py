@@ -30,6 +30,7 @@ EXPECTED = {
     "cupy_dlpack.py",
     "fklir_opt_walkthrough.py",
     "custom_pass.py",
+    "augment.py",
 }
 SKIPPED = "skipped: "
 # .ci/run installs the ray and torch extras: in CI these must run, not skip for a missing package.

@@ -190,9 +190,10 @@ def test_bad_per_image_values_are_refused(values: object, error: type[Exception]
 
 def test_bad_rows_are_refused_in_the_irs_words() -> None:
     x = RNG.integers(0, 256, (2, 5, 5, 3), dtype=np.uint8)
-    with pytest.raises(ValueError, match="'fkl.add' value 0.5 is not representable in the chain's element type uint8"):
+    unrepresentable = r"'fkl\.add' value 0\.5 is not representable in the chain's element type uint8"
+    with pytest.raises(ValueError, match=unrepresentable):
         fkl.compose(fkl.TensorRead(), fkl.Add(fkl.per_image([1, 0.5])), fkl.TensorWrite(), target="cpu")(x)
-    with pytest.raises(ValueError, match="'fkl.mul' has 2 values but the chain has 3 channels"):
+    with pytest.raises(ValueError, match=r"'fkl\.mul' has 2 values but the chain has 3 channels"):
         fkl.compose(fkl.TensorRead(), fkl.Mul(fkl.per_image([[1, 2], [3, 4]])), fkl.TensorWrite(), target="cpu")(x)
     with pytest.raises(ValueError, match=r"Saturate: lower bound above upper bound in \[\(5.0, 1.0\)\]"):
         fkl.Saturate(fkl.per_image([0, 5]), 1)
