@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from xdsl.ir import Operation
 
 from fklir import dtypes
-from fklir.backend.cpp_types import CPP_TYPE, image_of, slot_of
+from fklir.backend.cpp_types import CPP_TYPE, image_of, slot_of, values_of
 from fklir.backend.emit_rules import OpRules, enumerator
 from fklir.dialects import fkl
 
@@ -233,7 +233,7 @@ def _border(
     if op.mode.data == "constant":
         body += [
             "    if (sx < 0 || sy < 0) {",
-            f"        for (int c = 0; c < {channels}; ++c) out[c] = p.{slot_of(op)}[c];",
+            f"        for (int c = 0; c < {channels}; ++c) out[c] = {values_of(op)}[c];",
             "        return;",
             "    }",
         ]
@@ -284,7 +284,7 @@ def _resize(
         head += [
             f"    const fkl::Rect box = q.box{k};",
             "    if (!fkl::box_contains(box, x, y)) {",
-            f"        for (int c = 0; c < {channels}; ++c) out[c] = p.{slot_of(op, 'background')}[c];",
+            f"        for (int c = 0; c < {channels}; ++c) out[c] = {values_of(op, field='background')}[c];",
             "        return;",
             "    }",
             "    x -= box.x;",
@@ -432,10 +432,10 @@ def _warp(
 ) -> list[str]:
     prev, zin, channels = k - 1, _plane_expr(in_type), out_type.channels.data
     t_in = CPP_TYPE[in_type.dtype]
-    matrix, size = slot_of(op), slot_of(op, "size")
+    size = slot_of(op, "size")
     bordered = isinstance(previous, fkl.BorderOp)
     if bordered and previous.mode.data == "constant":
-        fill = f"fkl::Cast<fkl::f32>::exec(p.{slot_of(previous)}[c])"
+        fill = f"fkl::Cast<fkl::f32>::exec({values_of(previous)}[c])"
     else:
         fill = "0.0f"
     if bordered:
@@ -480,7 +480,7 @@ def _warp(
         f"// stage{k}: fkl.warp {kind} — cv2.warp{kind.capitalize()} "
         "bilinear, the slot holds the destination -> source map.",
         _signature(k, out_type.dtype, channels),
-        f"    const fkl::WarpSample s = fkl::Warping::{kind}(p.{matrix}, x, y);",
+        f"    const fkl::WarpSample s = fkl::Warping::{kind}({values_of(op)}, x, y);",
         "    if (!s.finite) {",
         f"        for (int c = 0; c < {channels}; ++c) out[c] = {fill};",
         "        return;",
@@ -714,7 +714,7 @@ def emit_warp_rows(read: fkl.ReadOp, geometry: list[Operation]) -> list[str]:
         f"using WarpRows = fkl::WarpRows<{t}, {channels}, {finite}>;",
         "static void warp_row(const Params& p, WarpRows& rows, fkl::i32 y, fkl::i32 z) {",
         "    (void)z;",
-        f"    rows.{warp.kind.data}(p.{slot_of(warp)}, y, 0, p.h.dst_w);",
+        f"    rows.{warp.kind.data}({values_of(warp)}, y, 0, p.h.dst_w);",
         f"    const fkl::Size src = size0(p, {z_src});",
         f"    rows.locate(0, p.h.dst_w, src.w, src.h, (fkl::u32)p.h.src_pitch, {zero_outside});",
         "}",

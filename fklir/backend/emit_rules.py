@@ -27,7 +27,7 @@ from xdsl.ir import Operation
 from xdsl.irdl import IRDLOperation
 from xdsl.traits import OpTrait
 
-from fklir.backend.cpp_types import CPP_TYPE, image_of, slot_of
+from fklir.backend.cpp_types import CPP_TYPE, image_of, slot_of, values_of
 from fklir.dialects import fkl
 
 P = ParamSpec("P")
@@ -126,19 +126,7 @@ def is_float_division(op: Operation) -> bool:
 def _pick(op: Operation, c: str, slot_suffix: str = "") -> str:
     """Channel c's value of op's slot (one value broadcast, or one per channel; a per-plane op's row of
     plane z)."""
-    return f"fkl::pick({_values_of(op, slot_suffix)}, {c})"
-
-
-def _values_of(op: Operation, slot_suffix: str = "") -> str:
-    """The array of op's values that a pixel of plane z reads: its slot, or a per-plane op's row z of it."""
-    values = f"p.{slot_of(op)}{slot_suffix}"
-    if not fkl.is_per_plane(op):
-        return values
-    assert isinstance(op, fkl.TypeRuleOp)
-    in_type = image_of(op.operands[0].type)
-    row = op.slot_for("value", in_type, image_of(op.results[0].type))
-    assert row is not None
-    return f"fkl::row<{row[1]}>({values}, z)"
+    return f"fkl::pick({values_of(op, slot_suffix)}, {c})"
 
 
 def fast_division(op: Operation, src: str, c: str) -> str:
@@ -172,7 +160,7 @@ def _cast(op: fkl.CastLikeOp, src: str, c: str) -> tuple[str, str]:
 @ELEMENT.register(fkl.SaturateOp)
 def _saturate(op: fkl.SaturateOp, src: str, c: str) -> tuple[str, str]:
     # The slot holds every channel's lower bound, then every channel's upper bound.
-    hi = f"fkl::pick({_values_of(op)}, {_channels_in(op)} + {c})"
+    hi = f"fkl::pick({values_of(op)}, {_channels_in(op)} + {c})"
     return f"fkl::Saturate::exec({src}, {_pick(op, c)}, {hi})", f"{op.name}: clamp to [lo, hi]"
 
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar, cast
 
 from fklir.dialects import value_rules
 from fklir.dialects.binary_declarations import BINARY_DECLARATIONS
-from fklir.dialects.constants import DEINTERLACE_MODES, REDUCTIONS, invert_warp_matrix
+from fklir.dialects.constants import DEINTERLACE_MODES, REDUCTIONS, WARP_KINDS, invert_warp_matrix
 from fklir.dialects.math_declarations import MATH_DECLARATIONS
 from fklir.frontend.values import (
     PerImage,
@@ -350,25 +350,59 @@ READ_DESCRIPTORS = (TensorRead, TensorPack, ReadSet)
 # --------------------------------------------------------------------------------------------
 
 
+Values = tuple[float, ...] | PerImage  # one value or one per channel, or fkl.per_image rows of them
+
+
+def _values(op: str, value: object) -> Values:
+    """A value as a descriptor holds it: its numbers, or `fkl.per_image` rows (each checked by the IR's rule)."""
+    return value if isinstance(value, PerImage) else numbers(op, value)
+
+
+def _planes_values(values: Values, planes: Sequence[int]) -> tuple[list[float], bool]:
+    """(numbers, per_plane) of the IR op for a chain making output `planes`: per-image rows those planes'."""
+    if not isinstance(values, PerImage):
+        return list(values), False
+    return [v for z in planes for v in values.row(z)], True
+
+
+def _values_slot(
+    values: Values, count: int, channels: int, check: Callable[[Sequence[float]], None]
+) -> tuple[float, ...]:
+    """A runtime value's slot of `count`, one per channel (a plane's row each for per-image rows), each row
+    `check`ed as the IR checks it."""
+    for row in values.rows if isinstance(values, PerImage) else (values,):
+        check(row)
+    if isinstance(values, PerImage):
+        return tuple(values.slot(count, channels))
+    return tuple(value_rules.per_element(values, count))
+
+
+def _fits(op_name: str, channels: int, dtype: str) -> Callable[[Sequence[float]], None]:
+    """The check of a row of values on a chain of `channels` x `dtype` (value_rules.values_fit_chain)."""
+    return lambda row: value_rules.values_fit_chain(op_name, row, channels, dtype)
+
+
+def _per_image_mark(*values: object) -> list[str]:
+    """A structure's mark of per-image values: their rows are values, that there are rows is structure."""
+    return ["per_image"] if any(isinstance(v, PerImage) for v in values) else []
+
+
 class _BinaryValue(Op):
-    values: tuple[float, ...] | PerImage
+    values: Values
 
     IR_OP: ClassVar[IrClass[fkl.BinaryValueOp]]
 
     def __init__(self, value: object):
         """`value`: one number or one per channel (a sequence, 1-D array or tensor), or `fkl.per_image(rows)`."""
-        values = value if isinstance(value, PerImage) else numbers(type(self).__name__, value)
-        object.__setattr__(self, "values", values)
+        object.__setattr__(self, "values", _values(type(self).__name__, value))
         object.__setattr__(self, "location", _user_location())
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
         return self.lower_plane(b, x, range(1))
 
     def lower_plane(self, b: Builder, x: SSAValue, planes: Sequence[int]) -> SSAValue:
-        if not isinstance(self.values, PerImage):
-            return self._place(b, type(self).IR_OP(x, self.values))
-        rows = [self.values.row(z) for z in planes]
-        return self._place(b, type(self).IR_OP(x, [v for row in rows for v in row], per_plane=True))
+        values, per_plane = _planes_values(self.values, planes)
+        return self._place(b, type(self).IR_OP(x, values, per_plane=per_plane))
 
     def per_image(self) -> PerImage | None:
         return self.values if isinstance(self.values, PerImage) else None
@@ -376,18 +410,16 @@ class _BinaryValue(Op):
     RUNTIME_VALUES: ClassVar[bool] = True
 
     def structure(self) -> tuple[object, ...]:
-        # per-image values are structure in kind (the kernel reads a row per plane), not in their rows
-        return (type(self).__qualname__, *(["per_image"] if isinstance(self.values, PerImage) else []))
+        return (type(self).__qualname__, *_per_image_mark(self.values))
 
     def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
         """The slot of the op this lowers to (`rule`: its word, add ... min), its values checked as the IR
         checks them (dialects/value_rules.py, ValueError); per-image values one row per plane."""
-        if isinstance(self.values, PerImage):
-            for row in self.values.rows:
-                value_rules.arithmetic_values(op_name, rule, row, channels, dtype)
-            return tuple(self.values.slot(count, channels))
-        value_rules.arithmetic_values(op_name, rule, self.values, channels, dtype)
-        return tuple(value_rules.per_element(self.values, count))
+
+        def check(row: Sequence[float]) -> None:
+            value_rules.arithmetic_values(op_name, rule, row, channels, dtype)
+
+        return _values_slot(self.values, count, channels, check)
 
 
 # --------------------------------------------------------------------------------------------
@@ -826,19 +858,29 @@ class BorderReader(Geometry):
     symmetric, reflect, wrap). A Crop after it may leave the image; a Warping after it reads it."""
 
     mode: str
-    values: tuple[float, ...]
+    values: Values
 
     def __init__(self, mode: str | int, value: object = 0.0):
-        """`mode`: a name or OpenCV's constant (cv2.BORDER_REFLECT_101, ...)."""
+        """`mode`: a name or OpenCV's constant (cv2.BORDER_REFLECT_101, ...); `value` (constant): one value or
+        one per channel, or `fkl.per_image(rows)`."""
         name = type(self).__name__
         object.__setattr__(self, "mode", border_mode(name, mode))
-        object.__setattr__(self, "values", numbers(name, value))
+        object.__setattr__(self, "values", _values(name, value))
         object.__setattr__(self, "location", _user_location())
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
+        return self.lower_plane(b, x, range(1))
+
+    def lower_plane(self, b: Builder, x: SSAValue, planes: Sequence[int]) -> SSAValue:
         from fklir.dialects import fkl
 
-        return self._place(b, fkl.BorderOp(x, self.mode, self.values if self.mode == "constant" else None))
+        if self.mode != "constant":
+            return self._place(b, fkl.BorderOp(x, self.mode))
+        values, per_plane = _planes_values(self.values, planes)
+        return self._place(b, fkl.BorderOp(x, self.mode, values, per_plane=per_plane))
+
+    def per_image(self) -> PerImage | None:
+        return self.values if isinstance(self.values, PerImage) and self.mode == "constant" else None
 
     def out_sizes(self, sizes: list[Size]) -> list[Size]:
         return BorderedSizes(sizes)
@@ -846,11 +888,11 @@ class BorderReader(Geometry):
     RUNTIME_VALUES: ClassVar[bool] = True
 
     def structure(self) -> tuple[object, ...]:
-        return (type(self).__qualname__, self.mode)  # the mode is structure, a constant's value is not
+        # the mode is structure, a constant's value is not
+        return (type(self).__qualname__, self.mode, *_per_image_mark(self.per_image()))
 
     def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
-        value_rules.values_fit_chain(op_name, self.values, channels, dtype)
-        return tuple(value_rules.per_element(self.values, count))
+        return _values_slot(self.values, count, channels, _fits(op_name, channels, dtype))
 
 
 class Crop(Geometry):
@@ -926,7 +968,7 @@ class Resize(Geometry):
     size: Size
     interp: str
     aspect_ratio: str
-    background: tuple[float, ...] | None
+    background: Values | None
 
     def __init__(
         self,
@@ -943,14 +985,23 @@ class Resize(Geometry):
         object.__setattr__(self, "size", size)
         object.__setattr__(self, "interp", interp)
         object.__setattr__(self, "aspect_ratio", aspect_ratio)
-        object.__setattr__(self, "background", None if background is None else numbers(name, background))
+        object.__setattr__(self, "background", None if background is None else _values(name, background))
         object.__setattr__(self, "location", _user_location())
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
+        return self.lower_plane(b, x, range(1))
+
+    def lower_plane(self, b: Builder, x: SSAValue, planes: Sequence[int]) -> SSAValue:
         from fklir.dialects import fkl
 
-        op = fkl.ResizeOp(x, self.size, self.interp, aspect_ratio=self.aspect_ratio, background=self.background)
+        background, per_plane = (None, False) if self.background is None else _planes_values(self.background, planes)
+        op = fkl.ResizeOp(
+            x, self.size, self.interp, aspect_ratio=self.aspect_ratio, background=background, per_plane=per_plane
+        )
         return self._place(b, op)
+
+    def per_image(self) -> PerImage | None:
+        return self.background if isinstance(self.background, PerImage) else None
 
     def out_sizes(self, sizes: list[Size]) -> list[Size]:
         return [self.size for _ in sizes]
@@ -958,15 +1009,14 @@ class Resize(Geometry):
     RUNTIME_VALUES: ClassVar[bool] = True
 
     def structure(self) -> tuple[object, ...]:
-        return (type(self).__qualname__, self.interp, self.aspect_ratio)  # the size and background are values
+        # the size and background are values
+        return (type(self).__qualname__, self.interp, self.aspect_ratio, *_per_image_mark(self.background))
 
     def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
         """`rule` "size": (w, h), checked at __init__; "background": fitting the result's type."""
         if rule == "size":
             return (float(self.size[0]), float(self.size[1]))
-        background = self.background or ()
-        value_rules.values_fit_chain(op_name, background, channels, dtype)
-        return tuple(value_rules.per_element(background, count))
+        return _values_slot(self.background or (), count, channels, _fits(op_name, channels, dtype))
 
 
 class Warping(Geometry):
@@ -975,28 +1025,46 @@ class Warping(Geometry):
     Taps outside the source read the preceding BorderReader, else constant 0. Output float32."""
 
     kind: str
-    matrix: tuple[float, ...]
+    matrix: tuple[float, ...] | PerImage
     size: Size
     inverse: bool
 
     def __init__(self, M: object, w: int, h: int, inverse: bool = False):
+        """`M`: a 2x3 or 3x3 matrix, or `fkl.per_image(matrices)`, one per image ((B, 2, 3) or (B, 3, 3))."""
         name = type(self).__name__
-        shape, values = _matrix(name, M, ((2, 3), (3, 3)))
-        if not inverse:
-            try:
-                invert_warp_matrix(values)
-            except ValueError:
-                raise ValueError(f"{name}: the matrix {values} is singular (it cannot be inverted)") from None
-        object.__setattr__(self, "kind", "affine" if shape == (2, 3) else "perspective")
-        object.__setattr__(self, "matrix", values)
+        inverse = flag(name, inverse, "inverse")
+        if isinstance(M, PerImage):
+            matrices, count = M, M.check(name, (6, 9), "a 2x3 or 3x3 matrix")
+            for row in M.rows:
+                _matrix(name, row, ((2, 3), (3, 3)))  # finite
+        else:
+            _, values = _matrix(name, M, ((2, 3), (3, 3)))
+            matrices, count = values, len(values)
+        for matrix in matrices.rows if isinstance(matrices, PerImage) else (matrices,):
+            if not inverse:
+                try:
+                    invert_warp_matrix(matrix)
+                except ValueError:
+                    raise ValueError(f"{name}: the matrix {matrix} is singular (it cannot be inverted)") from None
+        object.__setattr__(self, "kind", "affine" if count == 6 else "perspective")
+        object.__setattr__(self, "matrix", matrices)
         object.__setattr__(self, "size", (_size(name, "width", w), _size(name, "height", h)))
-        object.__setattr__(self, "inverse", flag(name, inverse, "inverse"))
+        object.__setattr__(self, "inverse", inverse)
         object.__setattr__(self, "location", _user_location())
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
+        return self.lower_plane(b, x, range(1))
+
+    def lower_plane(self, b: Builder, x: SSAValue, planes: Sequence[int]) -> SSAValue:
         from fklir.dialects import fkl
 
-        return self._place(b, fkl.WarpOp(x, self.kind, self.matrix, self.size, self.inverse))
+        if not isinstance(self.matrix, PerImage):
+            return self._place(b, fkl.WarpOp(x, self.kind, self.matrix, self.size, self.inverse))
+        matrices = [v for z in planes for v in self.matrix.row(z)]
+        return self._place(b, fkl.WarpOp(x, self.kind, matrices, self.size, self.inverse, per_plane=True))
+
+    def per_image(self) -> PerImage | None:
+        return self.matrix if isinstance(self.matrix, PerImage) else None
 
     def out_sizes(self, sizes: list[Size]) -> list[Size]:
         return [self.size for _ in sizes]
@@ -1004,14 +1072,21 @@ class Warping(Geometry):
     RUNTIME_VALUES: ClassVar[bool] = True
 
     def structure(self) -> tuple[object, ...]:
-        return (type(self).__qualname__, self.kind)  # affine or perspective; the matrix, size, inverse are values
+        # affine or perspective, one matrix or one per image; the matrices, size and inverse are values
+        return (type(self).__qualname__, self.kind, *(["per_image"] if self.per_image() is not None else []))
 
     def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
         """`rule` "size": (w, h); "warp_matrix": the destination -> source map, inverted in double as hoisting
-        does. Both were checked at __init__."""
+        does (per image: one per plane). Both were checked at __init__."""
         if rule == "size":
             return (float(self.size[0]), float(self.size[1]))
-        return self.matrix if self.inverse else tuple(invert_warp_matrix(self.matrix))
+        per_matrix = WARP_KINDS[self.kind]
+        matrices = self.matrix.slot(count, per_matrix) if isinstance(self.matrix, PerImage) else self.matrix
+        slot: list[float] = []
+        for at in range(0, len(matrices), per_matrix):
+            matrix = tuple(matrices[at : at + per_matrix])
+            slot += matrix if self.inverse else invert_warp_matrix(matrix)
+        return tuple(slot)
 
 
 class Flip(Geometry):

@@ -97,22 +97,28 @@ class PerImage:
         rows = [*self.rows, *[self.rows[0]] * (planes - len(self.rows))]
         return [v for row in rows[:planes] for v in (row * per_plane if len(row) == 1 else row)]
 
+    def check(self, op: str, lengths: tuple[int, ...], what: str) -> int:
+        """The rows' length, which must be one of `lengths` (a value: 1 or one per channel; a matrix: 6 or 9)."""
+        length = len(self.rows[0])
+        if length not in lengths:
+            raise ValueError(f"{op}: a per_image row holds {what}, got {length} numbers")
+        return length
+
     def row(self, plane: int) -> tuple[float, ...]:
         """The row of `plane`; row 0 for a plane past the rows (see slot)."""
         return self.rows[plane] if plane < len(self.rows) else self.rows[0]
 
 
 def per_image(values: object) -> PerImage:
-    """Per-image values (SPEC §2): a (B,) or (B, C) array-like (a list, a numpy array, a CPU tensor); in a
-    call on B images (a batch, a list or the B rects of a Crop) image b takes row b. Give it to an op in
-    place of its value: `fkl.Mul(fkl.per_image(brightness))`. One kernel serves every set of rows."""
+    """Per-image values (SPEC §2): a (B,) or (B, C) array-like (a list, a numpy array, a CPU tensor), or
+    (B, 2, 3) / (B, 3, 3) warp matrices; in a call on B images (a batch, a list or the B rects of a Crop)
+    image b takes row b. Give it to an op in place of its value: `fkl.Mul(fkl.per_image(brightness))`.
+    One kernel serves every set of rows; the op checks its rows as it checks one value."""
     if isinstance(values, PerImage):
         return values
     array = _array("per_image", "values", values)
-    if array.ndim not in (1, 2) or array.shape[0] == 0:
-        raise ValueError(f"per_image: give a (B,) or (B, C) array of numbers with B >= 1, got shape {array.shape}")
-    if array.ndim == 2 and not 1 <= array.shape[1] <= 4:
-        raise ValueError(f"per_image: a row holds one value or one per channel (1 to 4), got shape {array.shape}")
+    if array.ndim == 0 or array.shape[0] == 0 or array.size == 0:
+        raise ValueError(f"per_image: give a (B, ...) array of numbers with B >= 1 (row b for image b), got {values!r}")
     table = array.astype(np.float64).reshape(array.shape[0], -1).tolist()
     return PerImage(tuple(tuple(float(v) for v in row) for row in table))
 

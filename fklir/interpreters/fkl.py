@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeAlias, TypeVar
+from typing import Any, TypeAlias, TypeVar, cast
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
@@ -158,6 +158,10 @@ def impl_per_plane(*op_types: type[OpT]) -> Callable[[PlaneImpl[OpT]], PlaneImpl
 
     def register(func: PlaneImpl[OpT]) -> PlaneImpl[OpT]:
         def on_state(state: State, op: OpT, values: FieldValues) -> State:
+            if fkl.is_per_plane(op) and (planes := _planes_of(state)):  # plane z with its row z
+                field = cast(fkl.TypeRuleOp, op).PER_PLANE_FIELD
+                rows = _plane_rows(op, values[field] or ())
+                return _restack(Ragged(func(p, op, values | {field: r}) for p, r in zip(planes, rows, strict=False)))
             if isinstance(state, Ragged):
                 return _restack(Ragged(func(plane, op, values) for plane in state))
             return func(state, op, values)
@@ -392,11 +396,16 @@ def _by_plane(
     values: the rows are as many as the op's type has planes, of which the image may fill fewer)."""
     if not fkl.is_per_plane(op) or img.batch == 0:
         return run(img, values)
-    in_type = op.operands[0].type
-    assert isinstance(in_type, fkl.ImageType)
-    rows = value_rules.plane_rows(op.name, values, in_type.planes.data)
+    rows = _plane_rows(op, values)
     planes = [run(sem.Image(img.data[z : z + 1], img.dtype), rows[z]) for z in range(img.batch)]
     return sem.Image(np.concatenate([plane.data for plane in planes]), planes[0].dtype)
+
+
+def _plane_rows(op: Operation, values: Values) -> list[Values]:
+    """A per-plane op's values, one row per plane of its type (of which a run may fill fewer)."""
+    in_type = op.operands[0].type
+    assert isinstance(in_type, fkl.ImageType)
+    return list(value_rules.plane_rows(op.name, values, in_type.planes.data))
 
 
 @impl_compute(fkl.AddOp, fkl.SubOp, fkl.MulOp, fkl.DivOp, fkl.MaxOp, fkl.MinOp)

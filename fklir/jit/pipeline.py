@@ -336,6 +336,8 @@ class Pipeline:
             )
         # a batch of no images still has the plane size the chain implies: (0, H, W, C)
         (dst_w, dst_h) = sizes[0] if sizes else _out_sizes(geometry, [(width, height)])[0]
+        if self.crop_batched and sig.planes == 1 and not sig.images:
+            _refuse_per_image_before_crop(self.ops)
         for op_name, rows in self.per_image:
             if rows != len(sizes):
                 raise ValueError(
@@ -454,6 +456,18 @@ class DivergentPipeline(Pipeline):
         ((dst_w, dst_h),) = sizes
         # a batch of no images makes no plane, as in compose(): (0, H, W, C) of the size the chains imply
         return dst_w, dst_h, planes if given else 0
+
+
+def _refuse_per_image_before_crop(ops: Sequence[fops.Op]) -> None:
+    """Crop([rects]) of one image: what comes before the Crop reads that one image, so it has one value."""
+    for op in ops:
+        if isinstance(op, fops.Crop) and op.batched:
+            return
+        if op.per_image() is not None:
+            raise ValueError(
+                f"{op.op_name}: per_image values before Crop([rects]) of one image (every rect reads that image); "
+                "give it one value, or put the per-image op after the Crop"
+            )
 
 
 def _plane_map(plane_map: object, chains: int) -> tuple[int, ...]:

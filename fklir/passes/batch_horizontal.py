@@ -33,18 +33,25 @@ from fklir.passes.infer_types import infer_chain
 NO_DEST = StringAttr("")
 
 
+def _per_plane_field(op: Operation) -> str | None:
+    """The field of a per-plane op whose rows the planes take (fkl.per_image), else None."""
+    return op.PER_PLANE_FIELD if isinstance(op, fkl.TypeRuleOp) and fkl.is_per_plane(op) else None
+
+
 def _op_signature(op: Operation) -> tuple[object, ...]:
     """What must be equal for two chains to merge: everything but crop rects and read sources."""
     properties = {
         name: value
         for name, value in op.properties.items()
-        if not ((isinstance(op, fkl.CropOp) or fkl.is_per_plane(op)) and name == "value")
+        if not (isinstance(op, fkl.CropOp) and name == "value")
+        and name != _per_plane_field(op)
         and not (isinstance(op, fkl.ReadOp) and name == "source")
         and not (isinstance(op, fkl.WRITE_OPS) and name == "planes")
     }
     result_types = tuple(r.type for r in op.results) if isinstance(op, fkl.ReadOp) else ()
     # rows of per-plane values join when they have one length (broadcast rows and per-channel ones do not mix)
-    row = len(fkl.field_values(op) or ()) if fkl.is_per_plane(op) else 0
+    field = _per_plane_field(op)
+    row = 0 if field is None else len(fkl.field_values(op, field) or ())
     return (op.name, tuple(sorted(properties.items())), result_types, row)
 
 
@@ -95,9 +102,9 @@ def _merge(chains: list[list[Operation]]) -> None:
         if isinstance(op, fkl.CropOp):
             rects = [r for c in chains for r in c[index].rects]  # pyright: ignore[reportAttributeAccessIssue]
             op.properties["value"] = DenseArrayBase.from_list(i64, [v for r in rects for v in r])
-        elif fkl.is_per_plane(op) and fkl.field_values(op) is not None:
-            rows = [v for c in chains for v in fkl.field_values(c[index]) or ()]
-            op.properties["value"] = DenseArrayBase.from_list(f64, rows)
+        elif (field := _per_plane_field(op)) is not None and fkl.field_values(op, field) is not None:
+            rows = [v for c in chains for v in fkl.field_values(c[index], field) or ()]
+            op.properties[field] = DenseArrayBase.from_list(f64, rows)
     write = first[-1]
     assert isinstance(write, fkl.WRITE_OPS)
     del write.properties["planes"]

@@ -40,6 +40,9 @@ class TypeRuleOp(IRDLOperation):
     only there.
     """
 
+    # the value field that holds one row per plane when the op is `per_plane` (fkl.per_image)
+    PER_PLANE_FIELD: ClassVar[str] = "value"
+
     def result_for(self, in_type: ImageType) -> ImageType:
         """The result type for a known input type; raises VerifyException naming the op and rule."""
         raise NotImplementedError
@@ -69,15 +72,15 @@ class TypeRuleOp(IRDLOperation):
         if isinstance(attr.elt_type, IntegerType):
             return [int(v) for v in attr.get_values()]  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
         values = field_values(self, field) or ()
-        if field == "value" and is_per_plane(self) and (in_type := self.known_input()) is not None:
+        if field == self.PER_PLANE_FIELD and is_per_plane(self) and (in_type := self.known_input()) is not None:
             return per_plane_elements(value_rules.plane_rows(self.name, values, in_type.planes.data), count)
         return per_element(values, count)
 
     def value_rows(self, in_type: ImageType) -> list[tuple[float, ...]]:
-        """The inline values of field "value" as the planes of `in_type` take them: one row per plane of a
-        per-plane op (VerifyException unless they split so), else one row that every plane shares; none
+        """The inline values of its PER_PLANE_FIELD as the planes of `in_type` take them: one row per plane of
+        a per-plane op (VerifyException unless they split so), else one row that every plane shares; none
         once hoisted."""
-        values = field_values(self)
+        values = field_values(self, self.PER_PLANE_FIELD)
         if values is None:
             return []
         if not is_per_plane(self):

@@ -45,7 +45,7 @@ def param_slot(op: Operation, field: str) -> tuple[str, int] | None:
     if not isinstance(op, TypeRuleOp) or (in_type := known(op.operands[0].type)) is None:
         return None
     slot = op.slot_for(field, in_type, known(op.results[0].type))
-    if slot is None or field != "value" or not is_per_plane(op):
+    if slot is None or field != op.PER_PLANE_FIELD or not is_per_plane(op):
         return slot
     kind, count = slot
     return kind, count * in_type.planes.data  # one row per plane

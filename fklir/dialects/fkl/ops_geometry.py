@@ -322,12 +322,15 @@ class ResizeOp(TypeRuleOp):
     `ignore` the source keeps its proportions inside the output and the rest is `background`
     (in the result's element type, one value or one per channel):
     `fkl.resize %x, size [224, 224], linear, preserve, background [0.0, 0.0, 0.0] : T -> T2`.
+    `background per_plane [...]`: one background per plane (fkl.per_image), plane z's row z.
     """
 
     name = "fkl.resize"
     traits = traits_def(Geometry(), Pure())
     VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("value", "background")
+    PER_PLANE_FIELD: ClassVar[str] = "background"
     input = operand_def(ImageType)
+    per_plane = opt_prop_def(UnitAttr)
     value = opt_prop_def(DenseArrayBase[IntegerType])
     slot = opt_prop_def(StringAttr)
     interp = prop_def(StringAttr)
@@ -346,8 +349,12 @@ class ResizeOp(TypeRuleOp):
         aspect_ratio: str = "ignore",
         background: Sequence[float] | None = None,
         background_slot: str | None = None,
+        per_plane: bool = False,
     ):
+        """`background`: one value or one per channel; with `per_plane`, one row per plane."""
         properties: dict[str, Attribute] = {"interp": StringAttr(interp)}
+        if per_plane:
+            properties["per_plane"] = UnitAttr()
         properties |= field_properties("value", None if size is None else int_array(size), slot)
         if aspect_ratio != "ignore":
             properties["aspect_ratio"] = StringAttr(aspect_ratio)
@@ -380,11 +387,12 @@ class ResizeOp(TypeRuleOp):
             size = parse_int_list(parser, cls.name)
         parser.parse_punctuation(",")
         interp = parser.parse_identifier()
-        aspect_ratio, background, background_slot = "ignore", None, None
+        aspect_ratio, background, background_slot, per_plane = "ignore", None, None, False
         if parser.parse_optional_punctuation(","):
             aspect_ratio = parser.parse_identifier()
             parser.parse_punctuation(",")
             parser.parse_keyword("background")
+            per_plane = parser.parse_optional_keyword("per_plane") is not None
             if (bg_slot := parse_slot(parser)) is not None:
                 background_slot = bg_slot.data
             else:
@@ -399,6 +407,7 @@ class ResizeOp(TypeRuleOp):
             aspect_ratio,
             background,
             background_slot,
+            per_plane,
         )
 
     def print(self, printer: Printer) -> None:
@@ -413,6 +422,8 @@ class ResizeOp(TypeRuleOp):
         printer.print_string(f", {self.interp.data}")
         if self.aspect_ratio is not None:
             printer.print_string(f", {self.aspect_ratio.data}, background ")
+            if self.per_plane is not None:
+                printer.print_string("per_plane ")
             if self.background_slot is not None:
                 print_slot(printer, self.background_slot)
             else:
@@ -443,7 +454,7 @@ class ResizeOp(TypeRuleOp):
         if self.interp.data == "linear":
             check_not_bool(self, in_type, "interpolates linearly")
             out = reshaped(in_type, element="float32")
-        if (background := field_values(self, "background")) is not None:
+        for background in self.value_rows(in_type):
             check_values_fit_chain(self.name, background, out.channels.data, out.dtype)
         return out
 
@@ -463,7 +474,8 @@ class BorderOp(TypeRuleOp):
     symmetric, reflect and wrap, and cv2.copyMakeBorder. It folds into the read; a following crop
     or warp may then sample outside the image.
 
-    `fkl.border %x, reflect101 : T`, `fkl.border %x, constant [0.0, 0.0, 255.0] : T`
+    `fkl.border %x, reflect101 : T`, `fkl.border %x, constant [0.0, 0.0, 255.0] : T`; one value per plane
+    (fkl.per_image): `fkl.border %x, constant per_plane [0.0, 255.0] : !fkl.image<?x?x1xf32, planes 2>`
     """
 
     name = "fkl.border"
@@ -471,6 +483,7 @@ class BorderOp(TypeRuleOp):
     VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("value",)
     input = operand_def(ImageType)
     mode = prop_def(StringAttr)
+    per_plane = opt_prop_def(UnitAttr)
     value = opt_prop_def(DenseArrayBase[Float64Type])
     slot = opt_prop_def(StringAttr)
     result = result_def(ImageType)
@@ -482,9 +495,13 @@ class BorderOp(TypeRuleOp):
         value: Sequence[float] | None = None,
         result_type: Attribute | None = None,
         slot: str | None = None,
+        per_plane: bool = False,
     ):
+        """`value` (constant mode): one value or one per channel; with `per_plane`, one row per plane."""
         properties = field_properties("value", None if value is None else float_array(value), slot)
         properties["mode"] = StringAttr(mode)
+        if per_plane:
+            properties["per_plane"] = UnitAttr()
         super().__init__(operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()])
 
     # Hand-written: values follow the mode only when it is `constant`, which a format cannot condition on.
@@ -493,17 +510,21 @@ class BorderOp(TypeRuleOp):
         operand = parser.parse_unresolved_operand()
         parser.parse_punctuation(",")
         mode = parser.parse_identifier()
-        slot, value = None, None
+        slot, value, per_plane = None, None, False
         if mode == "constant":
+            per_plane = parser.parse_optional_keyword("per_plane") is not None
             slot = parse_slot(parser)
             value = None if slot else parse_number_list(parser)
         in_type, out_type = parse_types(parser)
-        return BorderOp(parser.resolve_operand(operand, in_type), mode, value, out_type, slot.data if slot else None)
+        operand_value = parser.resolve_operand(operand, in_type)
+        return BorderOp(operand_value, mode, value, out_type, slot.data if slot else None, per_plane)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_operand(self.input)
         printer.print_string(f", {self.mode.data}")
+        if self.per_plane is not None:
+            printer.print_string(" per_plane")
         if self.slot is not None:
             printer.print_string(" ")
             print_slot(printer, self.slot)
@@ -524,7 +545,7 @@ class BorderOp(TypeRuleOp):
             self.result_for(in_type)
 
     def result_for(self, in_type: ImageType) -> ImageType:
-        if (values := field_values(self)) is not None:
+        for values in self.value_rows(in_type):
             check_values_fit_chain(self.name, values, in_type.channels.data, in_type.dtype)
         return in_type
 
@@ -539,6 +560,9 @@ class WarpOp(TypeRuleOp):
 
     `fkl.warp %x, affine [[1.0, 0.0, 2.5], [0.0, 1.0, -1.0]], size [64, 48] : T -> T2`
     `fkl.warp %x, perspective param "warp1", inverse, size param "warp1_size" : T -> T2`
+
+    `per_plane` (per-image matrices): one matrix per plane, plane z warped by matrix z, their rows one after
+    the other: `fkl.warp %x, affine per_plane [[1, 0, 0], [0, 1, 0], [2, 0, 0], [0, 2, 0]], size ...`.
     """
 
     name = "fkl.warp"
@@ -547,6 +571,7 @@ class WarpOp(TypeRuleOp):
     input = operand_def(ImageType)
     kind = prop_def(StringAttr)
     inverse = opt_prop_def(UnitAttr)
+    per_plane = opt_prop_def(UnitAttr)
     value = opt_prop_def(DenseArrayBase[Float64Type])
     slot = opt_prop_def(StringAttr)
     size = opt_prop_def(DenseArrayBase[IntegerType])
@@ -563,12 +588,16 @@ class WarpOp(TypeRuleOp):
         result_type: Attribute | None = None,
         slot: str | None = None,
         size_slot: str | None = None,
+        per_plane: bool = False,
     ):
+        """`matrix`: its numbers row by row; with `per_plane`, one matrix per plane one after the other."""
         properties = field_properties("value", None if matrix is None else float_array(matrix), slot)
         properties |= field_properties("size", None if size is None else int_array(size), size_slot)
         properties["kind"] = StringAttr(kind)
         if inverse:
             properties["inverse"] = UnitAttr()
+        if per_plane:
+            properties["per_plane"] = UnitAttr()
         super().__init__(operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()])
 
     # Hand-written: a format would parse `kind` before the matrix and so store the properties in another
@@ -578,6 +607,7 @@ class WarpOp(TypeRuleOp):
         operand = parser.parse_unresolved_operand()
         parser.parse_punctuation(",")
         kind = parser.parse_identifier()
+        per_plane = parser.parse_optional_keyword("per_plane") is not None
         slot = parse_slot(parser)
         matrix = None
         if slot is None:
@@ -600,12 +630,15 @@ class WarpOp(TypeRuleOp):
             out_type,
             slot.data if slot else None,
             size_slot.data if size_slot else None,
+            per_plane,
         )
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_operand(self.input)
         printer.print_string(f", {self.kind.data} ")
+        if self.per_plane is not None:
+            printer.print_string("per_plane ")
         if self.slot is not None:
             print_slot(printer, self.slot)
         else:
@@ -626,6 +659,8 @@ class WarpOp(TypeRuleOp):
             raise VerifyException(f"'{self.name}' kind must be affine or perspective, got {self.kind.data}")
         matrix = field_values(self)
         expected = WARP_KINDS[self.kind.data]
+        if matrix is not None and self.per_plane is not None:
+            expected *= max(1, len(matrix) // expected)  # one per plane: their count is the type rule's
         if matrix is not None and len(matrix) != expected:
             shape = "2x3" if self.kind.data == "affine" else "3x3"
             raise VerifyException(f"'{self.name}' {self.kind.data} needs a {shape} matrix, got {len(matrix)} numbers")
@@ -636,6 +671,7 @@ class WarpOp(TypeRuleOp):
 
     def result_for(self, in_type: ImageType) -> ImageType:
         check_not_bool(self, in_type, "interpolates linearly")
+        self.value_rows(in_type)  # one matrix per plane
         return reshaped(in_type, element="float32")
 
     def slot_for(self, field: str, in_type: ImageType, out_type: ImageType | None) -> tuple[str, int] | None:
@@ -652,7 +688,9 @@ class WarpOp(TypeRuleOp):
         if field != "value":
             return super().slot_values(field, count)
         values = field_values(self) or ()
-        return list(values) if self.inverse is not None else invert_warp_matrix(values)
+        in_type = self.known_input()
+        matrices = self.value_rows(in_type) if in_type is not None else [values]
+        return [v for m in matrices for v in (m if self.inverse is not None else invert_warp_matrix(m))]
 
     def hoisted(self, field: str) -> None:
         if field == "value":
