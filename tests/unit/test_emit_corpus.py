@@ -143,6 +143,7 @@ COMPILED = (
     "geo_f32_crop_flip_horizontal_resize",
     "batch_u8_rects_resize_per_image",
     "batch_u8_per_image_affine",
+    "batch_u8_per_image_geometry",
 )
 
 

@@ -671,7 +671,13 @@ class WarpOp(TypeRuleOp):
 
     def result_for(self, in_type: ImageType) -> ImageType:
         check_not_bool(self, in_type, "interpolates linearly")
-        self.value_rows(in_type)  # one matrix per plane
+        expected = WARP_KINDS.get(self.kind.data)
+        for matrix in self.value_rows(in_type):  # one matrix per plane
+            if len(matrix) != expected:
+                shape = "2x3" if self.kind.data == "affine" else "3x3"
+                raise VerifyException(
+                    f"'{self.name}' {self.kind.data} needs a {shape} matrix per plane, got {len(matrix)} numbers each"
+                )
         return reshaped(in_type, element="float32")
 
     def slot_for(self, field: str, in_type: ImageType, out_type: ImageType | None) -> tuple[str, int] | None:

@@ -1059,3 +1059,21 @@ fkl.kernel @k0 params !fkl.params<mul1: f32 x 3> {
 // CHECK: invalid.mlir:[[# @LINE - 1]]:3: error: 'fkl.mul' reads param "mul1" as f32 x 6, but slot mul1 of @k0 is f32 x 3
   fkl.write %1, "dst" : !fkl.image<?x?x3xf32, planes 2>
 }
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x1xf32, planes 3>
+%1 = fkl.warp %0, affine per_plane [[1, 0, 0], [0, 1, 0], [2, 0, 0], [0, 2, 0]], size [8, 8] : !fkl.image<?x?x1xf32, planes 3>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.warp' affine needs a 2x3 matrix per plane, got 4 numbers each
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x1xui8, planes 2>
+%1 = fkl.border %0, constant per_plane [0, 256] : !fkl.image<?x?x1xui8, planes 2>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.border' value 256.0 is not representable in the chain's element type uint8; Cast to float first
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8, planes 2>
+%1 = fkl.resize %0, size [8, 8], linear, preserve, background per_plane [1, 2, 3] : !fkl.image<?x?x3xui8, planes 2> -> !fkl.image<?x?x3xf32, planes 2>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.resize' has 3 per-plane values for 2 planes (give one row of values per plane)

@@ -211,6 +211,10 @@ fkl.split %px, "dst2" planes [5, 1, 3] : !fkl.image<?x?x3xf32, planes 3>
 %wa = fkl.warp %g, affine [[1, 0.5, 3], [0, 1, -2]], size [64, 48] : !fkl.image<?x?x3xf32>
 %wp = fkl.warp %q, perspective [[1, 0, 0], [0, 1, 0], [0.001, 0, 1]], inverse, size [8, 8] : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xf32>
 %w_slot = fkl.warp %br, affine param "warp1", inverse, size param "warp1_size" : !fkl.image<?x?x3xf32>
+%bpp = fkl.border %g, constant per_plane [0, 1, 2] : !fkl.image<?x?x3xf32>
+%rpp = fkl.resize %q, size [8, 8], linear, preserve, background per_plane [5] : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xf32>
+%wpp = fkl.warp %g, affine per_plane [[1, 0, 0], [0, 1, 0]], size [8, 8] : !fkl.image<?x?x3xf32>
+%wpp_slot = fkl.warp %g, perspective per_plane param "warp2", inverse, size param "warp2_size" : !fkl.image<?x?x3xf32>
 %dl = fkl.deinterlace %q, linear : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xf32>
 %fv = fkl.flip %q, vertical : !fkl.image<?x?x3xui8>
 %fh = fkl.flip %g, horizontal : !fkl.image<?x?x3xf32>
@@ -229,6 +233,10 @@ fkl.split %px, "dst2" planes [5, 1, 3] : !fkl.image<?x?x3xf32, planes 3>
 // CHECK-NEXT:   %wa = fkl.warp %g, affine {{\[}}[1.0, 0.5, 3.0], [0.0, 1.0, -2.0]], size [64, 48] : !fkl.image<?x?x3xf32>
 // CHECK-NEXT:   %wp = fkl.warp %q, perspective {{\[}}[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.001, 0.0, 1.0]], inverse, size [8, 8] : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xf32>
 // CHECK-NEXT:   %w_slot = fkl.warp %br, affine param "warp1", inverse, size param "warp1_size" : !fkl.image<?x?x3xf32>
+// CHECK-NEXT:   %bpp = fkl.border %g, constant per_plane [0.0, 1.0, 2.0] : !fkl.image<?x?x3xf32>
+// CHECK-NEXT:   %rpp = fkl.resize %q, size [8, 8], linear, preserve, background per_plane 5.0 : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xf32>
+// CHECK-NEXT:   %wpp = fkl.warp %g, affine per_plane {{\[}}[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]], size [8, 8] : !fkl.image<?x?x3xf32>
+// CHECK-NEXT:   %wpp_slot = fkl.warp %g, perspective per_plane param "warp2", inverse, size param "warp2_size" : !fkl.image<?x?x3xf32>
 // CHECK-NEXT:   %dl = fkl.deinterlace %q, linear : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xf32>
 // CHECK-NEXT:   %fv = fkl.flip %q, vertical : !fkl.image<?x?x3xui8>
 // CHECK-NEXT:   %fh = fkl.flip %g, horizontal : !fkl.image<?x?x3xf32>
