@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""fklir against CV-CUDA, torch eager and torch.compile on SPEC §5's turn-2 workloads, beside the byte floor (issue 19).
+"""fklir against CV-CUDA, DALI, torch eager and torch.compile on SPEC §5's workloads, beside the byte floor.
 
     python benchmarks/bench_peers.py [--quick] [--compile] [--only NAME ...] [--budget SECONDS] [--out PATH]
                                      [--shrink N]     (every image side / N: benchmarks/smoke_cpu.py's CPU run)
@@ -16,6 +16,11 @@ normalize + reformat, warp_affine, warp_perspective, resize; an optional import 
 torch eager and, with --compile, torch.compile (its first calls cost ~20 s each). CV-CUDA is `pip install
 cvcuda-cu13`; the GPU machine reaches no package index, so `../shared/tools/device-cvcuda` prints the runs that stage
 it there into /tmp/cvsite: put /tmp/cvsite on PYTHONPATH. Its column says "not installed" when the import fails.
+DALI 2.4 (`nvidia-dali-cuda130`, staged by `../shared/tools/device-stage dali ...`, see ../shared/CUDA-NOTES.md) runs
+wherever it has the op (`fn.color_space_conversion`, `fn.resize`, `fn.crop_mirror_normalize`, `fn.warp_affine`,
+`fn.experimental.warp_perspective`), one batch per call through its own executor on its own stream: its column is
+wall µs per batch (`pipe.run()` and a synchronize), which CUDA events on our stream cannot see, so it is shown beside
+the others and kept out of "fklir / best peer" (a wall time is not a GPU time).
 
 Before any timing every peer's output is compared with a cv2/numpy reference computed on the host, within the
 workload's tolerance (the report's log gives each one and why); a peer outside it is reported and not timed. Timing
@@ -36,6 +41,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, NoReturn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -48,11 +54,12 @@ MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 ROIS, CROP, ROI_OUT, SEED = 64, (200, 150), (224, 224), 2024
 ANGLE, SCALE = 12.0, 0.9  # the affine warp: a rotation about the centre
 NEAREST_OUT = (640, 360)
-PEERS = ("copy", "fklir", "cvcuda", "eager", "compile")
-RIVALS = ("cvcuda", "eager", "compile")  # fklir / best peer is over these
+PEERS = ("copy", "fklir", "cvcuda", "dali", "eager", "compile")
+RIVALS = ("cvcuda", "eager", "compile")  # fklir / best peer is over these (GPU times; DALI's is wall time)
 NO_FLIP = 2  # crop_flip_normalize_reformat flips for -1, 0 and 1 only
 
 CvCall = Callable[[Any, Any, list[Any], list[Any]], bc.Call]  # (cvcuda, its stream, inputs, outputs) -> call(i)
+DaliGraph = Callable[[Any, Any, Any], Any]  # (nvidia.dali.fn, nvidia.dali.types, the input node) -> the output node
 
 
 def fail(message: str) -> NoReturn:
@@ -94,6 +101,8 @@ class Workload:
     tolerance: float  # max |peer - reference| accepted, in output units
     why: str  # the tolerance's reason
     cvcuda_reference: Callable[[Any], Any] | None = None  # CV-CUDA's own convention where it differs (same work)
+    dali: DaliGraph | None = None  # DALI's graph of the workload, where DALI has the op
+    dali_reference: Callable[[Any], Any] | None = None  # DALI's own convention where it differs (same work)
 
     @property
     def out_bytes(self) -> int:
@@ -130,6 +139,12 @@ def colour(kit: Kit, code: str, cin: int, cout: int) -> Workload:
         targets = [cvcuda.as_tensor(y.reshape(1, h, w, cout), "NHWC") for y in outputs]
         return rotated(len(inputs), lambda k: cvcuda.cvtcolor_into(targets[k], sources[k], conversion, stream=stream))
 
+    dali_spaces = {"RGB2GRAY": ("RGB", "GRAY"), "BGR2RGB": ("BGR", "RGB"), "GRAY2RGB": ("GRAY", "RGB")}.get(code)
+
+    def dali(fn: Any, types: Any, x: Any) -> Any:
+        image, output = dali_spaces or ("", "")
+        return fn.color_space_conversion(x, image_type=getattr(types, image), output_type=getattr(types, output))
+
     gray = code == "RGB2GRAY"
     return Workload(
         f"{code} {w}x{h} uint8",
@@ -143,6 +158,7 @@ def colour(kit: Kit, code: str, cin: int, cout: int) -> Workload:
         cv_call,
         1 if gray else 0,
         "gray weights other than OpenCV's fixed point may round the other way" if gray else "exact",
+        dali=dali if dali_spaces else None,
     )
 
 
@@ -170,6 +186,11 @@ def batch_resize(kit: Kit) -> Workload:
 
         return rotated(len(inputs), call)
 
+    def dali(fn: Any, types: Any, x: Any) -> Any:
+        linear = types.INTERP_LINEAR
+        y = fn.resize(x, resize_x=ow, resize_y=oh, interp_type=linear, antialias=False, dtype=types.FLOAT)
+        return fn.crop_mirror_normalize(y, dtype=types.FLOAT, output_layout="CHW", mean=[0.0] * 3, std=[255.0] * 3)
+
     return Workload(
         f"{BATCH} separate {w}x{h} frames → resize {ow}x{oh} → ×1/255 → planar float32",
         lambda: [kit.rand_u8((h, w, 3)) for _ in range(BATCH)],
@@ -182,6 +203,7 @@ def batch_resize(kit: Kit) -> Workload:
         cv_call,
         1e-4,
         "float interpolation with other rounding orders (CV-CUDA called with srcCast=False: no uint8 step)",
+        dali=dali,
     )
 
 
@@ -208,6 +230,10 @@ def normalise(kit: Kit) -> Workload:
 
         return rotated(len(inputs), call)
 
+    def dali(fn: Any, types: Any, x: Any) -> Any:
+        std = [255 * s for s in STD]
+        return fn.crop_mirror_normalize(x, dtype=types.FLOAT, output_layout="CHW", mean=list(mean), std=std)
+
     return Workload(
         f"{w}x{h} uint8 → (x - mean) / std → planar float32",
         lambda: kit.rand_u8((h, w, 3)),
@@ -220,6 +246,7 @@ def normalise(kit: Kit) -> Workload:
         cv_call,
         1e-5,
         "float32 rounding",
+        dali=dali,
     )
 
 
@@ -327,6 +354,12 @@ def warp(kit: Kit, perspective: bool) -> Workload:
             ),
         )
 
+    def dali(fn: Any, types: Any, x: Any) -> Any:
+        op = fn.experimental.warp_perspective if perspective else fn.warp_affine
+        matrix = [float(v) for v in m.reshape(-1)]  # source -> destination, as cv2's: inverse_map=False
+        linear = types.INTERP_LINEAR
+        return op(x, matrix=matrix, size=[h, w], inverse_map=False, interp_type=linear, fill_value=0)
+
     kind = "perspective" if perspective else "affine"
     return Workload(
         f"warp {kind} {w}x{h} uint8, bilinear",
@@ -340,6 +373,7 @@ def warp(kit: Kit, perspective: bool) -> Workload:
         cv_call,
         1,
         "coordinates rounded in float32 by some peers: a value near .5 may round either way",
+        dali=dali,
     )
 
 
@@ -371,6 +405,8 @@ def nearest(kit: Kit) -> Workload:
         0,
         "exact; CV-CUDA samples pixel centres (cv2 INTER_NEAREST_EXACT, the same work) and is checked against that",
         cvcuda_reference=lambda x: cv2.resize(x, (ow, oh), interpolation=cv2.INTER_NEAREST_EXACT),
+        dali=lambda fn, types, x: fn.resize(x, resize_x=ow, resize_y=oh, interp_type=types.INTERP_NN, antialias=False),
+        dali_reference=lambda x: cv2.resize(x, (ow, oh), interpolation=cv2.INTER_NEAREST_EXACT),
     )
 
 
@@ -405,9 +441,48 @@ def judge(np: Any, got: Any, expected: Any, tolerance: float, against: str) -> t
     return outside == 0, message
 
 
+def dali_peer(dali: Any, wl: Workload, inputs: list[Any], torch: Any) -> bc.Peer:
+    """One DALI pipeline of the workload's graph, fed one rotation set per call (a batch: its frames, HWC)."""
+    graph_of, sets, at = wl.dali, len(inputs), [0]
+    last: list[Any] = [None]
+    assert graph_of is not None
+
+    def batch(k: int) -> list[Any]:
+        x = inputs[k % sets]
+        return [f if f.dim() == 3 else f.unsqueeze(-1) for f in (x if isinstance(x, list) else [x])]
+
+    size = len(batch(0))
+
+    @dali.pipeline_def(
+        batch_size=size,
+        num_threads=1,
+        device_id=torch.cuda.current_device(),
+        exec_async=False,
+        exec_pipelined=False,
+        prefetch_queue_depth=1,
+    )
+    def graph() -> Any:
+        x = dali.fn.external_source(source=lambda: batch(at[0]), device="gpu", batch=True, layout="HWC", no_copy=True)
+        return graph_of(dali.fn, dali.types, x)
+
+    pipe = graph()
+    pipe.build()
+
+    def call(k: int) -> None:
+        at[0] = k
+        (last[0],) = pipe.run()
+
+    def output() -> Any:
+        out = torch.from_dlpack(last[0].as_tensor())
+        return out[0] if size == 1 else out
+
+    return call, output
+
+
 def peer_factories(
     kit: Kit,
     cvcuda: Any,
+    dali: Any,
     stream: Any,
     wl: Workload,
     inputs: list[Any],
@@ -439,6 +514,9 @@ def peer_factories(
         "copy": copy,
         "fklir": fklir,
         "cvcuda": cv if cvcuda is not None else "not installed",
+        "dali": (lambda: dali_peer(dali, wl, inputs, torch))
+        if dali is not None and wl.dali is not None
+        else ("no such op" if dali is not None else "not installed"),
         "eager": lambda: held(wl.eager),
         "compile": (lambda: held(torch.compile(wl.eager))) if use_compile else "not run",
     }
@@ -447,6 +525,7 @@ def peer_factories(
 def run_workload(
     kit: Kit,
     cvcuda: Any,
+    dali: Any,
     stream: Any,
     wl: Workload,
     method: bc.Method,
@@ -470,7 +549,8 @@ def run_workload(
     expected = wl.reference(first)
     ring: list[Any] = [None] * sets
     results: dict[str, Result | str] = {}
-    for name, factory in peer_factories(kit, cvcuda, stream, wl, inputs, outputs, ring, use_compile).items():
+    factories = peer_factories(kit, cvcuda, dali, stream, wl, inputs, outputs, ring, use_compile)
+    for name, factory in factories.items():
         if isinstance(factory, str):
             results[name] = factory
             continue
@@ -484,8 +564,8 @@ def run_workload(
             got = output()
             if got is None:
                 ok, message = True, "moves the same bytes"
-            elif name == "cvcuda" and wl.cvcuda_reference is not None:
-                ok, message = judge(np, host(got), wl.cvcuda_reference(first), wl.tolerance, "its own convention")
+            elif (own := {"cvcuda": wl.cvcuda_reference, "dali": wl.dali_reference}.get(name)) is not None:
+                ok, message = judge(np, host(got), own(first), wl.tolerance, "its own convention")
             else:
                 ok, message = judge(np, host(got), expected, wl.tolerance, "cv2/numpy")
             say(f"  - {name}: {'ok' if ok else 'WRONG'}: {message}; first call {first_ms:.0f} ms", log)
@@ -494,6 +574,8 @@ def run_workload(
             elif name in bc.CAPPED_PEERS and first_ms > bc.FIRST_CALL_CAP_S * 1e3:
                 say(f"  - {name}: not timed: its first call took over {bc.FIRST_CALL_CAP_S:g} s", log)
                 results[name] = "skipped"
+            elif name == "dali":  # its own executor and stream: wall time per batch
+                results[name] = bc.measure_wall(call, method, ok, torch.cuda.synchronize)
             else:
                 results[name] = bc.measure(torch, stream, call, method, cycles, ok)
         except Exception as error:  # one peer failing must not lose the others' numbers
@@ -506,9 +588,9 @@ def run_workload(
 # ----- report ------------------------------------------------------------------------------------------
 
 HEADER = [
-    "| workload | floor µs | fklir µs | CV-CUDA µs | torch eager µs | torch.compile µs | fklir / best peer "
-    "| fklir / floor |",
-    "|---|---|---|---|---|---|---|---|",
+    "| workload | floor µs | fklir µs | CV-CUDA µs | DALI µs (wall per batch) | torch eager µs | torch.compile µs "
+    "| fklir / best peer | fklir / floor |",
+    "|---|---|---|---|---|---|---|---|---|",
 ]
 
 
@@ -545,6 +627,17 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return args
 
 
+def import_dali() -> tuple[Any, str]:
+    """DALI's fn, types and pipeline_def, and its version."""
+    try:
+        import nvidia.dali  # pyright: ignore[reportMissingImports]
+        from nvidia.dali import fn, pipeline_def, types  # pyright: ignore[reportMissingImports]
+    except Exception:  # an optional peer: any import failure empties its column
+        return None, "not installed"
+    version = str(getattr(nvidia.dali, "__version__", "unknown version"))
+    return SimpleNamespace(fn=fn, types=types, pipeline_def=pipeline_def), version
+
+
 def import_cvcuda() -> tuple[Any, str]:
     try:
         import cvcuda  # pyright: ignore[reportMissingImports]
@@ -565,6 +658,7 @@ def main(argv: list[str]) -> int:
         fail(f"needs fklir, cv2 and numpy: {type(error).__name__}: {error}")
     torch = bc.gpu_torch(fkl)
     cvcuda, cv_version = import_cvcuda()
+    dali, dali_version = import_dali()
     kit = Kit(torch, fkl, cv2, np, args.shrink)
     chosen = [build(kit) for name, build in BUILDERS.items() if not args.only or name in args.only]
     method = bc.QUICK if args.quick else bc.KERNEL_FULL
@@ -573,14 +667,17 @@ def main(argv: list[str]) -> int:
     report = bc.Report(args.out)
     compiled = "on" if args.compile else "not run (--compile adds it)"
     report.emit("## fklir against its peers", "", *bc.environment(torch, None, method, l2))
-    report.emit(f"- CV-CUDA {cv_version}, OpenCV {cv2.__version__} (references), torch.compile {compiled}", "")
+    report.emit(
+        f"- CV-CUDA {cv_version}, DALI {dali_version}, OpenCV {cv2.__version__} (references), torch.compile {compiled}",
+        "",
+    )
     report.emit(*HEADER)
     log: list[str] = []
     rows: list[tuple[Workload, dict[str, Result | str]]] = []
     with torch.cuda.stream(stream), torch.no_grad():
         cycles = bc.calibrate_sleep(torch, stream)
         for wl in bc.within_budget(chosen, args.budget, started, report):
-            rows.append((wl, run_workload(kit, cvcuda, stream, wl, method, l2, cycles, args.compile, log)))
+            rows.append((wl, run_workload(kit, cvcuda, dali, stream, wl, method, l2, cycles, args.compile, log)))
             report.emit(row(*rows[-1]))
             torch.cuda.empty_cache()
     report.emit("", *(host_table(rows) if rows else []), "", "Checks and setup:", "", *log, "")
