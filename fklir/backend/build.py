@@ -405,8 +405,8 @@ def _build_or_load(
 
 def build_kernel(kernel: fkl.KernelOp, target: str, device: int = 0) -> BuiltKernel:
     """Compile (or find) `kernel` for `target` ("cpu" | "gpu") on `device`."""
-    from fklir.backend.emit_cpp import emit_kernel
     from fklir.backend.emit_user import located_compile_error, user_declarations
+    from fklir.backend.kernel_plan import emit_kernel
 
     arch = target_arch(target, device)
     key = kernel_key(structural_ir(kernel), target, arch)

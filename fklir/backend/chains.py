@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from xdsl.ir import Operation
 
-from fklir.backend.cpp_types import image_of
+from fklir.backend.typed_ir import image_of
 from fklir.dialects import fkl
 
 
@@ -34,16 +34,6 @@ class Chain:
         """Whether a compute op takes a row of values per plane (`per_plane`): compute_pixel then takes the
         plane z."""
         return any(fkl.is_per_plane(op) for op in self.compute)
-
-    @property
-    def plane_arg(self) -> str:
-        """What a call of compute_pixel passes before the pixel: the plane `z` when it takes one."""
-        return "z, " if self.plane_values else ""
-
-    @property
-    def plane_param(self) -> str:
-        """The parameter of a function that calls compute_pixel, for that plane."""
-        return "fkl::i32 z, " if self.plane_values else ""
 
     @property
     def write_kind(self) -> str:

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from xdsl.ir import Operation
 
-from fklir.backend.cpp_types import CPP_TYPE, image_of, slot_of
+from fklir.backend.cpp_types import CPP_TYPE
 from fklir.backend.emit_rules import ELEMENT, F16_FAST, PIXEL, fast_division, is_float_division, title
+from fklir.backend.typed_ir import image_of, slot_of
 from fklir.dialects import fkl
 
 
@@ -114,7 +115,7 @@ def emit_compute_pixel(
 ) -> list[str]:
     """`compute_pixel(p, v0, out)`: the chain on one whole pixel, one block per op; `compute_pixel(p, z, v0,
     out)` when an op takes a row of values per plane (its row z)."""
-    plane = "fkl::i32 z, " if any(fkl.is_per_plane(op) for op in compute) else ""  # Chain.plane_param
+    plane = "fkl::i32 z, " if any(fkl.is_per_plane(op) for op in compute) else ""  # ChainPlan.plane_param
     lines = [
         "// The compute chain on one pixel v0 (one block per op; small arrays stay in registers).",
         f"FKL_HD void compute_pixel(const Params& p, {plane}const {CPP_TYPE[in_dtype]} v0[{in_channels}], "

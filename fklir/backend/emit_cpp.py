@@ -1,4 +1,5 @@
-"""C++ emission: one `fkl.kernel` → one small, readable translation unit over the op headers.
+"""C++ emission: one kernel's plan (kernel_plan.plan_kernel) → one small, readable translation unit over the
+op headers. This module is a template: it arranges the code the plan holds and never sees the IR.
 
 The same text compiles with nvcc (entry `fkl_kernel`, a `__global__` taking the parameter block by
 value) and with g++ (entry `fkl_run`, an OpenMP loop taking a pointer to it). Two shapes:
@@ -22,14 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from fklir.backend.chains import Chain
-from fklir.backend.cpp_types import CPP_TYPE, LET_NEXT_START, SLOT_CPP_TYPE, WAIT_FOR_PREVIOUS, image_of
-from fklir.backend.emit_compute import (
-    divisors_checked,
-    emit_compute_element,
-    emit_compute_fast,
-    emit_compute_pixel,
-)
+from fklir.backend.cpp_types import CPP_TYPE, LET_NEXT_START, SLOT_CPP_TYPE, WAIT_FOR_PREVIOUS
 from fklir.backend.emit_flat import (
     CPU_PARALLEL_MIN_ELEMENTS,
     FlatShape,
@@ -39,18 +33,20 @@ from fklir.backend.emit_flat import (
     emit_pixel_flat_cpu,
     emit_pixel_flat_gpu,
 )
-from fklir.backend.emit_geometry import (
-    emit_pair_rows,
-    emit_stages,
-    shares_plane,
+from fklir.backend.kernel_layout import (
+    CODEGEN_VERSION,
+    CPU_ENTRY,
+    GPU_ENTRY,
+    GPU_NARROW_ENTRY,
+    PIXELS_PER_THREAD,
+    PLANE_MAP_SLOT,
+    KernelLayout,
 )
-from fklir.backend.emit_user import emit_user_bodies, user_declarations, user_include_dirs
-from fklir.backend.kernel_layout import CODEGEN_VERSION, CPU_ENTRY, GPU_ENTRY, GPU_NARROW_ENTRY, KernelLayout
-from fklir.backend.kernel_plan import PIXELS_PER_THREAD, KernelPlan, plan_kernel
-from fklir.backend.sampling import PIXEL_BLOCK_X, ChainSampling, PixelTaps
-from fklir.dialects import fkl
+from fklir.backend.plan import ChainPlan, ChainSampling, KernelPlan, Sampler
+from fklir.backend.sampling import PIXEL_BLOCK_X, PixelTaps
 
 CPU_ROWS_PER_CHUNK = 16  # pixel kernels (CPU): rows a thread takes at a time
+USER_BODIES_LINE = 4  # the line the user ops' bodies start on: right after render's three-line head
 
 
 @dataclass(frozen=True)
@@ -118,16 +114,16 @@ _WRITE_COMMENT = {
 }
 
 
-def _emit_pixel(chain: Chain, last_stage: int, sampling: ChainSampling) -> list[str]:
-    stage, out = chain.stage_type, chain.out_type
+def _emit_pixel(chain: ChainPlan, sampling: ChainSampling) -> list[str]:
+    stage, out, last_stage = chain.stage, chain.out, chain.last_stage
     t_in, t_out = CPP_TYPE[stage.dtype], CPP_TYPE[out.dtype]
-    channels = out.channels.data
+    channels = out.channels
     return [
         "// One output pixel: sample through the geometry stages and compute (`sample`), then write",
         f"// {_WRITE_COMMENT[chain.write_kind]} (`store`).",
         "FKL_HD void sample(const Params& p, const Plane& q, fkl::i32 x, fkl::i32 y, fkl::i32 z,"
         f" {t_out} out[{channels}]) {{",
-        f"    {t_in} in[{stage.channels.data}];",
+        f"    {t_in} in[{stage.channels}];",
         f"    stage{last_stage}(p, q, x, y, z, in);",
         f"    compute_pixel(p, {chain.plane_arg}in, out);",
         "}",
@@ -139,33 +135,33 @@ def _emit_pixel(chain: Chain, last_stage: int, sampling: ChainSampling) -> list[
         "    sample(p, plane_of(p, z), x, y, z, out);",
         "    store(p, x, y, z, out);",
         "}",
-        *(_sample_taps(chain, last_stage) if sampling.block_taps else []),
+        *(_sample_taps(chain) if sampling.block_taps else []),
         *(_sample_pair(chain) if sampling.pair_taps else []),
     ]
 
 
-def _sample_taps(chain: Chain, last_stage: int) -> list[str]:
+def _sample_taps(chain: ChainPlan) -> list[str]:
     """`sample` for a kernel whose block computed the final resize's taps (see has_block_taps)."""
-    stage, out = chain.stage_type, chain.out_type
+    stage, out = chain.stage, chain.out
     return [
         "FKL_HD void sample_taps(const Params& p, const Plane& q, const fkl::LinearTap& tx, const fkl::LinearTap& ty,",
-        f"                        fkl::i32 z, {CPP_TYPE[out.dtype]} out[{out.channels.data}]) {{",
-        f"    {CPP_TYPE[stage.dtype]} in[{stage.channels.data}];",
-        f"    stage{last_stage}_taps(p, q, tx, ty, z, in);",
+        f"                        fkl::i32 z, {CPP_TYPE[out.dtype]} out[{out.channels}]) {{",
+        f"    {CPP_TYPE[stage.dtype]} in[{stage.channels}];",
+        f"    stage{chain.last_stage}_taps(p, q, tx, ty, z, in);",
         f"    compute_pixel(p, {chain.plane_arg}in, out);",
         "}",
     ]
 
 
-def _sample_pair(chain: Chain) -> list[str]:
+def _sample_pair(chain: ChainPlan) -> list[str]:
     """`sample` given the rows of the taps and a column pair (see has_pair_taps)."""
-    stage, out = chain.stage_type, chain.out_type
-    t_src = CPP_TYPE[image_of(chain.read.source_type).dtype]
-    channels = stage.channels.data
+    stage, out = chain.stage, chain.out
+    t_src = CPP_TYPE[chain.source.dtype]
+    channels = stage.channels
     return [
         f"FKL_HD void sample_pair(const Params& p, {chain.plane_param}const {t_src}* row0, const {t_src}* row1,"
         " const fkl::PairTap& tx,",
-        f"                        fkl::f32 wy, {CPP_TYPE[out.dtype]} out[{out.channels.data}]) {{",
+        f"                        fkl::f32 wy, {CPP_TYPE[out.dtype]} out[{out.channels}]) {{",
         f"    const {t_src}* a = row0 + tx.offset;",
         f"    const {t_src}* c = row1 + tx.offset;",
         f"    {CPP_TYPE[stage.dtype]} in[{channels}];",
@@ -179,11 +175,11 @@ def _sample_pair(chain: Chain) -> list[str]:
     ]
 
 
-def _block_prologue(chain: Chain, pixels: int, sampling: PixelTaps) -> list[str]:
+def _block_prologue(chain: ChainPlan, pixels: int, sampling: Sampler) -> list[str]:
     """What a GPU block shares, computed by a few of its threads before any thread returns: the
     Plane (a resize's scales cost f64 divisions; the block's threads share blockIdx.z), and what the
     sampling strategy shares (its taps of the block's columns and rows). Then `q`."""
-    if not shares_plane(chain.geometry):
+    if not chain.shares_plane:
         return ["    if (y >= p.h.dst_h) return;", "    const Plane q = plane_of(p, blockIdx.z);"]
     return [
         "    __shared__ Plane block_plane;",
@@ -204,10 +200,10 @@ def _pixel_gpu_entry_head(name: str, pixels: int) -> list[str]:
     ]
 
 
-def _pixel_gpu_entry(name: str, chain: Chain, pixels: int, sampling: PixelTaps) -> list[str]:
+def _pixel_gpu_entry(name: str, chain: ChainPlan, pixels: int, sampling: Sampler) -> list[str]:
     """A GPU entry of a one-chain pixel kernel that makes `pixels` pixels per thread the way `sampling`
     samples."""
-    out = chain.out_type
+    out = chain.out
     # All samples before any store, so that the compiler computes what they share once. A pixel right
     # of the output is skipped, by a whole warp where the width is a multiple of 32: at 224 wide, the
     # fourth pixel of every thread of the second block column, whose warps then do no work at all.
@@ -215,7 +211,7 @@ def _pixel_gpu_entry(name: str, chain: Chain, pixels: int, sampling: PixelTaps) 
         *_pixel_gpu_entry_head(name, pixels),
         *_block_prologue(chain, pixels, sampling),
         WAIT_FOR_PREVIOUS,
-        f"    {CPP_TYPE[out.dtype]} out[{pixels}][{out.channels.data}];",
+        f"    {CPP_TYPE[out.dtype]} out[{pixels}][{out.channels}];",
         *sampling.gpu_sample(chain, pixels),
         "#pragma unroll",
         f"    for (int k = 0; k < {pixels}; ++k) {{",
@@ -226,19 +222,19 @@ def _pixel_gpu_entry(name: str, chain: Chain, pixels: int, sampling: PixelTaps) 
     ]
 
 
-def _emit_pixel_entries(plan: KernelPlan, counts: dict[str, int]) -> list[str]:
+def _emit_pixel_entries(plan: KernelPlan) -> list[str]:
     """The entry points of a pixel kernel: on the GPU, PIXELS_PER_THREAD pixels per thread (the
     launcher's choice for large outputs) and, for one chain, one pixel per thread (GPU_NARROW_ENTRY,
     its choice when the whole output fits the device's resident threads: then latency, not
     instruction count, sets the time); on the CPU, loops over rows (_pixel_cpu_entry)."""
-    chains = plan.chains
+    chains, first = plan.chains, plan.chains[0]
     divergent = len(chains) > 1
-    channels = chains[0].out_type.channels.data  # divergent chains share one output type
+    channels = first.out.channels  # divergent chains share one output type
     if divergent:
         dispatch = [
             "// Divergent batch: plane z runs chain planemap[z].",
             "FKL_HD void dispatch(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z) {",
-            f"    switch (p.{fkl.PLANE_MAP_SLOT}[z]) {{",
+            f"    switch (p.{PLANE_MAP_SLOT}[z]) {{",
             *(f"        case {k}: c{k}::pixel(p, x, y, z); break;" for k in range(len(chains))),
             "    }",
             "}",
@@ -258,8 +254,8 @@ def _emit_pixel_entries(plan: KernelPlan, counts: dict[str, int]) -> list[str]:
     else:
         dispatch = []
         entries = [
-            *_pixel_gpu_entry(GPU_ENTRY, chains[0], PIXELS_PER_THREAD, plan.samplings[0].gpu),
-            *_pixel_gpu_entry(GPU_NARROW_ENTRY, chains[0], 1, PixelTaps()),
+            *_pixel_gpu_entry(GPU_ENTRY, first, PIXELS_PER_THREAD, plan.samplings[0].gpu),
+            *_pixel_gpu_entry(GPU_NARROW_ENTRY, first, 1, PixelTaps()),
         ]
     return [
         *dispatch,
@@ -270,12 +266,12 @@ def _emit_pixel_entries(plan: KernelPlan, counts: dict[str, int]) -> list[str]:
         "// depends only on the row and the plane (rects, scales, the row's taps) is computed once.",
         *entries,
         "#else",
-        *_pixel_cpu_entry(None if divergent else (chains[0], plan.samplings[0].cpu), channels, counts),
+        *_pixel_cpu_entry(None if divergent else (first, plan.samplings[0].cpu), channels),
         "#endif",
     ]
 
 
-def _pixel_cpu_entry(sampled: tuple[Chain, PixelTaps] | None, channels: int, counts: dict[str, int]) -> list[str]:
+def _pixel_cpu_entry(sampled: tuple[ChainPlan, Sampler] | None, channels: int) -> list[str]:
     """The CPU entry of a pixel kernel (one chain and its CPU sampling, or None for a divergent one): a team of threads
     shares out the rows of all planes (run_rows), in chunks taken as threads come free, so that a thread
     the system runs late (2 cores shared with other work) does not hold up the call with half of it.
@@ -290,7 +286,7 @@ def _pixel_cpu_entry(sampled: tuple[Chain, PixelTaps] | None, channels: int, cou
         per_row = ["            for (fkl::i32 x = 0; x < p.h.dst_w; ++x) dispatch(p, x, y, z);"]
     else:
         chain, sampling = sampled
-        helpers = sampling.cpu_helpers(chain, counts)
+        helpers = [*chain.cpu_helpers, *sampling.cpu_functions(chain)]
         state = [*sampling.cpu_state(chain), "    fkl::i32 plane_z = -1;"]
         per_row = [
             "            if (z != plane_z) {",
@@ -319,74 +315,65 @@ def _pixel_cpu_entry(sampled: tuple[Chain, PixelTaps] | None, channels: int, cou
     ]
 
 
-def _emit_chain_pixel(chain: Chain, sampling: ChainSampling, counts: dict[str, int]) -> list[str]:
-    stage, out = chain.stage_type, chain.out_type
+def _emit_chain_pixel(chain: ChainPlan, sampling: ChainSampling) -> list[str]:
     return [
-        *emit_compute_pixel(chain.compute, stage.dtype, stage.channels.data, out.dtype, out.channels.data),
+        *chain.compute_pixel,
         "",
-        *emit_stages(chain.read, chain.geometry, counts),
-        *(emit_pair_rows(chain.read, chain.geometry, counts) if sampling.pair_taps else []),
+        *chain.stages,
+        *chain.pair_rows,
         "",
-        *_emit_pixel(chain, len(chain.geometry), sampling),
+        *_emit_pixel(chain, sampling),
     ]
 
 
-def _emit_flat_compute(chain: Chain, shape: FlatShape | PixelFlatShape) -> list[str]:
+def _emit_flat_compute(chain: ChainPlan, shape: FlatShape | PixelFlatShape) -> list[str]:
     """The compute chain of a flat kernel: per element, or per pixel (PixelFlatShape)."""
-    in_type, out_type = image_of(chain.read.source_type), chain.out_type
-    if isinstance(shape, PixelFlatShape):
-        return emit_compute_pixel(
-            chain.compute, in_type.dtype, in_type.channels.data, out_type.dtype, out_type.channels.data
-        )
-    return emit_compute_element(chain.compute, in_type.dtype, out_type.dtype)
+    return list(chain.compute_pixel if isinstance(shape, PixelFlatShape) else chain.compute_element)
 
 
-def _emit_flat_entries(chain: Chain, shape: FlatShape | PixelFlatShape) -> list[str]:
+def _emit_flat_entries(chain: ChainPlan, shape: FlatShape | PixelFlatShape) -> list[str]:
     """The GPU and CPU entries of a flat kernel."""
     if isinstance(shape, PixelFlatShape):
         return ["#if defined(__CUDACC__)", *emit_pixel_flat_gpu(shape), "#else", *emit_pixel_flat_cpu(shape), "#endif"]
-    in_type, out_type = image_of(chain.read.source_type), chain.out_type
-    fast = emit_compute_fast(chain.compute, in_type.dtype, out_type.dtype)
+    fast = chain.compute_fast
     return [
         "#if defined(__CUDACC__)",
         *fast,
         *([""] if fast else []),
-        *emit_flat_gpu(shape, divisors_checked(chain.compute)),
+        *emit_flat_gpu(shape, chain.divisors),
         "#else",
         *emit_flat_cpu(shape),
         "#endif",
     ]
 
 
-def emit_kernel(kernel: fkl.KernelOp) -> EmittedKernel:
-    """The C++ translation unit and host layout of one hoisted, typed `fkl.kernel`, printed from its plan."""
-    plan = plan_kernel(kernel)
-    layout, chains, flat = plan.layout, plan.chains, plan.flat
-    counts = {name: count for name, _, count in layout.slots}
+def render(plan: KernelPlan) -> EmittedKernel:
+    """The C++ translation unit and host layout of one kernel, printed from its plan."""
+    layout, chains, flat, first = plan.layout, plan.chains, plan.flat, plan.chains[0]
     lines = [
-        f"// Generated by fklir (codegen v{CODEGEN_VERSION}) from fkl.kernel @{kernel.sym_name.data}.",
+        f"// Generated by fklir (codegen v{CODEGEN_VERSION}) from fkl.kernel @{plan.name}.",
         '#include "fkl/kernel.h"',
         "",
     ]
-    lines += emit_user_bodies(user_declarations(kernel), len(lines) + 1)
+    lines += plan.user_bodies
     lines += [*_emit_params(layout), ""]
     if len(chains) > 1:
         for k, (chain, sampling) in enumerate(zip(chains, plan.samplings, strict=True)):
             lines += [
                 f"namespace c{k} {{  // chain {k}",
                 "",
-                *_emit_chain_pixel(chain, sampling, counts),
+                *_emit_chain_pixel(chain, sampling),
                 "",
                 f"}}  // namespace c{k}",
                 "",
             ]
     elif flat is not None:
-        lines += _emit_flat_compute(chains[0], flat)
+        lines += _emit_flat_compute(first, flat)
     else:
-        lines += _emit_chain_pixel(chains[0], plan.samplings[0], counts)
+        lines += _emit_chain_pixel(first, plan.samplings[0])
     lines.append("")
     if flat is not None:
-        lines += _emit_flat_entries(chains[0], flat)
+        lines += _emit_flat_entries(first, flat)
     else:
-        lines += _emit_pixel_entries(plan, counts)
-    return EmittedKernel("\n".join(lines) + "\n", layout, user_include_dirs(user_declarations(kernel)))
+        lines += _emit_pixel_entries(plan)
+    return EmittedKernel("\n".join(lines) + "\n", layout, plan.include_dirs)

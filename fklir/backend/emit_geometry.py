@@ -25,8 +25,9 @@ from dataclasses import dataclass
 from xdsl.ir import Operation
 
 from fklir import dtypes
-from fklir.backend.cpp_types import CPP_TYPE, image_of, slot_of, values_of
+from fklir.backend.cpp_types import CPP_TYPE
 from fklir.backend.emit_rules import OpRules, enumerator
+from fklir.backend.typed_ir import image_of, slot_of, values_of
 from fklir.dialects import fkl
 
 # A geometry op's stage k: (op, k, the op before it, its input type, its result type, the slot counts).

@@ -27,7 +27,8 @@ from xdsl.ir import Operation
 from xdsl.irdl import IRDLOperation
 from xdsl.traits import OpTrait
 
-from fklir.backend.cpp_types import CPP_TYPE, image_of, slot_of, values_of
+from fklir.backend.cpp_types import CPP_TYPE
+from fklir.backend.typed_ir import image_of, slot_of, values_of
 from fklir.dialects import fkl
 
 P = ParamSpec("P")

@@ -10,7 +10,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
 
-from fklir.backend.emit_cpp import emit_kernel
+from fklir.backend.kernel_plan import emit_kernel
 from fklir.diagnostics import located_message
 from fklir.dialects import fkl
 

@@ -4,9 +4,11 @@ fresh process's disk-plan path reads them, so this module imports nothing of xDS
 
 from typing import NamedTuple
 
+from fklir.dialects.constants import PLANE_MAP_SLOT as PLANE_MAP_SLOT
 from fklir.dialects.value_rules import RecipeStep
 
 CODEGEN_VERSION = "22"
+PIXELS_PER_THREAD = 4  # pixel kernels (GPU): pixels per thread along x, PIXEL_BLOCK_X apart (RESULTS.md)
 
 GPU_ENTRY = "fkl_kernel"
 GPU_NARROW_ENTRY = "fkl_kernel_narrow"  # pixel kernels: one pixel per thread, for launches of few pixels

@@ -1,31 +1,41 @@
-"""The plan of one `fkl.kernel`: the one analysis of its IR that the emitters print from. Its chains, the
-kernel's mode (flat: one run of elements, emit_flat; else pixel), each pixel chain's sampling strategies
-(sampling.py) and the binary interface the host launches it with (KernelLayout: parameter block fields,
-launch geometry), each chosen once."""
+"""The plan of one `fkl.kernel`: the one analysis of its IR that the templates print from (plan.py's records).
+Its chains, the kernel's mode (flat: one run of elements, emit_flat; else pixel), each pixel chain's sampling
+strategies (sampling.py), the code each chain's ops lower to by their rules (emit_compute, emit_geometry,
+emit_user) and the binary interface the host launches it with (KernelLayout: parameter block fields, launch
+geometry), each chosen once. `emit_kernel` is the two together: plan, then print (emit_cpp.render)."""
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from fklir.backend.chains import Chain, kernel_chains
-from fklir.backend.cpp_types import image_of, slot_of
-from fklir.backend.emit_compute import is_channelwise
+from fklir.backend.emit_compute import (
+    divisors_checked,
+    emit_compute_element,
+    emit_compute_fast,
+    emit_compute_pixel,
+    is_channelwise,
+)
+from fklir.backend.emit_cpp import USER_BODIES_LINE, EmittedKernel, render
 from fklir.backend.emit_flat import FlatShape, PixelFlatShape, flat_shape, pixel_flat_shape
+from fklir.backend.emit_geometry import (
+    emit_nearest_columns,
+    emit_pair_rows,
+    emit_row_span,
+    emit_stages,
+    emit_warp_rows,
+    has_block_taps,
+    has_nearest_columns,
+    has_pair_taps,
+    has_row_spans,
+    has_warp_rows,
+    shares_plane,
+)
 from fklir.backend.emit_rules import is_float_division
-from fklir.backend.kernel_layout import KernelLayout
-from fklir.backend.sampling import ChainSampling, choose_sampling
+from fklir.backend.emit_user import emit_user_bodies, user_declarations, user_include_dirs
+from fklir.backend.kernel_layout import PIXELS_PER_THREAD, KernelLayout
+from fklir.backend.plan import ChainPlan, ChainSampling, KernelPlan, PixelType, Sampler
+from fklir.backend.sampling import BlockTaps, NearestColumns, PairTaps, PixelTaps, RowSpans, WarpRows
+from fklir.backend.typed_ir import image_of, slot_of
 from fklir.dialects import fkl
-
-PIXELS_PER_THREAD = 4  # pixel kernels (GPU): pixels per thread along x, PIXEL_BLOCK_X apart (RESULTS.md)
-
-
-class KernelPlan(NamedTuple):
-    """What the emitters print one kernel from."""
-
-    chains: list[Chain]
-    layout: KernelLayout
-    flat: FlatShape | PixelFlatShape | None  # a flat kernel's shape; None: a pixel kernel
-    samplings: tuple[ChainSampling, ...]  # a pixel kernel's, one per chain; none for a flat kernel
 
 
 def plan_kernel(kernel: fkl.KernelOp) -> KernelPlan:
@@ -37,7 +47,24 @@ def plan_kernel(kernel: fkl.KernelOp) -> KernelPlan:
         _check_divergent(chains)
     flat = _flat_shape(first, len(first.read.sources) > 1) if _is_flat(chains) else None
     samplings = () if flat is not None else tuple(choose_sampling(chain) for chain in chains)
-    return KernelPlan(chains, _layout(kernel, chains, flat, samplings), flat, samplings)
+    layout = _layout(kernel, chains, flat, samplings)
+    counts = {name: count for name, _, count in layout.slots}
+    plans = tuple(_chain_plan(chain, flat, s, counts) for chain, s in zip(chains, samplings or [None], strict=False))
+    declarations = user_declarations(kernel)
+    return KernelPlan(
+        kernel.sym_name.data,
+        plans,
+        layout,
+        flat,
+        samplings,
+        tuple(emit_user_bodies(declarations, USER_BODIES_LINE)),
+        user_include_dirs(declarations),
+    )
+
+
+def emit_kernel(kernel: fkl.KernelOp) -> EmittedKernel:
+    """The C++ translation unit and host layout of one hoisted, typed `fkl.kernel`: its plan, printed."""
+    return render(plan_kernel(kernel))
 
 
 def layout_of(kernel: fkl.KernelOp) -> KernelLayout:
@@ -45,6 +72,64 @@ def layout_of(kernel: fkl.KernelOp) -> KernelLayout:
     fields (the C++ `Params` that emit_kernel prints and the ctypes struct of runtime/params.py are both made
     from it), its mode and what sets its launch geometry. No C++ is emitted to learn it."""
     return plan_kernel(kernel).layout
+
+
+def choose_sampling(chain: Chain) -> ChainSampling:
+    """The sampling strategies of a pixel chain, each predicate of emit_geometry asked once."""
+    block = has_block_taps(chain.geometry)
+    pair = has_pair_taps(chain.read, chain.geometry)
+    gpu: Sampler = PairTaps() if pair else BlockTaps() if block else PixelTaps()
+    if has_row_spans(chain.read, chain.geometry):
+        cpu: Sampler = RowSpans()
+    elif has_warp_rows(chain.read, chain.geometry):
+        cpu = WarpRows()
+    elif has_nearest_columns(chain.read, chain.geometry):
+        cpu = NearestColumns()
+    else:
+        cpu = gpu
+    return ChainSampling(gpu, cpu, block, pair)
+
+
+def _cpu_helpers(chain: Chain, cpu: Sampler, counts: dict[str, int]) -> list[str]:
+    """The functions a CPU strategy's loop calls that the chain's geometry ops lower to."""
+    if isinstance(cpu, RowSpans):
+        return emit_row_span(chain.read, chain.geometry, counts)
+    if isinstance(cpu, WarpRows):
+        return emit_warp_rows(chain.read, chain.geometry)
+    if isinstance(cpu, NearestColumns):
+        return emit_nearest_columns(chain.read, chain.geometry, counts)
+    return []
+
+
+def _pixel(t: fkl.ImageType) -> PixelType:
+    return PixelType(t.dtype, t.channels.data)
+
+
+def _chain_plan(
+    chain: Chain, flat: FlatShape | PixelFlatShape | None, sampling: ChainSampling | None, counts: dict[str, int]
+) -> ChainPlan:
+    """The chain's record: its pixels and layouts, and the code of its ops that the kernel's mode prints."""
+    stage, out = chain.stage_type, chain.out_type
+    per_element = isinstance(flat, FlatShape)
+    compute_pixel = () if per_element else emit_compute_pixel(chain.compute, *_pixel(stage), *_pixel(out))
+    source = image_of(chain.read.source_type)
+    return ChainPlan(
+        source=_pixel(source),
+        stage=_pixel(stage),
+        out=_pixel(out),
+        write_kind=chain.write_kind,
+        read_kind=chain.read_kind,
+        last_stage=len(chain.geometry),
+        plane_values=chain.plane_values,
+        shares_plane=shares_plane(chain.geometry),
+        compute_pixel=tuple(compute_pixel),
+        compute_element=tuple(emit_compute_element(chain.compute, source.dtype, out.dtype)) if per_element else (),
+        compute_fast=tuple(emit_compute_fast(chain.compute, source.dtype, out.dtype)) if per_element else (),
+        divisors=divisors_checked(chain.compute) if per_element else None,
+        stages=tuple(emit_stages(chain.read, chain.geometry, counts)) if sampling is not None else (),
+        pair_rows=tuple(emit_pair_rows(chain.read, chain.geometry, counts)) if sampling and sampling.pair_taps else (),
+        cpu_helpers=tuple(_cpu_helpers(chain, sampling.cpu, counts)) if sampling is not None else (),
+    )
 
 
 def _layout(

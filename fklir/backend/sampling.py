@@ -1,5 +1,5 @@
-"""How a one-chain pixel kernel samples its source, chosen once per chain (`choose_sampling`): a strategy
-object that prints its own part of the GPU entry and of the CPU loop.
+"""How a one-chain pixel kernel samples its source: a strategy object, chosen once per chain by the plan
+(kernel_plan.choose_sampling), that prints its own part of the GPU entry and of the CPU loop.
 
 - PixelTaps: every pixel computes its own taps through `sample` (the GPU's narrow entry always does);
 - BlockTaps: a final linear resize's taps computed once per block column and row (has_block_taps);
@@ -13,25 +13,14 @@ and on the CPU only:
 - NearestColumns: a final nearest resize's source columns once per plane (has_nearest_columns).
 
 A GPU strategy prints the block's shared taps (`gpu_shared_taps`) and its samples (`gpu_sample`); a CPU one
-its helpers, a thread's state, what it computes per plane and its loop over a row.
+its functions, a thread's state, what it computes per plane and its loop over a row. They read the chain's
+plan (plan.ChainPlan), never the IR: the helpers a strategy's ops lower to come in the plan's `cpu_helpers`.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
-from fklir.backend.chains import Chain
-from fklir.backend.cpp_types import CPP_TYPE, image_of
-from fklir.backend.emit_geometry import (
-    emit_nearest_columns,
-    emit_row_span,
-    emit_warp_rows,
-    has_block_taps,
-    has_nearest_columns,
-    has_pair_taps,
-    has_row_spans,
-    has_warp_rows,
-)
+from fklir.backend.cpp_types import CPP_TYPE
+from fklir.backend.plan import ChainPlan
 
 PIXEL_BLOCK_X = 32  # pixel kernels: threads along x per block (fklir.runtime.launch.PIXEL_BLOCK)
 PIXEL_BLOCK_Y = 8  # and along y
@@ -42,11 +31,11 @@ class PixelTaps:
 
     # ---- GPU ----
 
-    def gpu_shared_taps(self, chain: Chain, pixels: int) -> list[str]:
+    def gpu_shared_taps(self, chain: ChainPlan, pixels: int) -> list[str]:
         """What the block's threads compute for all of them after the Plane (nothing here)."""
         return []
 
-    def gpu_sample(self, chain: Chain, pixels: int) -> list[str]:
+    def gpu_sample(self, chain: ChainPlan, pixels: int) -> list[str]:
         """Each thread's `pixels` samples into out[k]."""
         return [
             "#pragma unroll",
@@ -58,19 +47,20 @@ class PixelTaps:
 
     # ---- CPU ----
 
-    def cpu_helpers(self, chain: Chain, counts: dict[str, int]) -> list[str]:
-        """Functions that only the CPU loop calls (so the GPU's source stays as it is)."""
+    def cpu_functions(self, chain: ChainPlan) -> list[str]:
+        """Functions of its own that only the CPU loop calls, after the plan's cpu_helpers (so the GPU's
+        source stays as it is)."""
         return []
 
-    def cpu_state(self, chain: Chain) -> list[str]:
+    def cpu_state(self, chain: ChainPlan) -> list[str]:
         """A CPU thread's per-plane state: the Plane and what its rows share along x."""
         return ["    Plane q;"]
 
-    def cpu_plane(self, chain: Chain) -> list[str]:
+    def cpu_plane(self, chain: ChainPlan) -> list[str]:
         """What a CPU thread computes when its rows reach a new plane z (see cpu_state)."""
         return ["                q = plane_of(p, z);"]
 
-    def cpu_row(self, chain: Chain) -> list[str]:
+    def cpu_row(self, chain: ChainPlan) -> list[str]:
         """The CPU's loop over the pixels of row y of plane z, given the plane's state (cpu_plane)."""
         return _row_loop(chain, [], "sample(p, q, x, y, z, out);")
 
@@ -78,12 +68,12 @@ class PixelTaps:
 class BlockTaps(PixelTaps):
     """A final linear resize's taps of the block's columns and rows, computed once (has_block_taps)."""
 
-    def gpu_shared_taps(self, chain: Chain, pixels: int) -> list[str]:
-        k = len(chain.geometry)
+    def gpu_shared_taps(self, chain: ChainPlan, pixels: int) -> list[str]:
+        k = chain.last_stage
         tap_x = f"stage{k}_tap_x(p, q, x < p.h.dst_w ? x : p.h.dst_w - 1, blockIdx.z)"
         return _shared_taps(chain, pixels, "fkl::LinearTap", tap_x, [])
 
-    def gpu_sample(self, chain: Chain, pixels: int) -> list[str]:
+    def gpu_sample(self, chain: ChainPlan, pixels: int) -> list[str]:
         return [
             "    const fkl::LinearTap ty = block_ty[threadIdx.y];",
             "#pragma unroll",
@@ -92,34 +82,33 @@ class BlockTaps(PixelTaps):
             f"            sample_taps(p, q, block_tx[threadIdx.x + k * {PIXEL_BLOCK_X}], ty, blockIdx.z, out[k]);",
         ]
 
-    def cpu_state(self, chain: Chain) -> list[str]:
+    def cpu_state(self, chain: ChainPlan) -> list[str]:
         return [*super().cpu_state(chain), "    std::vector<fkl::LinearTap> tx((size_t)p.h.dst_w);"]
 
-    def cpu_plane(self, chain: Chain) -> list[str]:
-        k = len(chain.geometry)
+    def cpu_plane(self, chain: ChainPlan) -> list[str]:
+        k = chain.last_stage
         return [
             *super().cpu_plane(chain),
             f"                for (fkl::i32 x = 0; x < p.h.dst_w; ++x) tx[x] = stage{k}_tap_x(p, q, x, z);",
         ]
 
-    def cpu_row(self, chain: Chain) -> list[str]:
-        head = [f"            const fkl::LinearTap ty = stage{len(chain.geometry)}_tap_y(p, q, y, z);"]
+    def cpu_row(self, chain: ChainPlan) -> list[str]:
+        head = [f"            const fkl::LinearTap ty = stage{chain.last_stage}_tap_y(p, q, y, z);"]
         return _row_loop(chain, head, "sample_taps(p, q, tx[x], ty, z, out);")
 
 
 class PairTaps(PixelTaps):
     """A column's two taps as one pair read from its output row's two source rows (has_pair_taps)."""
 
-    def gpu_shared_taps(self, chain: Chain, pixels: int) -> list[str]:
-        k = len(chain.geometry)
-        channels = image_of(chain.read.source_type).channels.data
+    def gpu_shared_taps(self, chain: ChainPlan, pixels: int) -> list[str]:
+        k, channels = chain.last_stage, chain.source.channels
         tap_x = f"stage{k}_tap_x(p, q, x < p.h.dst_w ? x : p.h.dst_w - 1, blockIdx.z)"
         tap_x = f"fkl::pair_tap({tap_x}, origin.x, p.h.src_w, {channels})"
         origin = ["        const fkl::Rect origin = pair_origin(p, blockIdx.z);"]
         return _shared_taps(chain, pixels, "fkl::PairTap", tap_x, origin)
 
-    def gpu_sample(self, chain: Chain, pixels: int) -> list[str]:
-        t_src = CPP_TYPE[image_of(chain.read.source_type).dtype]
+    def gpu_sample(self, chain: ChainPlan, pixels: int) -> list[str]:
+        t_src = CPP_TYPE[chain.source.dtype]
         plane = "blockIdx.z, " if chain.plane_values else ""
         tx = f"block_tx[threadIdx.x + k * {PIXEL_BLOCK_X}]"
         return [
@@ -133,9 +122,8 @@ class PairTaps(PixelTaps):
             f"            sample_pair(p, {plane}row0, row1, {tx}, ty.w1, out[k]);",
         ]
 
-    def cpu_state(self, chain: Chain) -> list[str]:
-        src = image_of(chain.read.source_type)
-        t_src, channels = CPP_TYPE[src.dtype], src.channels.data
+    def cpu_state(self, chain: ChainPlan) -> list[str]:
+        t_src, channels = CPP_TYPE[chain.source.dtype], chain.source.channels
         return [
             *super().cpu_state(chain),
             f"    fkl::ResizeRows<{t_src}, {channels}> resize(p.h.dst_w);",
@@ -143,8 +131,8 @@ class PairTaps(PixelTaps):
             "    fkl::Rect origin = {0, 0, 0, 0};",
         ]
 
-    def cpu_plane(self, chain: Chain) -> list[str]:
-        k = len(chain.geometry)
+    def cpu_plane(self, chain: ChainPlan) -> list[str]:
+        k = chain.last_stage
         return [
             *super().cpu_plane(chain),
             "                origin = pair_origin(p, z);",
@@ -152,49 +140,45 @@ class PairTaps(PixelTaps):
             f"                    resize.set_column(x, stage{k}_tap_x(p, q, x, z), origin.x);",
         ]
 
-    def cpu_row(self, chain: Chain) -> list[str]:
+    def cpu_row(self, chain: ChainPlan) -> list[str]:
         head = [
-            f"            const fkl::LinearTap ty = stage{len(chain.geometry)}_tap_y(p, q, y, z);",
+            f"            const fkl::LinearTap ty = stage{chain.last_stage}_tap_y(p, q, y, z);",
             "            resize.blend(pair_row(p, ty.i0 + origin.y, z), pair_row(p, ty.i1 + origin.y, z), ty.w1,",
             "                         line.data());",
         ]
-        in_channels = chain.stage_type.channels.data
+        in_channels = chain.stage.channels
         return _row_loop(chain, head, f"compute_pixel(p, {chain.plane_arg}&line[(size_t)x * {in_channels}], out);")
 
 
 class NearestColumns(PixelTaps):
-    """CPU: a final nearest resize's source columns, once per plane (has_nearest_columns)."""
+    """CPU: a final nearest resize's source columns, once per plane (has_nearest_columns; the plan's
+    cpu_helpers hold `nearest_column` and `nearest_row`)."""
 
-    def cpu_helpers(self, chain: Chain, counts: dict[str, int]) -> list[str]:
-        return emit_nearest_columns(chain.read, chain.geometry, counts)
-
-    def cpu_state(self, chain: Chain) -> list[str]:
+    def cpu_state(self, chain: ChainPlan) -> list[str]:
         return [*super().cpu_state(chain), "    std::vector<fkl::u32> columns((size_t)p.h.dst_w);"]
 
-    def cpu_plane(self, chain: Chain) -> list[str]:
+    def cpu_plane(self, chain: ChainPlan) -> list[str]:
         return [
             *super().cpu_plane(chain),
             "                for (fkl::i32 x = 0; x < p.h.dst_w; ++x)",
             "                    columns[x] = nearest_column(p, q, x, z);",
         ]
 
-    def cpu_row(self, chain: Chain) -> list[str]:
-        t_src = CPP_TYPE[image_of(chain.read.source_type).dtype]
+    def cpu_row(self, chain: ChainPlan) -> list[str]:
+        t_src = CPP_TYPE[chain.source.dtype]
         head = [f"            const {t_src}* src = nearest_row(p, q, y, z);"]
         return _row_loop(chain, head, f"compute_pixel(p, {chain.plane_arg}src + columns[x], out);")
 
 
 class RowSpans(PixelTaps):
-    """CPU: row y of plane z through its row span (has_row_spans): the run straight from the source row,
-    the pixels either side of it (a border's) through `sample`."""
+    """CPU: row y of plane z through its row span (has_row_spans; the plan's cpu_helpers hold `row_span` and
+    `span_row`): the run straight from the source row, the pixels either side of it (a border's) through
+    `sample`."""
 
-    def cpu_helpers(self, chain: Chain, counts: dict[str, int]) -> list[str]:
-        return emit_row_span(chain.read, chain.geometry, counts)
-
-    def cpu_row(self, chain: Chain) -> list[str]:
-        t_out, channels = CPP_TYPE[chain.out_type.dtype], chain.out_type.channels.data
-        t_src = CPP_TYPE[image_of(chain.read.source_type).dtype]
-        in_channels = chain.stage_type.channels.data
+    def cpu_row(self, chain: ChainPlan) -> list[str]:
+        t_out, channels = CPP_TYPE[chain.out.dtype], chain.out.channels
+        t_src = CPP_TYPE[chain.source.dtype]
+        in_channels = chain.stage.channels
         return [
             "            const fkl::Span s = row_span(p, y, z);",
             "            const auto edge = [&](fkl::i32 x) {",
@@ -218,17 +202,18 @@ class RowSpans(PixelTaps):
 class WarpRows(PixelTaps):
     """CPU: row y of plane z through fkl::WarpRows (has_warp_rows): runs of pixels whose taps lie inside the
     source blended together, runs of pixels whose taps all read the constant 0 outside it as zeros, the
-    others through `sample`; a run of a packed write through compute_run."""
+    others through `sample`; a run of a packed write through compute_run (the plan's cpu_helpers hold
+    `WarpRows`, `warp_row` and `warp_blend`)."""
 
-    def cpu_helpers(self, chain: Chain, counts: dict[str, int]) -> list[str]:
-        return [*emit_warp_rows(chain.read, chain.geometry), *_compute_run(chain)]
+    def cpu_functions(self, chain: ChainPlan) -> list[str]:
+        return _compute_run(chain)
 
-    def cpu_state(self, chain: Chain) -> list[str]:
+    def cpu_state(self, chain: ChainPlan) -> list[str]:
         return [*super().cpu_state(chain), "    WarpRows rows(p.h.dst_w);"]
 
-    def cpu_row(self, chain: Chain) -> list[str]:
-        t_out, channels = CPP_TYPE[chain.out_type.dtype], chain.out_type.channels.data
-        in_channels = chain.stage_type.channels.data
+    def cpu_row(self, chain: ChainPlan) -> list[str]:
+        t_out, channels = CPP_TYPE[chain.out.dtype], chain.out.channels
+        in_channels = chain.stage.channels
         if chain.write_kind == "packed":
             row = f"({t_out}*)p.h.dst + z * p.h.dst_plane_stride + y * p.h.dst_pitch + (fkl::i64)x * {channels}"
             line = f"&rows.line[(size_t)x * {in_channels}]"
@@ -267,35 +252,9 @@ class WarpRows(PixelTaps):
         ]
 
 
-class ChainSampling(NamedTuple):
-    """A one-chain pixel kernel's sampling: the strategies of the GPU's wide entry and of the CPU loop, and
-    which shared-tap samplers its source defines (`sample_taps`, `sample_pair` and its rows)."""
-
-    gpu: PixelTaps
-    cpu: PixelTaps
-    block_taps: bool
-    pair_taps: bool
-
-
-def choose_sampling(chain: Chain) -> ChainSampling:
-    """The strategies of `chain`, each predicate of emit_geometry asked once."""
-    block = has_block_taps(chain.geometry)
-    pair = has_pair_taps(chain.read, chain.geometry)
-    gpu = PairTaps() if pair else BlockTaps() if block else PixelTaps()
-    if has_row_spans(chain.read, chain.geometry):
-        cpu: PixelTaps = RowSpans()
-    elif has_warp_rows(chain.read, chain.geometry):
-        cpu = WarpRows()
-    elif has_nearest_columns(chain.read, chain.geometry):
-        cpu = NearestColumns()
-    else:
-        cpu = gpu
-    return ChainSampling(gpu, cpu, block, pair)
-
-
-def _shared_taps(chain: Chain, pixels: int, tx_type: str, tap_x: str, origin: list[str]) -> list[str]:
+def _shared_taps(chain: ChainPlan, pixels: int, tx_type: str, tap_x: str, origin: list[str]) -> list[str]:
     """The block's taps of its columns (`tap_x` each, into block_tx) and rows (block_ty)."""
-    k = len(chain.geometry)
+    k = chain.last_stage
     return [
         f"    __shared__ {tx_type} block_tx[{PIXEL_BLOCK_X * pixels}];",
         f"    __shared__ fkl::LinearTap block_ty[{PIXEL_BLOCK_Y}];",
@@ -313,9 +272,9 @@ def _shared_taps(chain: Chain, pixels: int, tx_type: str, tap_x: str, origin: li
     ]
 
 
-def _row_loop(chain: Chain, head: list[str], sample: str) -> list[str]:
+def _row_loop(chain: ChainPlan, head: list[str], sample: str) -> list[str]:
     """A CPU row: `head`, then each pixel through `sample` into out and stored."""
-    t_out, channels = CPP_TYPE[chain.out_type.dtype], chain.out_type.channels.data
+    t_out, channels = CPP_TYPE[chain.out.dtype], chain.out.channels
     return [
         *head,
         "            for (fkl::i32 x = 0; x < p.h.dst_w; ++x) {",
@@ -326,14 +285,14 @@ def _row_loop(chain: Chain, head: list[str], sample: str) -> list[str]:
     ]
 
 
-def _compute_run(chain: Chain) -> list[str]:
+def _compute_run(chain: ChainPlan) -> list[str]:
     """`compute_run`: the compute chain of n pixels, their stage values in `in`, written to `out`, a run
     of a packed output row; the pointers are __restrict, so that the compiler vectorises the loop (an
     output byte could otherwise alias the values and the parameters)."""
     if chain.write_kind != "packed":
         return []
-    t_in, t_out = CPP_TYPE[chain.stage_type.dtype], CPP_TYPE[chain.out_type.dtype]
-    in_channels, channels = chain.stage_type.channels.data, chain.out_type.channels.data
+    t_in, t_out = CPP_TYPE[chain.stage.dtype], CPP_TYPE[chain.out.dtype]
+    in_channels, channels = chain.stage.channels, chain.out.channels
     return [
         f"static void compute_run(const Params& p, {chain.plane_param}const {t_in}* __restrict in,"
         f" {t_out}* __restrict out,",

@@ -14,6 +14,8 @@ WARP_KINDS = {"affine": 6, "perspective": 9}  # kind -> the matrix's number coun
 DEINTERLACE_MODES = ("blend", "linear")
 FLIP_MODES = ("vertical", "horizontal", "both")  # cv2.flip's flipCode 0, 1 (> 0), -1 (< 0)
 ROTATIONS = ("clockwise_90", "turn_180", "counterclockwise_90")  # cv2.ROTATE_90_CLOCKWISE, _180, _90_COUNTERCLOCKWISE
+# The slot of a divergent kernel's parameter block that maps each output plane to its chain.
+PLANE_MAP_SLOT = "planemap"
 
 
 def invert_warp_matrix(values: tuple[float, ...]) -> list[float]:

@@ -316,7 +316,7 @@ class Pipeline:
 
     def source_for(self, dtype: object, shape: Sequence[int]) -> str:
         """The C++ that this pipeline compiles for an input of `dtype` and `shape`."""
-        from fklir.backend.emit_cpp import emit_kernel
+        from fklir.backend.kernel_plan import emit_kernel
         from fklir.frontend.lowering import kernels_of
 
         (kernel,) = kernels_of(self._module(self._signature_for(dtype, shape)))

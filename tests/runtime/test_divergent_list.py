@@ -16,7 +16,7 @@ import pytest
 import fklir as fkl
 from fklir.backend import compilers
 from fklir.backend.build import INCLUDE_DIR, STATS
-from fklir.backend.emit_cpp import emit_kernel
+from fklir.backend.kernel_plan import emit_kernel
 from fklir.frontend.lowering import kernels_of, lower_chain, lower_pipeline, run_passes
 from fklir.interpreters.fkl import run_module
 from fklir.passes.infer_types import InferTypesPass

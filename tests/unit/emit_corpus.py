@@ -27,7 +27,8 @@ from pathlib import Path
 import numpy as np
 
 import fklir as fkl
-from fklir.backend.emit_cpp import EmittedKernel, emit_kernel
+from fklir.backend.emit_cpp import EmittedKernel
+from fklir.backend.kernel_plan import emit_kernel
 from fklir.frontend.lowering import kernels_of
 from fklir.frontend.ops import Op, Read, StaticLoop, Write
 from fklir.jit.pipeline import Pipeline

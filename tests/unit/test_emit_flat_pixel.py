@@ -20,8 +20,9 @@ import pytest
 
 import fklir as fkl
 from fklir.backend.build import INCLUDE_DIR, kernel_values
-from fklir.backend.emit_cpp import EmittedKernel, emit_kernel
+from fklir.backend.emit_cpp import EmittedKernel
 from fklir.backend.emit_flat import TILE_BYTES, pixel_flat_shape
+from fklir.backend.kernel_plan import emit_kernel
 from fklir.frontend import ops as fops
 from fklir.frontend.lowering import kernels_of, lower_chain, lower_pipeline, run_passes
 from fklir.runtime.launch import Extent, LaunchPlan

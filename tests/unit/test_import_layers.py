@@ -32,6 +32,21 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "fklir.interpreters": ("fklir.backend",),
 }
 
+# The backend's templates print a kernel's plan (backend/plan.py) and never see an op: the analysis and the
+# rules that read the IR are theirs to call, not the other way round (issue 30).
+TEMPLATES = ("fklir.backend.emit_cpp", "fklir.backend.sampling", "fklir.backend.emit_flat", "fklir.backend.plan")
+IR_READERS = (
+    "fklir.dialects.fkl",
+    "fklir.backend.typed_ir",
+    "fklir.backend.kernel_plan",
+    "fklir.backend.chains",
+    "fklir.backend.emit_rules",
+    "fklir.backend.emit_compute",
+    "fklir.backend.emit_geometry",
+    "fklir.backend.emit_user",
+)
+FORBIDDEN |= dict.fromkeys(TEMPLATES, IR_READERS)
+
 # (importer, imported) edges that break a rule above on purpose, each with its reason
 EXEMPT: dict[tuple[str, str], str] = {}
 
@@ -201,3 +216,17 @@ def test_the_warm_path_imports_no_xdsl() -> None:
             pending.extend(".".join(parts[:i]) for i in range(1, len(parts) + 1))  # packages run their __init__
     assert "fklir.backend.kernel_layout" in seen and "fklir.runtime.launch" in seen  # the walk reaches them
     assert not broken, "the warm path imports xDSL at module level:\n  " + "\n  ".join(broken)
+
+
+def test_the_templates_import_no_xdsl() -> None:
+    """The templates' own imports hold no xDSL (what they import of fklir is checked by the layer rule)."""
+    modules = _modules()
+    found = [
+        f"{template}: {name}"
+        for template in TEMPLATES
+        for node in ast.walk(ast.parse(modules[template].read_text()))
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for name in ([a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""])
+        if name.split(".")[0] == "xdsl"
+    ]
+    assert not found, f"templates importing xDSL: {found}"

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from fklir.backend.build import kernel_values
-from fklir.backend.emit_cpp import emit_kernel
+from fklir.backend.kernel_plan import emit_kernel
 from fklir.frontend import ops as fops
 from fklir.frontend.lowering import kernels_of, lower_chain, run_passes
 from fklir.runtime.launch import MAX_PIXEL_KERNEL_ELEMENTS, Extent, LaunchPlan

@@ -13,7 +13,7 @@ import pytest
 
 import fklir as fkl
 from fklir.backend.build import kernel_values
-from fklir.backend.emit_cpp import emit_kernel
+from fklir.backend.kernel_plan import emit_kernel
 from fklir.frontend import ops as fops
 from fklir.frontend.lowering import kernels_of, lower_chain, run_passes
 from fklir.limits import I32_MAX, I32_MIN, I64_MAX, U32_MAX, check_index, check_product, check_span

@@ -23,12 +23,11 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from fklir import dtypes
+from fklir.dialects.constants import PLANE_MAP_SLOT as PLANE_MAP_SLOT
 from fklir.limits import I32_MAX
 
 DYNAMIC = -1
 
-# The slot of a divergent kernel's parameter block that maps each output plane to its chain.
-PLANE_MAP_SLOT = "planemap"
 
 # Two float types have 16 bits: the slot kind tells them apart.
 _FLOAT_TYPES: dict[str, type[Attribute]] = {

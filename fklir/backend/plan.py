@@ -1,0 +1,85 @@
+"""A kernel's plan as plain records: what the templates (emit_cpp, sampling, emit_flat) print the C++ from.
+
+The analysis (kernel_plan.py) reads the IR once and fills them: each chain's pixel types, its write and read
+layouts and the code its ops lower to by their rules (emit_rules, emit_geometry, emit_compute); the
+templates arrange that code into entries and loops and never see an op. No IR and no xDSL here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple, Protocol
+
+from fklir.backend.emit_flat import FlatShape, PixelFlatShape
+from fklir.backend.kernel_layout import KernelLayout
+
+
+class PixelType(NamedTuple):
+    """An element type and a channel count: one pixel as a kernel holds it."""
+
+    dtype: str
+    channels: int
+
+
+class ChainPlan(NamedTuple):
+    """One read ... write chain: its pixels, layouts and the code its ops lowered to."""
+
+    source: PixelType  # the read's source pixel
+    stage: PixelType  # the pixel the geometry stages produce (what the compute chain starts from)
+    out: PixelType  # the written pixel
+    write_kind: str  # "packed" | "planar" | "tsplit" | "split_write"
+    read_kind: str  # "packed" | "planar" | "none" (ReadSet)
+    last_stage: int  # the number of the final stage function (0: the read itself)
+    plane_values: bool  # a compute op reads a row of values per plane: compute_pixel takes the plane z
+    shares_plane: bool  # a stage shares values among a plane's pixels (its Plane): a GPU block computes it once
+    compute_pixel: tuple[str, ...]  # `compute_pixel`'s definition (pixel kernels, pixel-wise flat ones)
+    compute_element: tuple[str, ...]  # `compute`'s definition (channel-wise flat kernels), else ()
+    compute_fast: tuple[str, ...]  # `compute_fast`'s definition (flat GPU fast path), else ()
+    divisors: str | None  # compute_fast's start flag (emit_compute.divisors_checked)
+    stages: tuple[str, ...]  # the stage functions, Plane and plane_of (pixel kernels)
+    pair_rows: tuple[str, ...]  # pair_origin / pair_row (column-pair sampling), else ()
+    cpu_helpers: tuple[str, ...]  # the CPU sampling strategy's own functions
+
+    @property
+    def plane_arg(self) -> str:
+        """What a call of compute_pixel passes before the pixel: the plane `z` when it takes one."""
+        return "z, " if self.plane_values else ""
+
+    @property
+    def plane_param(self) -> str:
+        """The parameter of a function that calls compute_pixel, for that plane."""
+        return "fkl::i32 z, " if self.plane_values else ""
+
+
+class Sampler(Protocol):
+    """How a pixel chain samples its source (sampling.py's strategies): its part of the GPU entry and of the
+    CPU loop."""
+
+    def gpu_shared_taps(self, chain: ChainPlan, pixels: int) -> list[str]: ...
+    def gpu_sample(self, chain: ChainPlan, pixels: int) -> list[str]: ...
+    def cpu_functions(self, chain: ChainPlan) -> list[str]: ...
+    def cpu_state(self, chain: ChainPlan) -> list[str]: ...
+    def cpu_plane(self, chain: ChainPlan) -> list[str]: ...
+    def cpu_row(self, chain: ChainPlan) -> list[str]: ...
+
+
+class ChainSampling(NamedTuple):
+    """A one-chain pixel kernel's sampling: the strategies of the GPU's wide entry and of the CPU loop, and
+    which shared-tap samplers its source defines (`sample_taps`, `sample_pair` and its rows)."""
+
+    gpu: Sampler
+    cpu: Sampler
+    block_taps: bool
+    pair_taps: bool
+
+
+class KernelPlan(NamedTuple):
+    """What the templates print one kernel from."""
+
+    name: str  # the fkl.kernel's symbol
+    chains: tuple[ChainPlan, ...]
+    layout: KernelLayout
+    flat: FlatShape | PixelFlatShape | None  # a flat kernel's shape; None: a pixel kernel
+    samplings: tuple[ChainSampling, ...]  # a pixel kernel's, one per chain; none for a flat kernel
+    user_bodies: tuple[str, ...]  # the user ops' C++ bodies under their #line directives
+    include_dirs: tuple[Path, ...]  # the user ops' folders
