@@ -26,6 +26,7 @@ from fklir.backend.kernel_layout import (
     CPU_ENTRY,
     GPU_ENTRY,
     GPU_NARROW_ENTRY,
+    KERNEL_MODES,
     BuiltKernel,
     KernelLayout,
 )
@@ -346,6 +347,8 @@ def _parse_plan(raw: bytes) -> tuple[str, KernelLayout, dict[str, tuple[float, .
     kernel = entry["kernel"]
     if not isinstance(kernel, str):
         raise TypeError(f"plan record: kernel key {kernel!r} is not a string")
+    if layout_fields.get("mode") not in KERNEL_MODES:  # a record of another codegen (it said "pixel")
+        raise ValueError(f"plan record: kernel mode {layout_fields.get('mode')!r} is not one of {KERNEL_MODES}")
     return kernel, KernelLayout(**layout_fields), values, recipe
 
 

@@ -7,7 +7,7 @@ value) and with g++ (entry `fkl_run`, an OpenMP loop taking a pointer to it). Tw
 - flat: a packed read, no geometry and a packed write. The image is a flat run of elements, cut
   into groups of whole pixels and whole 16-byte vectors; a channel-wise chain runs per element
   (`compute(p, v, c)` with a compile-time channel c), any other per pixel (`compute_pixel`). See emit_flat.
-- pixel: one thread per output pixel. The read and the geometry after it become one function per
+- sampled: one thread per output pixel. The read and the geometry after it become one function per
   stage (`stage0` reads the source, `stage1` crops it, `stage2` resizes the crop, ...; see
   emit_geometry), so each thread loads exactly the source pixels it needs; then the compute
   chain on the whole pixel (`compute_pixel`, see emit_compute), then the write (packed, planar
@@ -45,7 +45,7 @@ from fklir.backend.kernel_layout import (
 from fklir.backend.plan import ChainPlan, ChainSampling, KernelPlan, Sampler
 from fklir.backend.sampling import PIXEL_BLOCK_X, PixelTaps
 
-CPU_ROWS_PER_CHUNK = 16  # pixel kernels (CPU): rows a thread takes at a time
+CPU_ROWS_PER_CHUNK = 16  # sampled kernels (CPU): rows a thread takes at a time
 USER_BODIES_LINE = 4  # the line the user ops' bodies start on: right after render's three-line head
 
 
@@ -191,7 +191,7 @@ def _block_prologue(chain: ChainPlan, pixels: int, sampling: Sampler) -> list[st
     ]
 
 
-def _pixel_gpu_entry_head(name: str, pixels: int) -> list[str]:
+def _sampled_gpu_entry_head(name: str, pixels: int) -> list[str]:
     return [
         f'extern "C" __global__ void {name}(const Params p) {{',
         LET_NEXT_START,
@@ -200,15 +200,15 @@ def _pixel_gpu_entry_head(name: str, pixels: int) -> list[str]:
     ]
 
 
-def _pixel_gpu_entry(name: str, chain: ChainPlan, pixels: int, sampling: Sampler) -> list[str]:
-    """A GPU entry of a one-chain pixel kernel that makes `pixels` pixels per thread the way `sampling`
+def _sampled_gpu_entry(name: str, chain: ChainPlan, pixels: int, sampling: Sampler) -> list[str]:
+    """A GPU entry of a one-chain sampled kernel that makes `pixels` pixels per thread the way `sampling`
     samples."""
     out = chain.out
     # All samples before any store, so that the compiler computes what they share once. A pixel right
     # of the output is skipped, by a whole warp where the width is a multiple of 32: at 224 wide, the
     # fourth pixel of every thread of the second block column, whose warps then do no work at all.
     return [
-        *_pixel_gpu_entry_head(name, pixels),
+        *_sampled_gpu_entry_head(name, pixels),
         *_block_prologue(chain, pixels, sampling),
         WAIT_FOR_PREVIOUS,
         f"    {CPP_TYPE[out.dtype]} out[{pixels}][{out.channels}];",
@@ -222,11 +222,11 @@ def _pixel_gpu_entry(name: str, chain: ChainPlan, pixels: int, sampling: Sampler
     ]
 
 
-def _emit_pixel_entries(plan: KernelPlan) -> list[str]:
-    """The entry points of a pixel kernel: on the GPU, PIXELS_PER_THREAD pixels per thread (the
+def _emit_sampled_entries(plan: KernelPlan) -> list[str]:
+    """The entry points of a sampled kernel: on the GPU, PIXELS_PER_THREAD pixels per thread (the
     launcher's choice for large outputs) and, for one chain, one pixel per thread (GPU_NARROW_ENTRY,
     its choice when the whole output fits the device's resident threads: then latency, not
-    instruction count, sets the time); on the CPU, loops over rows (_pixel_cpu_entry)."""
+    instruction count, sets the time); on the CPU, loops over rows (_sampled_cpu_entry)."""
     chains, first = plan.chains, plan.chains[0]
     divergent = len(chains) > 1
     channels = first.out.channels  # divergent chains share one output type
@@ -241,7 +241,7 @@ def _emit_pixel_entries(plan: KernelPlan) -> list[str]:
             "",
         ]
         entries = [
-            *_pixel_gpu_entry_head(GPU_ENTRY, PIXELS_PER_THREAD),
+            *_sampled_gpu_entry_head(GPU_ENTRY, PIXELS_PER_THREAD),
             "    if (y >= p.h.dst_h) return;",
             WAIT_FOR_PREVIOUS,
             "#pragma unroll",
@@ -254,8 +254,8 @@ def _emit_pixel_entries(plan: KernelPlan) -> list[str]:
     else:
         dispatch = []
         entries = [
-            *_pixel_gpu_entry(GPU_ENTRY, first, PIXELS_PER_THREAD, plan.samplings[0].gpu),
-            *_pixel_gpu_entry(GPU_NARROW_ENTRY, first, 1, PixelTaps()),
+            *_sampled_gpu_entry(GPU_ENTRY, first, PIXELS_PER_THREAD, plan.samplings[0].gpu),
+            *_sampled_gpu_entry(GPU_NARROW_ENTRY, first, 1, PixelTaps()),
         ]
     return [
         *dispatch,
@@ -266,14 +266,14 @@ def _emit_pixel_entries(plan: KernelPlan) -> list[str]:
         "// depends only on the row and the plane (rects, scales, the row's taps) is computed once.",
         *entries,
         "#else",
-        *_pixel_cpu_entry(None if divergent else (first, plan.samplings[0].cpu), channels),
+        *_sampled_cpu_entry(None if divergent else (first, plan.samplings[0].cpu), channels),
         "#endif",
     ]
 
 
-def _pixel_cpu_entry(sampled: tuple[ChainPlan, Sampler] | None, channels: int) -> list[str]:
-    """The CPU entry of a pixel kernel (one chain and its CPU sampling, or None for a divergent one): a team of threads
-    shares out the rows of all planes (run_rows), in chunks taken as threads come free, so that a thread
+def _sampled_cpu_entry(sampled: tuple[ChainPlan, Sampler] | None, channels: int) -> list[str]:
+    """The CPU entry of a sampled kernel (one chain and its CPU sampling, or None for a divergent one): a team of
+    threads shares out the rows of all planes (run_rows), in chunks taken as threads come free, so that a thread
     the system runs late (2 cores shared with other work) does not hold up the call with half of it.
     Each thread works on its own copy of the parameter block: an output store through a byte pointer
     may alias anything, so through `*params` the compiler would reload every field and redo the plane's
@@ -315,7 +315,7 @@ def _pixel_cpu_entry(sampled: tuple[ChainPlan, Sampler] | None, channels: int) -
     ]
 
 
-def _emit_chain_pixel(chain: ChainPlan, sampling: ChainSampling) -> list[str]:
+def _emit_sampled_chain(chain: ChainPlan, sampling: ChainSampling) -> list[str]:
     return [
         *chain.compute_pixel,
         "",
@@ -362,7 +362,7 @@ def render(plan: KernelPlan) -> EmittedKernel:
             lines += [
                 f"namespace c{k} {{  // chain {k}",
                 "",
-                *_emit_chain_pixel(chain, sampling),
+                *_emit_sampled_chain(chain, sampling),
                 "",
                 f"}}  // namespace c{k}",
                 "",
@@ -370,10 +370,10 @@ def render(plan: KernelPlan) -> EmittedKernel:
     elif flat is not None:
         lines += _emit_flat_compute(first, flat)
     else:
-        lines += _emit_chain_pixel(first, plan.samplings[0])
+        lines += _emit_sampled_chain(first, plan.samplings[0])
     lines.append("")
     if flat is not None:
         lines += _emit_flat_entries(first, flat)
     else:
-        lines += _emit_pixel_entries(plan)
+        lines += _emit_sampled_entries(plan)
     return EmittedKernel("\n".join(lines) + "\n", layout, plan.include_dirs)

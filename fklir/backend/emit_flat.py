@@ -27,7 +27,7 @@ division, so that the long IEEE division is compiled once per kernel, not once p
 NVRTC's compile time short without slowing the kernels. A float16 chain of arithmetic runs its conversions
 on cvt alone in `compute_fast` the same way, a group that meets a NaN going through the exact loop.
 A list input (Params::src_table) runs image z of the list in grid row z, each a flat run of its own,
-so a list of same-size images moves at the rate of one flat run rather than as a pixel kernel.
+so a list of same-size images moves at the rate of one flat run rather than as a sampled kernel.
 
 CPU: a loop over groups with restrict pointers, which g++ vectorises (`run_groups`); without SSSE3, a
 pixel-wise group goes through planes first (fkl/planes.h): g++ cannot deinterleave 3-byte pixels with SSE2.

@@ -8,10 +8,13 @@ from fklir.dialects.constants import PLANE_MAP_SLOT as PLANE_MAP_SLOT
 from fklir.dialects.value_rules import RecipeStep
 
 CODEGEN_VERSION = "22"
-PIXELS_PER_THREAD = 4  # pixel kernels (GPU): pixels per thread along x, PIXEL_BLOCK_X apart (RESULTS.md)
+PIXELS_PER_THREAD = 4  # sampled kernels (GPU): pixels per thread along x, PIXEL_BLOCK_X apart (RESULTS.md)
+
+# flat: one run of elements (emit_flat); sampled: each output pixel sampled through the geometry stages
+KERNEL_MODES = ("flat", "sampled")
 
 GPU_ENTRY = "fkl_kernel"
-GPU_NARROW_ENTRY = "fkl_kernel_narrow"  # pixel kernels: one pixel per thread, for launches of few pixels
+GPU_NARROW_ENTRY = "fkl_kernel_narrow"  # sampled kernels: one pixel per thread, for launches of few pixels
 CPU_ENTRY = "fkl_run"
 
 
@@ -19,7 +22,7 @@ class KernelLayout(NamedTuple):
     """What the host needs to launch the emitted kernel (no IR in it). A named tuple: a fresh process
     reads it from a disk plan, and @dataclass builds its methods from source text at import."""
 
-    mode: str  # "flat" | "pixel"
+    mode: str  # KERNEL_MODES: "flat" | "sampled"
     elements_per_thread: int  # flat: elements per thread; pixel: 1
     slots: tuple[tuple[str, str, int], ...]
     in_dtype: str
@@ -34,8 +37,8 @@ class KernelLayout(NamedTuple):
     dst_table: int = 0  # > 0 (split_write): one output buffer per channel in Params::dst_table
     reciprocals: tuple[str, ...] = ()  # slots whose float32 reciprocals follow the slots (`<slot>_rcp`)
     flat_block: int = 0  # flat kernels: threads per block, which the thread -> element mapping assumes
-    pixels_per_thread: int = 1  # pixel kernels on the GPU: pixels along x per thread (grid x = w / (32 * this))
-    wide_min_src_w: int = 1  # pixel kernels: narrower sources launch the narrow entry (column pairs need 2)
+    pixels_per_thread: int = 1  # sampled kernels on the GPU: pixels along x per thread (grid x = w / (32 * this))
+    wide_min_src_w: int = 1  # sampled kernels: narrower sources launch the narrow entry (column pairs need 2)
 
 
 class BuiltKernel(NamedTuple):

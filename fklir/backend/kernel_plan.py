@@ -1,5 +1,5 @@
 """The plan of one `fkl.kernel`: the one analysis of its IR that the templates print from (plan.py's records).
-Its chains, the kernel's mode (flat: one run of elements, emit_flat; else pixel), each pixel chain's sampling
+Its chains, the kernel's mode (flat: one run of elements, emit_flat; else sampled), each sampled chain's sampling
 strategies (sampling.py), the code each chain's ops lower to by their rules (emit_compute, emit_geometry,
 emit_user) and the binary interface the host launches it with (KernelLayout: parameter block fields, launch
 geometry), each chosen once. `emit_kernel` is the two together: plan, then print (emit_cpp.render)."""
@@ -75,7 +75,7 @@ def layout_of(kernel: fkl.KernelOp) -> KernelLayout:
 
 
 def choose_sampling(chain: Chain) -> ChainSampling:
-    """The sampling strategies of a pixel chain, each predicate of emit_geometry asked once."""
+    """The sampling strategies of a sampled chain, each predicate of emit_geometry asked once."""
     block = has_block_taps(chain.geometry)
     pair = has_pair_taps(chain.read, chain.geometry)
     gpu: Sampler = PairTaps() if pair else BlockTaps() if block else PixelTaps()
@@ -145,7 +145,7 @@ def _layout(
     counts = {name: count for name, _, count in slots}
     divergent = len(chains) > 1
     return KernelLayout(
-        mode="pixel" if flat is None else "flat",
+        mode="sampled" if flat is None else "flat",
         elements_per_thread=1 if flat is None else flat.per_thread,
         slots=tuple(slots),
         in_dtype=in_type.dtype,

@@ -32,11 +32,11 @@ class ChainPlan(NamedTuple):
     last_stage: int  # the number of the final stage function (0: the read itself)
     plane_values: bool  # a compute op reads a row of values per plane: compute_pixel takes the plane z
     shares_plane: bool  # a stage shares values among a plane's pixels (its Plane): a GPU block computes it once
-    compute_pixel: tuple[str, ...]  # `compute_pixel`'s definition (pixel kernels, pixel-wise flat ones)
+    compute_pixel: tuple[str, ...]  # `compute_pixel`'s definition (sampled kernels, pixel-wise flat ones)
     compute_element: tuple[str, ...]  # `compute`'s definition (channel-wise flat kernels), else ()
     compute_fast: tuple[str, ...]  # `compute_fast`'s definition (flat GPU fast path), else ()
     divisors: str | None  # compute_fast's start flag (emit_compute.divisors_checked)
-    stages: tuple[str, ...]  # the stage functions, Plane and plane_of (pixel kernels)
+    stages: tuple[str, ...]  # the stage functions, Plane and plane_of (sampled kernels)
     pair_rows: tuple[str, ...]  # pair_origin / pair_row (column-pair sampling), else ()
     cpu_helpers: tuple[str, ...]  # the CPU sampling strategy's own functions
 
@@ -52,7 +52,7 @@ class ChainPlan(NamedTuple):
 
 
 class Sampler(Protocol):
-    """How a pixel chain samples its source (sampling.py's strategies): its part of the GPU entry and of the
+    """How a sampled chain samples its source (sampling.py's strategies): its part of the GPU entry and of the
     CPU loop."""
 
     def gpu_shared_taps(self, chain: ChainPlan, pixels: int) -> list[str]: ...
@@ -64,7 +64,7 @@ class Sampler(Protocol):
 
 
 class ChainSampling(NamedTuple):
-    """A one-chain pixel kernel's sampling: the strategies of the GPU's wide entry and of the CPU loop, and
+    """A one-chain sampled kernel's sampling: the strategies of the GPU's wide entry and of the CPU loop, and
     which shared-tap samplers its source defines (`sample_taps`, `sample_pair` and its rows)."""
 
     gpu: Sampler
@@ -79,7 +79,7 @@ class KernelPlan(NamedTuple):
     name: str  # the fkl.kernel's symbol
     chains: tuple[ChainPlan, ...]
     layout: KernelLayout
-    flat: FlatShape | PixelFlatShape | None  # a flat kernel's shape; None: a pixel kernel
-    samplings: tuple[ChainSampling, ...]  # a pixel kernel's, one per chain; none for a flat kernel
+    flat: FlatShape | PixelFlatShape | None  # a flat kernel's shape; None: a sampled kernel
+    samplings: tuple[ChainSampling, ...]  # a sampled kernel's, one per chain; none for a flat kernel
     user_bodies: tuple[str, ...]  # the user ops' C++ bodies under their #line directives
     include_dirs: tuple[Path, ...]  # the user ops' folders

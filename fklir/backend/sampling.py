@@ -1,4 +1,4 @@
-"""How a one-chain pixel kernel samples its source: a strategy object, chosen once per chain by the plan
+"""How a one-chain sampled kernel samples its source: a strategy object, chosen once per chain by the plan
 (kernel_plan.choose_sampling), that prints its own part of the GPU entry and of the CPU loop.
 
 - PixelTaps: every pixel computes its own taps through `sample` (the GPU's narrow entry always does);
@@ -22,7 +22,7 @@ from __future__ import annotations
 from fklir.backend.cpp_types import CPP_TYPE
 from fklir.backend.plan import ChainPlan
 
-PIXEL_BLOCK_X = 32  # pixel kernels: threads along x per block (fklir.runtime.launch.PIXEL_BLOCK)
+PIXEL_BLOCK_X = 32  # sampled kernels: threads along x per block (fklir.runtime.launch.PIXEL_BLOCK)
 PIXEL_BLOCK_Y = 8  # and along y
 
 

@@ -245,12 +245,12 @@ class LoadedKernel(NamedTuple):
     function: Any  # CUfunction
     name: str
     device: int
-    narrow: Any = None  # CUfunction of the one-pixel-per-thread entry of a pixel kernel, if the cubin has one
+    narrow: Any = None  # CUfunction of the one-pixel-per-thread entry of a sampled kernel, if the cubin has one
 
 
 def load_kernel(cubin: bytes, name: str, device: int, narrow_name: str | None = None) -> LoadedKernel:
     """Load a cubin into the device's primary context and look up the (extern "C") kernel `name`, and
-    `narrow_name` where the cubin has it (pixel kernels do, flat ones do not)."""
+    `narrow_name` where the cubin has it (sampled kernels do, flat ones do not)."""
     driver = _driver()
     with using_device(device):
         module = check(driver.cuModuleLoadData(cubin), f"cuModuleLoadData (kernel {name!r}, device {device})")

@@ -23,7 +23,7 @@ PIXEL_BLOCK = (32, 8, 1)
 # Programmatic dependent launch on devices that have it (GpuLaunch); FKLIR_PDL=0 launches plainly
 # (cuLaunchKernel), e.g. to measure what the overlap gains.
 PROGRAMMATIC_LAUNCH = os.environ.get("FKLIR_PDL", "1") != "0"
-MAX_PIXEL_KERNEL_ELEMENTS = U32_MAX  # pixel kernels address a source plane with 32-bit offsets
+MAX_SAMPLED_KERNEL_ELEMENTS = U32_MAX  # sampled kernels address a source plane with 32-bit offsets
 GRID_YZ_MAX = 65535  # CUDA's limit on a grid's y and z extents
 GPU_PARAM_BYTES = 32764  # CUDA's limit on a kernel's parameters (CUDA 12.1+, compute capability 7.0+)
 MAX_LAUNCHES = 64  # launches a GpuLaunch keeps, one per grid it met
@@ -131,7 +131,7 @@ class LaunchPlan:
         check_index(write, "output height", e.dst_h)
         check_index(write, "output planes", e.dst_planes)
         check_product(write, "output elements", (e.dst_planes, e.dst_h, e.dst_w, e.channels_out), I64_MAX)
-        if self.layout.mode == "pixel":
+        if self.layout.mode == "sampled":
             plane = (e.src_h, e.src_w, e.channels_in)
             hint = "a resampling kernel addresses a plane with 32-bit offsets: split the image, e.g. into row bands"
             check_product(read, "elements of one input plane", plane, U32_MAX, hint)

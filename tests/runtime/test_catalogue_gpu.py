@@ -348,12 +348,12 @@ def test_a_uint8_to_float_division_recomputes_only_the_groups_that_ask() -> None
 
 @pytest.mark.parametrize("divisors", [(3.0, 0.1, -7.0), (3.0, 1e-25, 7e25)], ids=["fast", "divisor-out-of-range"])
 def test_a_pixel_division_is_correctly_rounded_on_extreme_values(divisors: tuple[float, ...]) -> None:
-    """A pixel kernel divides a whole pixel with one range check (emit_rules._divide_pixel):
+    """A sampled kernel divides a whole pixel with one range check (emit_rules._divide_pixel):
     pixels whose channels all lie in range take the fast path, the others the exact one for every
     channel, and a slot with a divisor out of range always the exact one. Each must give numpy's
     correctly rounded float32 quotient bit for bit."""
     x = (RNG.standard_normal((33, 17, 3)) * 50).astype(np.float32)
     flat = x.reshape(-1)
     flat[RNG.choice(flat.size, 300, replace=False)] = RNG.choice(EXTREME_DIVIDENDS, 300)
-    ops = [fkl.Crop(0, 0, 17, 33), fkl.Div(divisors)]  # the crop makes it a pixel kernel
+    ops = [fkl.Crop(0, 0, 17, 33), fkl.Div(divisors)]  # the crop makes it a sampled kernel
     assert_quotients(gpu(x, ops), x / np.array(divisors, dtype=np.float32))

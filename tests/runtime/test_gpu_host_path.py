@@ -185,7 +185,7 @@ def test_cuda_graph_replays_a_warm_unbound_call(torch: Any) -> None:
 
 
 def _producer_and_consumer() -> tuple[fkl.Pipeline, fkl.Pipeline, fkl.Pipeline]:
-    """A flat kernel whose output a pixel kernel reads (crops, a linear resize, a normalisation), and the
+    """A flat kernel whose output a sampled kernel reads (crops, a linear resize, a normalisation), and the
     consumer on the CPU target as the reference."""
     rects = [(3, 5, 301, 207), (0, 0, 640, 360), (517, 200, 123, 155), (1, 330, 77, 30)]
     consumer = [fkl.Crop(rects), fkl.Resize(97, 61), fkl.Sub((0.25, 0.5, 0.75)), fkl.TensorSplit()]

@@ -217,7 +217,7 @@ _AFFINE = np.array([[0.9, -0.2, 3.5], [0.25, 1.1, -2.0]])
 
 def _strategies() -> list[tuple[str, str, tuple[int, ...], Any]]:
     """(name, dtype, input shape, ops of a value) chains whose kernels sample through each strategy: CPU warp
-    rows, a resize's column pairs, nearest columns, a crop's row spans with a planar write, a pixel kernel of
+    rows, a resize's column pairs, nearest columns, a crop's row spans with a planar write, a sampled kernel of
     a chain that would otherwise be flat."""
     return [
         (
@@ -229,7 +229,7 @@ def _strategies() -> list[tuple[str, str, tuple[int, ...], Any]]:
         ("pair_taps", "uint8", (2, 20, 30, 3), lambda v: (fkl.Crop(3, 2, 21, 15), fkl.Resize(9, 6), fkl.Div(v))),
         ("nearest", "int16", (4, 17, 13), lambda v: (fkl.Resize(4, 11, "nearest"), fkl.Max(v))),
         ("row_spans", "float32", (2, 9, 11, 2), lambda v: (fkl.Crop(1, 1, 7, 7), fkl.Sub(v), fkl.TensorSplit())),
-        ("pixel", "uint8", (3, 9, 11, 3), lambda v: (fkl.Cast("float32"), fkl.Mul(v), fkl.SaturateCast("uint8"))),
+        ("sampled", "uint8", (3, 9, 11, 3), lambda v: (fkl.Cast("float32"), fkl.Mul(v), fkl.SaturateCast("uint8"))),
     ]
 
 

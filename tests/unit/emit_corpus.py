@@ -184,7 +184,7 @@ def _vector() -> list[Case]:
 
 
 def _geometry() -> list[Case]:
-    """Geometry folded into the read's sample region (pixel kernels)."""
+    """Geometry folded into the read's sample region (sampled kernels)."""
     return [
         _case("geo_u8_crop_split", "uint8", (21, 33, 3), fkl.Crop(3, 4, 11, 9), fkl.Mul(2), fkl.TensorSplit()),
         _case("geo_u8_gray_resize_linear", "uint8", (37, 29), fkl.Resize(13, 11), fkl.SaturateCast("uint8")),

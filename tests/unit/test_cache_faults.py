@@ -82,6 +82,13 @@ def _plan_with_unknown_layout(root: Path, plan: Path) -> None:
     plant(root, plan.name, marshal.dumps(entry))
 
 
+def _plan_of_an_old_kernel_mode(root: Path, plan: Path) -> None:
+    """A record written when the mode of a sampled kernel was called "pixel" (or of any other codegen)."""
+    entry = marshal.loads(plan.read_bytes())
+    entry["layout"]["mode"] = "pixel"
+    plant(root, plan.name, marshal.dumps(entry))
+
+
 def _plan_of_a_missing_kernel(root: Path, plan: Path) -> None:
     entry = marshal.loads(plan.read_bytes())
     entry["kernel"] = make_key("no such kernel")
@@ -102,6 +109,7 @@ PLAN_PATH_FAULTS = [
     (_garbage_plan, 0),
     (_plan_of_wrong_shape, 0),
     (_plan_with_unknown_layout, 0),
+    (_plan_of_an_old_kernel_mode, 0),
     (_plan_of_a_missing_kernel, 0),
     (_plan_as_a_list, 0),
     (_cut_plan, 0),

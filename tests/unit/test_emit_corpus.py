@@ -111,12 +111,12 @@ def test_corpus_has_every_read_write_fusion_mode_and_type(emitted: dict[tuple[st
     wanted: dict[str, set[Any]] = {
         "write": {"packed", "planar", "tsplit", "split_write"},
         "read": {"packed", "planar", "none"},
-        "mode": {"flat", "pixel"},
-        "image list": {"flat", "pixel"},
+        "mode": {"flat", "sampled"},
+        "image list": {"flat", "sampled"},
         "rect list": {"packed", "planar"},
         "divergent": {"packed", "planar"},
         "divergent image list": {True, False},
-        "batched input": {"flat", "pixel"},
+        "batched input": {"flat", "sampled"},
         "input type": set(dialect.ELEMENT_TYPES),
         "channels": {1, 2, 3, 4},
     }

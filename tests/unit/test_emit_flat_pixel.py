@@ -78,12 +78,12 @@ def test_pixel_wise_chains_without_geometry_are_flat(
 
 
 def test_geometry_and_planar_writes_stay_pixel_kernels() -> None:
-    assert _emitted((fkl.Crop(1, 1, 8, 8), fkl.ColorConversion("RGB2GRAY")), "uint8", 3)[0].layout.mode == "pixel"
+    assert _emitted((fkl.Crop(1, 1, 8, 8), fkl.ColorConversion("RGB2GRAY")), "uint8", 3)[0].layout.mode == "sampled"
     module = run_passes(
         lower_chain([fops.TensorRead(), fkl.ColorConversion("BGR2RGB"), fops.TensorSplit()], "uint8", 3, 1)
     )
     (kernel,) = kernels_of(module)
-    assert emit_kernel(kernel).layout.mode == "pixel"
+    assert emit_kernel(kernel).layout.mode == "sampled"
 
 
 def _image(dtype: str, shape: tuple[int, ...]) -> np.ndarray:

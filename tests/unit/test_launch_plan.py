@@ -9,7 +9,7 @@ from fklir.backend.build import kernel_values
 from fklir.backend.kernel_plan import emit_kernel
 from fklir.frontend import ops as fops
 from fklir.frontend.lowering import kernels_of, lower_chain, run_passes
-from fklir.runtime.launch import MAX_PIXEL_KERNEL_ELEMENTS, Extent, LaunchPlan
+from fklir.runtime.launch import MAX_SAMPLED_KERNEL_ELEMENTS, Extent, LaunchPlan
 
 
 def _plan(*ops: fops.Op) -> LaunchPlan:
@@ -20,11 +20,11 @@ def _plan(*ops: fops.Op) -> LaunchPlan:
 
 def test_pixel_kernels_refuse_an_image_their_32_bit_offsets_cannot_address() -> None:
     plan = _plan(fops.Resize(64, 48))
-    assert plan.layout.mode == "pixel"
+    assert plan.layout.mode == "sampled"
     plan.set_extent(Extent(65535, 21845, 1, 3, 64, 48, 1, 3))  # 4_294_836_225 elements: the largest that fits
     assert plan.header.src_pitch == 65535 * 3 and plan.header.src_w == 65535
     too_big = Extent(65536, 21846, 1, 3, 64, 48, 1, 3)
-    assert 65536 * 21846 * 3 > MAX_PIXEL_KERNEL_ELEMENTS
+    assert 65536 * 21846 * 3 > MAX_SAMPLED_KERNEL_ELEMENTS
     with pytest.raises(ValueError, match=r"^TensorRead: elements of one input plane 21846 x 65536 x 3 = 4295098368 "):
         plan.set_extent(too_big)
     assert plan.header.src_w == 65535, "a refused extent leaves the header as it was"

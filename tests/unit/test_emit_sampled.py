@@ -1,4 +1,4 @@
-"""The GPU entry of pixel kernels: what a block computes once, and where the division checks its range."""
+"""The GPU entry of sampled kernels: what a block computes once, and where the division checks its range."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ def _source(*ops: object, dtype: str = "uint8") -> str:
 
 
 def _entries(*ops: object, dtype: str = "uint8") -> tuple[str, str]:
-    """The GPU entries of a one-chain pixel kernel: (fkl_kernel, fkl_kernel_narrow)."""
+    """The GPU entries of a one-chain sampled kernel: (fkl_kernel, fkl_kernel_narrow)."""
     source = _source(*ops, dtype=dtype)
     wide = source.index('extern "C" __global__ void fkl_kernel(')
     narrow = source.index('extern "C" __global__ void fkl_kernel_narrow(')
