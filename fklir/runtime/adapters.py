@@ -12,8 +12,6 @@ Each adapter answers four questions, each in its library's own accessors:
   work, and a new array of the library (a DeviceBuffer where it has none).
 """
 
-from __future__ import annotations
-
 import importlib
 import math
 import sys
@@ -40,7 +38,8 @@ WarmKey = tuple[object, ...]
 
 
 # Named tuples, not dataclasses: @dataclass builds its methods from source text at import, which a fresh
-# process's first call would pay for.
+# process's first call would pay for; and no `from __future__ import annotations`, under which a named tuple
+# compiles each of its annotations into a ForwardRef when the class is made.
 class GpuArray(NamedTuple):
     """What a kernel launch needs to know about one device array."""
 
@@ -280,23 +279,23 @@ class CupyArrays(ArrayAdapter):
 class DeviceBufferArrays(ArrayAdapter):
     framework = "fklir"
 
-    def gpu_array(self, x: DeviceBuffer, what: str, stream: int | None) -> GpuArray:
+    def gpu_array(self, x: "DeviceBuffer", what: str, stream: int | None) -> GpuArray:
         if x.ptr == 0 and x.nbytes > 0:
             raise ValueError(f"{what}: the DeviceBuffer was freed")
         return GpuArray(x.ptr, x.shape, x.dtype_name, x.device, x.stream, "fklir", x, x.readonly)
 
-    def warm(self, x: DeviceBuffer) -> tuple[WarmKey, int] | None:
+    def warm(self, x: "DeviceBuffer") -> tuple[WarmKey, int] | None:
         ptr = x.ptr
         if ptr == 0 and x.nbytes > 0:
             return None  # freed: gpu_array says so
         return (type(x), x.dtype_name, x.shape, x.device, x.readonly), ptr
 
-    def strided(self, x: DeviceBuffer, what: str) -> Strided:
+    def strided(self, x: "DeviceBuffer", what: str) -> Strided:
         if x.ptr == 0 and x.nbytes > 0:
             raise ValueError(f"{what}: the DeviceBuffer was freed")
         return Strided(x.ptr, x.shape, contiguous_strides(x.shape), x.dtype_name, x.device, "fklir", x.stream)
 
-    def strided_key(self, x: DeviceBuffer) -> tuple[int, object] | None:
+    def strided_key(self, x: "DeviceBuffer") -> tuple[int, object] | None:
         if x.ptr == 0 and x.nbytes > 0:
             return None
         return x.ptr, (x.dtype_name, x.shape, x.device)
