@@ -120,6 +120,8 @@ DTYPES: tuple[DType, ...] = (
 
 NAMES: tuple[str, ...] = tuple(d.name for d in DTYPES)
 BY_NAME: Mapping[str, DType] = {d.name: d for d in DTYPES}
+# Each name's integer_range, computed once: a new pipeline's first call checks its values against it.
+INTEGER_RANGES: Mapping[str, tuple[int, int] | None] = {d.name: d.integer_range for d in DTYPES}
 BY_SLOT_KIND: Mapping[str, DType] = {d.slot_kind: d for d in DTYPES}
 BY_DLPACK: Mapping[tuple[int, int], DType] = {d.dlpack: d for d in DTYPES}
 # Native numpy dtypes: a uint16 array is uint16 (bfloat16 has no numpy dtype of its own).

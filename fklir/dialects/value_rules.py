@@ -29,8 +29,7 @@ def values_fit_chain(op_name: str, values: Sequence[float], channels: int, dtype
 
 def values_representable(op_name: str, values: Sequence[float], dtype: str) -> None:
     """Integer (and bool) chains take only integral values inside their range."""
-    record = dtypes.BY_NAME.get(dtype)
-    if record is None or (limits := record.integer_range) is None:
+    if (limits := dtypes.INTEGER_RANGES.get(dtype)) is None:
         return
     lo, hi = limits
     for v in values:

@@ -410,16 +410,21 @@ class _BinaryValue(Op):
     RUNTIME_VALUES: ClassVar[bool] = True
 
     def structure(self) -> tuple[object, ...]:
-        return (type(self).__qualname__, *_per_image_mark(self.values))
+        # the common case without a generator: a new pipeline's first call describes its structure
+        return (type(self).__qualname__,) if type(self.values) is tuple else (type(self).__qualname__, "per_image")
 
     def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
         """The slot of the op this lowers to (`rule`: its word, add ... min), its values checked as the IR
         checks them (dialects/value_rules.py, ValueError); per-image values one row per plane."""
+        values = self.values
+        if type(values) is tuple:  # one value or one per channel: no row to lay out
+            value_rules.arithmetic_values(op_name, rule, values, channels, dtype)
+            return tuple(value_rules.per_element(values, count))
 
         def check(row: Sequence[float]) -> None:
             value_rules.arithmetic_values(op_name, rule, row, channels, dtype)
 
-        return _values_slot(self.values, count, channels, check)
+        return _values_slot(values, count, channels, check)
 
 
 # --------------------------------------------------------------------------------------------

@@ -69,11 +69,11 @@ class _SharedPlan(NamedTuple):
 # Plans by structure (target, plane map and the chains' descriptions less their runtime values), then by
 # compiled signature and device: a new pipeline of a known structure launches the plan its twins built.
 # Bounded as build's plan records are (a divergent pipeline's description keeps its values).
-_SHARED_PLANS: dict[str, dict[tuple[Signature, int], _SharedPlan]] = {}
+_SHARED_PLANS: dict[object, dict[tuple[Signature, int], _SharedPlan]] = {}
 _SHARED_PLANS_MAX = 1024
 
 
-def _shared_plans(structure: str) -> dict[tuple[Signature, int], _SharedPlan]:
+def _shared_plans(structure: object) -> dict[tuple[Signature, int], _SharedPlan]:
     """The plans of one structure (a table that its pipelines keep and fill)."""
     plans = _SHARED_PLANS.get(structure)
     if plans is None:
@@ -117,6 +117,8 @@ class Pipeline:
         self.read_planar = isinstance(ops[0], fops.TensorPack)
         self.generator = ops[0] if isinstance(ops[0], fops.ReadSet) else None
         self.crop_batched = any(isinstance(op, fops.Crop) and op.batched for op in ops)
+        self._geometry_ops = _geometry(ops)
+        self._crop_list = next((op for op in ops if isinstance(op, fops.Crop) and op.batched), None)
         # the ops with per-image values and their row counts, which a call's batch must match
         self.per_image = tuple((op.op_name, len(rows)) for op in ops if (rows := op.per_image()) is not None)
         # this pipeline's plans and its values block for each (the plan is shared: _SHARED_PLANS)
@@ -192,7 +194,7 @@ class Pipeline:
             return sig
         if sig.images:
             return sig._replace(images=batch_capacity(sig.images))
-        crop_list = next((op for op in self.ops if isinstance(op, fops.Crop) and op.batched), None)
+        crop_list = self._crop_list
         if crop_list is None:
             # per-image values: a batch's kernel of a capacity serves every batch size up to it, as a list's
             if self.per_image and sig.batched:
@@ -209,7 +211,7 @@ class Pipeline:
         if (mine := self._plans.get(key)) is not None:
             return mine
         if self._shared is None:
-            self._shared = _shared_plans(repr((self.target, self.plane_map, self._described_chains())))
+            self._shared = _shared_plans(self._structure_key())
         shared = self._shared.get(key)
         if shared is None:
             if self.target == "gpu":
@@ -296,6 +298,14 @@ class Pipeline:
         the plan of the old."""
         return repr((sig, self.plane_map, self._described_chains()))
 
+    def _structure_key(self) -> object:
+        """The key of this pipeline's structure among the shared plans: its chain's structures as they are (a
+        tuple hashes faster than its text; no structural field is a float, whose -0.0 and NaN would compare
+        other than their text), a divergent pipeline's descriptions, values and all, as text."""
+        if self.plane_map is None:
+            return (self.target, tuple([op.structure() for op in self.chains[0]]))
+        return repr((self.target, self.plane_map, self._described_chains()))
+
     def _described_chains(self) -> list[list[tuple[object, ...]]]:
         if self.plane_map is None:
             return [[op.structure() for op in chain] for chain in self.chains]
@@ -328,7 +338,7 @@ class Pipeline:
         """(width, height, planes) of the output, with the descriptors' checks of rects and sizes. A call makes
         them before it looks up its plan, so that a bad rect is the same error whether or not the structure is
         known (a plan built from IR would meet the dialect's verifier first)."""
-        geometry = _geometry(self.chains[0])
+        geometry = self._geometry_ops
         sizes = _out_sizes(geometry, [(width, height)] * (sig.images or sig.planes))
         if len(set(sizes)) > 1:
             raise ValueError(
