@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 
 import fklir as fkl
 from tests.runtime.catalogue_support import no_source, packed_source, planar_source, run_cpu, run_gpu
-from tests.unit.property_chains import Drawn, assert_same, chains, run_target
+from tests.unit.property_chains import TEMPLATES, Drawn, assert_same, chains, run_target
 
 pytestmark = pytest.mark.skipif(not fkl.gpu_available(), reason="needs a CUDA GPU")
 RNG = np.random.default_rng(5150)
@@ -239,6 +239,22 @@ def test_memory_ops_gpu_equal_cpu(name: str, ops: list[Any], source: Any) -> Non
 )
 @given(chains())
 def test_random_chains_gpu_equals_cpu(drawn: Drawn) -> None:
+    out_cpu, expected = run_target(drawn, "cpu")
+    out_gpu, _ = run_target(drawn, "gpu")
+    assert_same(out_cpu, expected, f"cpu {drawn.template}")
+    assert_same(out_gpu, out_cpu, f"gpu {drawn.template}")
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(chains([t for t in TEMPLATES if t.per_image]))
+def test_random_per_image_chains_gpu_equals_cpu(drawn: Drawn) -> None:
+    """Batches with their values per image (fkl.per_image): each plane's row read at blockIdx.z."""
     out_cpu, expected = run_target(drawn, "cpu")
     out_gpu, _ = run_target(drawn, "gpu")
     assert_same(out_cpu, expected, f"cpu {drawn.template}")

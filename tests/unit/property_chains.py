@@ -10,7 +10,7 @@ many value draws; `TEMPLATES` is the same list in every run.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -69,6 +69,7 @@ class Template:
     geometry: tuple[Token, ...]
     compute: tuple[Token, ...]
     write: str  # "write" | "split" | "tsplit" | "split_write"
+    per_image: bool = False  # the value ops take fkl.per_image rows, one per plane (a batch of planes > 1)
 
     @property
     def composable(self) -> bool:
@@ -168,7 +169,14 @@ def make_templates(count: int, seed: int = 2024) -> list[Template]:
     return [random_template(rng) for _ in range(count)]
 
 
+def per_image_templates(templates: list[Template]) -> list[Template]:
+    """The composable batches of `templates` again, their values per image: the same seeded pool stays as it
+    was and these are added to it."""
+    return [replace(t, per_image=True) for t in templates if t.composable and t.planes > 1]
+
+
 TEMPLATES = make_templates(80)
+TEMPLATES += per_image_templates(TEMPLATES)
 
 
 # =============================================================================================
@@ -199,6 +207,19 @@ def _values(draw: Any, dtype: str, channels: int, **kw: Any) -> tuple[float, ...
     if draw(st.booleans()):
         return _value(draw, dtype, **kw)
     return tuple(_value(draw, dtype, **kw) for _ in range(channels))
+
+
+def _rows(draw: Any, planes: int, dtype: str, channels: int, **kw: Any) -> fkl.PerImage:
+    """Per-image values: one row per plane, all rows one value or all one per channel."""
+    width = channels if draw(st.booleans()) else 1
+    return fkl.per_image([[_value(draw, dtype, **kw) for _ in range(width)] for _ in range(planes)])
+
+
+def _values_for(draw: Any, t: Template, dtype: str, channels: int, **kw: Any) -> Any:
+    """A value op's values: per image when the template says so."""
+    if t.per_image:
+        return _rows(draw, t.planes, dtype, channels, **kw)
+    return _values(draw, dtype, channels, **kw)
 
 
 def _rect(draw: Any, w: int, h: int, bordered: bool, size: tuple[int, int] | None) -> tuple[int, int, int, int]:
@@ -277,7 +298,7 @@ def chains(draw: Any, templates: list[Template] = TEMPLATES) -> Drawn:
     for token in t.geometry:
         kind = token[0]
         if kind == "border":
-            ops.append(fkl.BorderReader(token[1], _values(draw, dtype, channels)))
+            ops.append(fkl.BorderReader(token[1], _values_for(draw, t, dtype, channels)))
             bordered = True
             continue
         if kind == "crop":
@@ -288,19 +309,22 @@ def chains(draw: Any, templates: list[Template] = TEMPLATES) -> Drawn:
             _, interp, mode = token
             w, h = draw(st.integers(1, 31)), draw(st.integers(1, 31))
             out_dtype = "float32" if interp == "linear" else dtype
-            background = None if mode == "ignore" else _values(draw, out_dtype, channels)
+            background = None if mode == "ignore" else _values_for(draw, t, out_dtype, channels)
             ops.append(fkl.Resize(w, h, interp, mode, background))
             dtype = out_dtype
         elif kind == "warp":
             w, h = draw(st.integers(1, 31)), draw(st.integers(1, 31))
-            ops.append(fkl.Warping(_matrix(draw, token[1]), w, h, inverse=draw(st.booleans())))
+            matrix: Any = _matrix(draw, token[1])
+            if t.per_image:
+                matrix = fkl.per_image(np.stack([matrix, *(_matrix(draw, token[1]) for _ in range(t.planes - 1))]))
+            ops.append(fkl.Warping(matrix, w, h, inverse=draw(st.booleans())))
             dtype = "float32"
         elif kind == "deinterlace":
             ops.append(fkl.Deinterlace(token[1]))
             dtype = "float32"
         bordered = False
     for token in t.compute:
-        ops.append(_compute_op(draw, token, dtype, channels))
+        ops.append(_compute_op(draw, token, dtype, channels, t))
         dtype, channels = _after(token, dtype, channels)
     ops.append(
         {
@@ -313,21 +337,19 @@ def chains(draw: Any, templates: list[Template] = TEMPLATES) -> Drawn:
     return Drawn(ops, x, t)
 
 
-def _compute_op(draw: Any, token: Token, dtype: str, channels: int) -> Op:
+def _compute_op(draw: Any, token: Token, dtype: str, channels: int, t: Template) -> Op:
     kind = token[0]
     binary = {"add": fkl.Add, "sub": fkl.Sub, "mul": fkl.Mul, "div": fkl.Div, "max": fkl.Max, "min": fkl.Min}
     if kind == "arith":
         small = token[1] in ("mul", "div")
-        return binary[token[1]](_values(draw, dtype, channels, nonzero=token[1] == "div", small=small))
+        return binary[token[1]](_values_for(draw, t, dtype, channels, nonzero=token[1] == "div", small=small))
     if kind == "loop":
         return fkl.StaticLoop(binary[token[1]](_values(draw, dtype, channels, small=True)), token[2])
     if kind == "saturate":
-        a = [_value(draw, dtype) for _ in range(channels)]
-        b = [_value(draw, dtype) for _ in range(channels)]
-        return fkl.Saturate(
-            tuple(min(p, q) for p, q in zip(a, b, strict=True)),
-            tuple(max(p, q) for p, q in zip(a, b, strict=True)),
-        )
+        bounds = [_bounds(draw, dtype, channels) for _ in range(t.planes if t.per_image else 1)]
+        if not t.per_image:
+            return fkl.Saturate(*bounds[0])
+        return fkl.Saturate(fkl.per_image([lo for lo, _ in bounds]), fkl.per_image([hi for _, hi in bounds]))
     if kind == "satfloat":
         return fkl.SaturateFloat()
     if kind == "cast":
@@ -353,6 +375,12 @@ def _compute_op(draw: Any, token: Token, dtype: str, channels: int) -> Op:
     if kind == "color":
         return fkl.ColorConversion(token[1])
     raise AssertionError(f"unknown token {token}")
+
+
+def _bounds(draw: Any, dtype: str, channels: int) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    a = [_value(draw, dtype) for _ in range(channels)]
+    b = [_value(draw, dtype) for _ in range(channels)]
+    return tuple(min(p, q) for p, q in zip(a, b, strict=True)), tuple(max(p, q) for p, q in zip(a, b, strict=True))
 
 
 # =============================================================================================

@@ -27,6 +27,20 @@ def test_random_chains_cpu_equals_reference(drawn: Drawn) -> None:
     assert_same(out, expected, f"{drawn.template} {[op.op_name for op in drawn.ops]}")
 
 
+@settings(
+    max_examples=120,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(chains([t for t in TEMPLATES if t.per_image]))
+def test_random_per_image_chains_cpu_equals_reference(drawn: Drawn) -> None:
+    """The batches of the pool with their values per image (fkl.per_image): plane by plane in the interpreter."""
+    out, expected = run_target(drawn, "cpu")
+    assert_same(out, expected, f"{drawn.template} {[op.op_name for op in drawn.ops]}")
+
+
 def test_the_pool_covers_the_catalogue() -> None:
     kinds = {token[0] for t in TEMPLATES for token in (*t.geometry, *t.compute)}
     reads = {t.read for t in TEMPLATES}
@@ -36,3 +50,5 @@ def test_the_pool_covers_the_catalogue() -> None:
     assert {"arith", "cast", "satcast", "reorder", "reorder_rt", "color", "reduce"} <= kinds
     assert reads == {"read", "pack", "set"} and writes == {"write", "split", "tsplit", "split_write"}
     assert len(dtypes) >= 8
+    per_image = [t for t in TEMPLATES if t.per_image]
+    assert per_image and {"arith"} <= {token[0] for t in per_image for token in t.compute}
