@@ -77,6 +77,9 @@ class PerImage:
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("per_image values are frozen")
 
+    def __reduce__(self) -> tuple[type[PerImage], tuple[tuple[tuple[float, ...], ...]]]:
+        return (PerImage, (self.rows,))  # pickled through __init__: a pipeline travels to DataLoader workers
+
     def __repr__(self) -> str:
         return f"per_image({[list(row) for row in self.rows]!r})"
 

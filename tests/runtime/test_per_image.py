@@ -337,3 +337,15 @@ def test_per_image_values_before_a_crop_of_one_image_are_refused() -> None:
     # a batch of as many images as rects crops one rect from each: its border may be per image
     got = pipe(np.stack([x, x]))
     np.testing.assert_array_equal(got[:, 0, 0, 0], [1, 2])
+
+
+def test_a_pipeline_with_per_image_values_pickles() -> None:
+    """A pipeline travels to DataLoader workers and Ray actors by pickle: its per-image rows with it."""
+    import pickle
+
+    x = RNG.integers(0, 256, (3, 7, 9, 3), dtype=np.uint8)
+    gain, offset = np.array([0.5, 1.0, 1.5]), np.array([[1, 2, 3], [4, 5, 6], [7, 8, 9]])
+    pipe = _augment(fkl.per_image(gain), fkl.per_image(offset), "cpu")
+    copy = pickle.loads(pickle.dumps(pipe))
+    assert copy.ops[2].values == fkl.per_image(gain)
+    np.testing.assert_array_equal(copy(x), _brightness_contrast(x, gain, offset))
