@@ -11,11 +11,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 
 import fklir as fkl
 from tests.runtime.catalogue_support import no_source, packed_source, planar_source, run_cpu, run_gpu
-from tests.unit.property_chains import TEMPLATES, Drawn, assert_same, chains, run_target
+from tests.unit.property_chains import TEMPLATES, Drawn, assert_same, chains, property_settings, run_target
 
 pytestmark = pytest.mark.skipif(not fkl.gpu_available(), reason="needs a CUDA GPU")
 RNG = np.random.default_rng(5150)
@@ -230,13 +230,7 @@ def test_memory_ops_gpu_equal_cpu(name: str, ops: list[Any], source: Any) -> Non
     assert_same(run_gpu(ops, src), out_cpu, f"{name} gpu")
 
 
-@settings(
-    max_examples=150,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@property_settings(150)
 @given(chains())
 def test_random_chains_gpu_equals_cpu(drawn: Drawn) -> None:
     out_cpu, expected = run_target(drawn, "cpu")
@@ -245,13 +239,7 @@ def test_random_chains_gpu_equals_cpu(drawn: Drawn) -> None:
     assert_same(out_gpu, out_cpu, f"gpu {drawn.template}")
 
 
-@settings(
-    max_examples=60,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@property_settings(60)
 @given(chains([t for t in TEMPLATES if t.per_image]))
 def test_random_per_image_chains_gpu_equals_cpu(drawn: Drawn) -> None:
     """Batches with their values per image (fkl.per_image): each plane's row read at blockIdx.z."""

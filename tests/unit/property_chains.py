@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 import fklir as fkl
@@ -381,6 +382,17 @@ def _bounds(draw: Any, dtype: str, channels: int) -> tuple[tuple[float, ...], tu
     a = [_value(draw, dtype) for _ in range(channels)]
     b = [_value(draw, dtype) for _ in range(channels)]
     return tuple(min(p, q) for p, q in zip(a, b, strict=True)), tuple(max(p, q) for p, q in zip(a, b, strict=True))
+
+
+def property_settings(examples: int) -> settings:
+    """The property tests' settings: `examples` draws, derandomized (CI stays stable), no deadline, no database."""
+    return settings(
+        max_examples=examples,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
 
 
 # =============================================================================================

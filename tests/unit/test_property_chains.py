@@ -9,31 +9,19 @@ recompile). derandomize=True keeps CI stable.
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 
-from tests.unit.property_chains import TEMPLATES, Drawn, assert_same, chains, run_target
+from tests.unit.property_chains import TEMPLATES, Drawn, assert_same, chains, property_settings, run_target
 
 
-@settings(
-    max_examples=400,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@property_settings(400)
 @given(chains())
 def test_random_chains_cpu_equals_reference(drawn: Drawn) -> None:
     out, expected = run_target(drawn, "cpu")
     assert_same(out, expected, f"{drawn.template} {[op.op_name for op in drawn.ops]}")
 
 
-@settings(
-    max_examples=120,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@property_settings(120)
 @given(chains([t for t in TEMPLATES if t.per_image]))
 def test_random_per_image_chains_cpu_equals_reference(drawn: Drawn) -> None:
     """The batches of the pool with their values per image (fkl.per_image): plane by plane in the interpreter."""
