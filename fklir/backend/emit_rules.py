@@ -258,7 +258,7 @@ def _vector_reorder_rt(op: fkl.VectorReorderRTOp, src: str, dst: str) -> list[st
 
 @PIXEL.register(fkl.MxVFloat3Op)
 def _mxv_float3(op: fkl.MxVFloat3Op, src: str, dst: str) -> list[str]:
-    return [f"fkl::MxVFloat3::exec(p.{slot_of(op)}, {src}, {dst});"]
+    return [f"fkl::MxVFloat3::exec({values_of(op)}, {src}, {dst});"]
 
 
 @PIXEL.register(fkl.ColorConversionOp)

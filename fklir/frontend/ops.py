@@ -718,25 +718,42 @@ def _matrix(op: str, m: object, shapes: tuple[tuple[int, int], ...]) -> tuple[tu
 class MxVFloat3(Op):
     """The row-major 3x3 matrix `m` times the float3 pixel (chain must be exactly float32 x 3)."""
 
-    matrix: tuple[float, ...]
+    matrix: tuple[float, ...] | PerImage
 
     def __init__(self, m: object):
-        _, values = _matrix(type(self).__name__, m, ((3, 3),))
-        object.__setattr__(self, "matrix", values)
+        """`m`: a 3x3 matrix, or `fkl.per_image(matrices)`, one per image ((B, 3, 3): a colour twist per sample)."""
+        name = type(self).__name__
+        if isinstance(m, PerImage):
+            m.check(name, (9,), "a 3x3 matrix")
+            for row in m.rows:
+                _matrix(name, row, ((3, 3),))  # finite
+            matrix: tuple[float, ...] | PerImage = m
+        else:
+            _, matrix = _matrix(name, m, ((3, 3),))
+        object.__setattr__(self, "matrix", matrix)
         object.__setattr__(self, "location", _user_location())
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
+        return self.lower_plane(b, x, range(1))
+
+    def lower_plane(self, b: Builder, x: SSAValue, planes: Sequence[int]) -> SSAValue:
         from fklir.dialects import fkl
 
-        return self._place(b, fkl.MxVFloat3Op(x, self.matrix))
+        matrices, per_plane = _planes_values(self.matrix, planes)
+        return self._place(b, fkl.MxVFloat3Op(x, matrices, per_plane=per_plane))
+
+    def per_image(self) -> PerImage | None:
+        return self.matrix if isinstance(self.matrix, PerImage) else None
 
     RUNTIME_VALUES: ClassVar[bool] = True
 
     def structure(self) -> tuple[object, ...]:
-        return (type(self).__qualname__,)
+        return (type(self).__qualname__, *_per_image_mark(self.matrix))
 
     def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
-        """The matrix, row-major (finite: checked at __init__)."""
+        """The matrix, row-major (finite: checked at __init__); per image, one a plane."""
+        if isinstance(self.matrix, PerImage):
+            return tuple(self.matrix.slot(count, 9))
         return self.matrix
 
 

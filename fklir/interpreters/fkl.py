@@ -482,7 +482,7 @@ def _vector_reorder_rt(img: sem.Image, op: fkl.VectorReorderRTOp, values: FieldV
 
 @impl_compute(fkl.MxVFloat3Op)
 def _mxv_float3(img: sem.Image, op: fkl.MxVFloat3Op, values: FieldValues) -> sem.Image:
-    return sem.mxv_float3(img, values["value"] or ())
+    return _by_plane(img, op, values["value"] or (), sem.mxv_float3)
 
 
 @impl_compute(fkl.StaticLoopOp)

@@ -349,3 +349,19 @@ def test_a_pipeline_with_per_image_values_pickles() -> None:
     copy = pickle.loads(pickle.dumps(pipe))
     assert copy.ops[2].values == fkl.per_image(gain)
     np.testing.assert_array_equal(copy(x), _brightness_contrast(x, gain, offset))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_colour_matrix_per_image(target: str) -> None:
+    """A colour twist per sample (MxVFloat3 of fkl.per_image((B, 3, 3))): out_b = M_b x_b, summed in float64
+    from the float32 matrix and pixel as SPEC's MxVFloat3 says, rounded once to float32."""
+    x = RNG.random((5, 9, 13, 3), dtype=F32) * 255
+    matrices = RNG.uniform(-1.5, 1.5, (5, 3, 3))
+    matrices[0] = np.eye(3)
+    pipe = fkl.compose(fkl.TensorRead(), fkl.MxVFloat3(fkl.per_image(matrices)), fkl.TensorWrite(), target=target)
+    got = _host(target, pipe(_on(target, x)))
+    exact = np.einsum("bij,bhwj->bhwi", matrices.astype(F32).astype(np.float64), x.astype(np.float64))
+    np.testing.assert_allclose(got, exact.astype(F32), rtol=1e-6, atol=1e-4)
+    np.testing.assert_array_equal(got[0], x[0])
+    with pytest.raises(ValueError, match="MxVFloat3: a per_image row holds a 3x3 matrix, got 4 numbers"):
+        fkl.MxVFloat3(fkl.per_image(np.zeros((2, 2, 2))))

@@ -524,19 +524,21 @@ class MatrixOrSlot(ValuesOrSlot):
 class MxVFloat3Op(TypeRuleOp):
     """MxVFloat3(M): the row-major 3x3 matrix M times the float3 pixel as a column.
 
-    `fkl.mxv_float3 %x, [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]] : !fkl.image<?x?x3xf32>`
+    `fkl.mxv_float3 %x, [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]] : !fkl.image<?x?x3xf32>`;
+    `per_plane` (fkl.per_image): one matrix per plane, their rows one after the other.
     """
 
     name = "fkl.mxv_float3"
     traits = traits_def(PixelWise(), Pure())
     VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("value",)
     input = operand_def(ImageType)
+    per_plane = opt_prop_def(UnitAttr)
     value = opt_prop_def(DenseArrayBase[Float64Type])
     slot = opt_prop_def(StringAttr)
     result = result_def(ImageType)
 
     custom_directives = (MatrixOrSlot, TypeSuffix)
-    assembly_format = f"$input `,` custom<MatrixOrSlot>($value, $slot) {TYPES}"
+    assembly_format = f"$input `,` (`per_plane` $per_plane^)? custom<MatrixOrSlot>($value, $slot) {TYPES}"
 
     def __init__(
         self,
@@ -544,20 +546,22 @@ class MxVFloat3Op(TypeRuleOp):
         matrix: Sequence[float] | None,
         result_type: Attribute | None = None,
         slot: str | None = None,
+        per_plane: bool = False,
     ):
+        """`matrix`: 9 numbers row-major; with `per_plane`, 9 per plane one after the other."""
         values = None if matrix is None else float_array(matrix)
-        super().__init__(
-            operands=[input],
-            properties=field_properties("value", values, slot),
-            result_types=[result_type or ImageType.unknown()],
-        )
+        properties = field_properties("value", values, slot)
+        if per_plane:
+            properties["per_plane"] = UnitAttr()
+        super().__init__(operands=[input], properties=properties, result_types=[result_type or ImageType.unknown()])
 
     def verify_(self) -> None:
         check_field(self, "value")
         check_same_type(self, self.input.type, self.result.type)
         values = field_values(self)
-        if values is not None and len(values) != 9:
-            raise VerifyException(f"'{self.name}' needs a 3x3 matrix (9 numbers), got {len(values)}")
+        if values is not None and (len(values) % 9 if is_per_plane(self) else len(values) != 9):
+            each = " per plane" if is_per_plane(self) else ""
+            raise VerifyException(f"'{self.name}' needs a 3x3 matrix (9 numbers){each}, got {len(values)}")
         if (in_type := self.known_input()) is not None:
             self.result_for(in_type)
 
@@ -566,6 +570,9 @@ class MxVFloat3Op(TypeRuleOp):
             raise VerifyException(
                 f"'{self.name}' needs a chain of exactly float32 x 3, got {in_type.dtype} x {in_type.channels.data}"
             )
+        for matrix in self.value_rows(in_type):
+            if len(matrix) != 9:
+                raise VerifyException(f"'{self.name}' needs a 3x3 matrix per plane, got {len(matrix)} numbers each")
         return in_type
 
     def slot_for(self, field: str, in_type: ImageType, out_type: ImageType | None) -> tuple[str, int] | None:

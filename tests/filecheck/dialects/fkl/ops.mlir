@@ -171,6 +171,7 @@ fkl.split %px, "dst2" planes [5, 1, 3] : !fkl.image<?x?x3xf32, planes 3>
 %rt = fkl.vector_reorder_rt %q, [1, 2] : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x2xui8>
 %rt_slot = fkl.vector_reorder_rt %g, param "vector_reorder_rt1" : !fkl.image<?x?x3xf32> -> !fkl.image<?x?x3xf32>
 %mxv = fkl.mxv_float3 %g, [[1, 0, 0], [0.5, 0.25, -2], [0, 0, 1]] : !fkl.image<?x?x3xf32>
+%mxv_pp = fkl.mxv_float3 %g, per_plane [[1, 0, 0], [0, 1, 0], [0, 0, 1]] : !fkl.image<?x?x3xf32>
 %loop = fkl.static_loop %g, mul 1.5, 3 : !fkl.image<?x?x3xf32>
 %loop_slot = fkl.static_loop %q, div param "static_loop1", 2 : !fkl.image<?x?x3xui8>
 %gray = fkl.color_conversion %q, RGB2GRAY : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x1xui8>
@@ -194,6 +195,7 @@ fkl.split %px, "dst2" planes [5, 1, 3] : !fkl.image<?x?x3xf32, planes 3>
 // CHECK-NEXT:   %rt = fkl.vector_reorder_rt %q, [1, 2] : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x2xui8>
 // CHECK-NEXT:   %rt_slot = fkl.vector_reorder_rt %g, param "vector_reorder_rt1" : !fkl.image<?x?x3xf32>
 // CHECK-NEXT:   %mxv = fkl.mxv_float3 %g, {{\[}}[1.0, 0.0, 0.0], [0.5, 0.25, -2.0], [0.0, 0.0, 1.0]] : !fkl.image<?x?x3xf32>
+// CHECK-NEXT:   %mxv_pp = fkl.mxv_float3 %g, per_plane {{\[}}[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]] : !fkl.image<?x?x3xf32>
 // CHECK-NEXT:   %loop = fkl.static_loop %g, mul 1.5, 3 : !fkl.image<?x?x3xf32>
 // CHECK-NEXT:   %loop_slot = fkl.static_loop %q, div param "static_loop1", 2 : !fkl.image<?x?x3xui8>
 // CHECK-NEXT:   %gray = fkl.color_conversion %q, RGB2GRAY : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x1xui8>
