@@ -372,7 +372,11 @@ def _compute_op(draw: Any, token: Token, dtype: str, channels: int, t: Template)
     if kind == "reorder_rt":
         return fkl.VectorReorderRT(*(draw(st.integers(0, channels - 1)) for _ in range(token[1])))
     if kind == "mxv":
-        return fkl.MxVFloat3([[draw(st.floats(-2, 2, width=32)) for _ in range(3)] for _ in range(3)])
+        matrices = [
+            [[draw(st.floats(-2, 2, width=32)) for _ in range(3)] for _ in range(3)]
+            for _ in range(t.planes if t.per_image else 1)
+        ]
+        return fkl.MxVFloat3(fkl.per_image(matrices) if t.per_image else matrices[0])
     if kind == "color":
         return fkl.ColorConversion(token[1])
     raise AssertionError(f"unknown token {token}")
