@@ -285,6 +285,9 @@ class Pipeline:
     def _parameter_owner(self, sig: Signature) -> tuple[str, str]:
         """(op, what) that a parameter block too large for a GPU kernel is blamed on: the many images,
         rects or chains that make it large."""
+        if self.per_image:  # a row per plane of the capacity compiled for
+            op_name, rows = self.per_image[0]
+            return op_name, f"per_image values of {rows} images"
         if sig.images:
             return self.ops[0].op_name, f"{sig.images} images"
         if len(self.chains) > 1:

@@ -321,6 +321,23 @@ def test_gpu_parameter_blocks_beyond_cudas_limit_are_refused_before_compiling(fa
     assert len(driver.launches) == 1
 
 
+def test_gpu_per_image_values_beyond_cudas_parameter_limit_are_refused_by_name(fake: Any) -> None:
+    """Per-image values travel in the parameter block, a row per plane of the batch capacity compiled for:
+    600 perspective matrices (1024 rows of 9 doubles) are refused before compiling, naming the op."""
+    driver, torch = fake
+
+    def warp(batch: int) -> Any:
+        matrices = fkl.per_image(np.tile(np.eye(3), (batch, 1, 1)))
+        pipe = fkl.compose(fkl.TensorRead(), fkl.Warping(matrices, 4, 4), fkl.TensorWrite(), target="gpu")
+        return pipe(torch.empty((batch, 8, 8, 3), dtype=torch.uint8))
+
+    with pytest.raises(ValueError, match=r"^Warping: the kernel's parameter bytes for per_image values of 600 images"):
+        warp(600)
+    assert not driver.launches
+    assert tuple(warp(200).shape) == (200, 4, 4, 3)
+    assert len(driver.launches) == 1
+
+
 def test_gpu_bound_pipelines_of_empty_images_launch_nothing(fake: Any) -> None:
     driver, torch = fake
     s = torch.cuda.Stream()
