@@ -355,10 +355,22 @@ def warp(kit: Kit, perspective: bool) -> Workload:
         )
 
     def dali(fn: Any, types: Any, x: Any) -> Any:
-        op = fn.experimental.warp_perspective if perspective else fn.warp_affine
         matrix = [float(v) for v in m.reshape(-1)]  # source -> destination, as cv2's: inverse_map=False
-        linear = types.INTERP_LINEAR
-        return op(x, matrix=matrix, size=[h, w], inverse_map=False, interp_type=linear, fill_value=0)
+        linear, size = types.INTERP_LINEAR, [h, w]  # DALI sizes are (H, W)
+        if perspective:  # (0, 0) at the centre of the top-left pixel, as in OpenCV
+            op = fn.experimental.warp_perspective
+            return op(x, matrix=matrix, size=size, inverse_map=False, interp_type=linear, pixel_origin="center")
+        return fn.warp_affine(x, matrix=matrix, size=size, inverse_map=False, interp_type=linear, fill_value=0)
+
+    def dali_affine_reference(x: Any) -> Any:
+        """fn.warp_affine's own convention: pixel centres at x + 0.5 (its origin is the top-left pixel's corner),
+        i.e. cv2's destination -> source map A, t shifted to t + A (0.5, 0.5) - (0.5, 0.5)."""
+        inverse = np.linalg.inv(full)[:2]
+        shifted = inverse.copy()
+        shifted[:, 2] += inverse[:, :2] @ np.array([0.5, 0.5]) - 0.5
+        flags = cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP
+        y = cv2.warpAffine(x.astype(np.float32), shifted, (w, h), flags=flags, borderMode=cv2.BORDER_CONSTANT)
+        return np.rint(np.clip(y, 0, 255))
 
     kind = "perspective" if perspective else "affine"
     return Workload(
@@ -374,6 +386,7 @@ def warp(kit: Kit, perspective: bool) -> Workload:
         1,
         "coordinates rounded in float32 by some peers: a value near .5 may round either way",
         dali=dali,
+        dali_reference=None if perspective else dali_affine_reference,
     )
 
 
