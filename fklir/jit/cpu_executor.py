@@ -86,7 +86,7 @@ class CpuExecutor:
             outputs = [r.ctypes.data for r in results]
             plan.run(pointers[0] if pointers else 0, outputs[0], e, pointers, outputs, values)
         if type(x) is np.ndarray and count == 1:  # every check above holds for arrays of this dtype and shape
-            self._warm[(x.dtype, x.shape)] = _CpuWarm(plan, values, e, shape, np.dtype(dtype), results[0].size > 0)
+            self._warm[(x.dtype, x.shape)] = _CpuWarm(plan, values, e, shape, results[0].dtype, results[0].size > 0)
         return tuple(results) if pipe.write_kind == "split_write" else results[0]
 
     @staticmethod

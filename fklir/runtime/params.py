@@ -125,5 +125,8 @@ def pack_slots(
             rects = np.asarray(flat[: 4 * count], dtype=np.int32)  # one copy for a table of rects
             ctypes.memmove(ctypes.addressof(array), rects.ctypes.data, rects.nbytes)
             continue
+        if kind in ("f32", "f64"):  # one slice assignment: a new pipeline's values block is packed at compose
+            array[:count] = [float(v) for v in flat[:count]]
+            continue
         for i in range(count):
             array[i] = slot_value(kind, flat[i])
