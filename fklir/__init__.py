@@ -83,47 +83,18 @@ _LAZY = {
     "per_image": "fklir.frontend.values",
 }
 
-# The names every release defines; __all__ adds the ops derived from their declarations (Add ... Min, the
-# math ops).
+# The names every release defines besides the op descriptors, which frontend/ops.py lists (PUBLIC_DESCRIPTORS).
 _PUBLIC = [
-    "AddLast",
-    "BorderReader",
     "CacheError",
-    "Cast",
     "CircularTensor",
-    "ColorConversion",
     "CompileError",
-    "Crop",
-    "Deinterlace",
     "DeviceBuffer",
-    "Discard",
     "DivergentPipeline",
-    "Flip",
     "FklirError",
-    "IsEven",
-    "MxVFloat3",
-    "PerImage",
     "NoDriverError",
+    "PerImage",
     "Pipeline",
     "ReadOnlyOutputError",
-    "ReadSet",
-    "Resize",
-    "Rotate",
-    "Saturate",
-    "SaturateCast",
-    "SaturateFloat",
-    "SplitWrite",
-    "StaticLoop",
-    "TensorPack",
-    "TensorRead",
-    "TensorSplit",
-    "TensorTSplit",
-    "TensorWrite",
-    "VectorAnd",
-    "VectorReduce",
-    "VectorReorder",
-    "VectorReorderRT",
-    "Warping",
     "__version__",
     "clear_cache",
     "compose",
@@ -187,14 +158,14 @@ def __getattr__(name: str) -> Any:
         globals()[name] = _version()
         return globals()[name]
     if name == "__all__":
-        globals()[name] = [*_PUBLIC, *_binary_descriptors(), *_math_descriptors()]
+        globals()[name] = [*_PUBLIC, *_descriptors()]
         return globals()[name]
     if name == "jit":  # the subpackage fkl.jit (user kernels), imported on first use
         return importlib.import_module("fklir.jit")
     module = _LAZY.get(name)
     # Only capitalised names can be descriptors: `from fklir import dtypes` asks here first, during
-    # the very imports that _math_descriptors would start.
-    if module is None and (name in _PUBLIC or (name[:1].isupper() and _derived_descriptor(name))):
+    # the very imports that _descriptors would start.
+    if module is None and name[:1].isupper() and name in _descriptors():
         module = "fklir.frontend.ops"
     if module is None:
         raise AttributeError(f"module 'fklir' has no attribute {name!r}")
@@ -207,21 +178,9 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *__getattr__("__all__")})
 
 
-def _derived_descriptor(name: str) -> bool:
-    """Whether `name` is a descriptor derived from a declaration (Add ... Min, the math ops)."""
-    return name in _binary_descriptors() or name in _math_descriptors()
+def _descriptors() -> dict[str, Any]:
+    """Every op descriptor by name (frontend/ops.py's PUBLIC_DESCRIPTORS): the core ops, Add ... Min and the math
+    ops derived from their declarations, and any op added there."""
+    from fklir.frontend.ops import PUBLIC_DESCRIPTORS
 
-
-def _binary_descriptors() -> list[str]:
-    """The names of Add ... Min, one per record of dialects/binary_declarations.py (xDSL-free)."""
-    from fklir.dialects.binary_declarations import BINARY_DECLARATIONS
-
-    return [declared.name for declared in BINARY_DECLARATIONS]
-
-
-def _math_descriptors() -> dict[str, Any]:
-    """The element-wise math ops' descriptors (Abs, Sqrt, ...): derived from the dialect's @math_op
-    declarations, so their names are known only once the frontend is imported."""
-    from fklir.frontend.ops import MATH_DESCRIPTORS
-
-    return MATH_DESCRIPTORS
+    return PUBLIC_DESCRIPTORS

@@ -1169,3 +1169,13 @@ class Deinterlace(Geometry):
 
     def out_sizes(self, sizes: list[Size]) -> list[Size]:
         return list(sizes)
+
+
+# Every public descriptor by name: what `fklir` exports (fklir.__all__ and its lazy names). A new op's descriptor
+# is public by being defined in this module under a name without a leading underscore.
+_FAMILIES = (Op, Read, Write, Geometry)  # bases that ops derive from, not ops
+PUBLIC_DESCRIPTORS: dict[str, type[Op]] = {
+    name: value
+    for name, value in globals().items()
+    if isinstance(value, type) and issubclass(value, Op) and value not in _FAMILIES and not name.startswith("_")
+}
