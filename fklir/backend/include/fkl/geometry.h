@@ -961,7 +961,7 @@ struct WarpRows {
         }
         for (i32 x = x0; x < x1; ++x) {
             f64 px, py;
-            map.at<false>(x, px, py);
+            map.template at<false>(x, px, py);
             const u32 out = (u32)(px < -1.0) | (u32)(py < -1.0) | (u32)(px >= width) | (u32)(py >= height);
             k[x] = (u8)((0u - out) & outside);
         }
@@ -998,7 +998,7 @@ struct WarpRows {
         const RowMap map = row_map();
         for (i32 x = x0; x < x1; ++x) {
             f64 px, py;
-            map.at<Projective>(x, px, py);
+            map.template at<Projective>(x, px, py);
             const u32 in = (u32)(px >= 0.0) & (u32)(py >= 0.0) & (u32)(px < right) & (u32)(py < bottom);
             const u64 keep = 0ull - (u64)in;
             const f64 cx = f64_from_bits(bits_of(px) & keep);  // 0 elsewhere: a defined conversion
