@@ -96,9 +96,10 @@ class PerImage:
         """The rows as a per-plane slot of `count` elements, `per_plane` of them a plane, holds them: each row
         expanded to its plane's elements, and the planes past the rows (a kernel compiled for a larger batch,
         which never computes them) filled with row 0, so that every value of the slot is a valid one."""
+        from fklir.dialects.value_rules import per_plane_elements
+
         planes = count // per_plane
-        rows = [*self.rows, *[self.rows[0]] * (planes - len(self.rows))]
-        return [v for row in rows[:planes] for v in (row * per_plane if len(row) == 1 else row)]
+        return per_plane_elements([self.row(z) for z in range(planes)], count)
 
     def check(self, op: str, lengths: tuple[int, ...], what: str) -> int:
         """The rows' length, which must be one of `lengths` (a value: 1 or one per channel; a matrix: 6 or 9)."""
