@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -41,6 +42,9 @@ sys.path.insert(0, str(ROOT))
 FAKE_CUBIN = b"\x7fELF" + bytes(16 * 1024)  # about the size of a small fused kernel's cubin
 
 
+_STUBS: list[tuple[Any, Any]] = []
+
+
 def install_stubs(fake_compile: bool = True, pay_real_import: bool = False) -> tuple[Any, Any]:
     """Fake torch and driver in place before fklir is imported; kernels 'compile' to a stand-in cubin.
 
@@ -50,12 +54,15 @@ def install_stubs(fake_compile: bool = True, pay_real_import: bool = False) -> t
     """
     from tests.runtime.fake_driver import FakeDriver, install, make_fake_torch
 
+    if _STUBS:  # this process has them: the rows share one fake torch and driver
+        return _STUBS[0]
     if "torch" in sys.modules:
         raise SystemExit("host_overhead: run it in its own interpreter (a real torch is already imported)")
     torch = make_fake_torch()
     sys.modules["torch"] = torch
     driver = FakeDriver(strict=False, record=False)
     install(driver, pay_real_import)  # for the life of this process
+    _STUBS.append((torch, driver))
     if not fake_compile:
         return torch, driver
     from fklir.backend import build
@@ -104,6 +111,65 @@ def warm_rows(n: int, reps: int) -> dict[str, float]:
         "unbound pipe(x, stream=s) (allocates)": per_call_us(lambda: unbound(x, stream=stream), n, reps),
         "unbound pipe(x) (own stream, synchronised)": per_call_us(lambda: unbound(x), n, reps),
     }
+
+
+def median_us(call: Callable[[int], object], count: int) -> float:
+    """Median µs of call(i) over i < count (each call its own new objects)."""
+    samples = []
+    for i in range(count):
+        start = time.perf_counter()
+        call(i)
+        samples.append((time.perf_counter() - start) * 1e6)
+    return statistics.median(samples)
+
+
+def new_object_rows(count: int) -> dict[str, float]:
+    """bench_launch's issue-28 rows over the stubs: a new pipeline object's first call, and the per-frame ROI
+    loop (compose with 1..64 new rects + call on a caller's stream)."""
+    torch, _driver = install_stubs()
+    import fklir as fkl
+
+    x = torch.empty((48, 64, 3), dtype=torch.uint8)
+    y = torch.empty((48, 64, 3), dtype=torch.uint8)
+    stream = torch.cuda.Stream()
+
+    def scaled(mul: float) -> Any:
+        ops = (fkl.Cast("float32"), fkl.Mul(mul), fkl.Sub(3.0), fkl.SaturateCast("uint8"))
+        return fkl.compose(fkl.TensorRead(), *ops, fkl.TensorWrite(), target="gpu")
+
+    warm = scaled(0.5)
+    warm(x, out=y, stream=stream)
+    made = [scaled(1.0 + i * 1e-3) for i in range(count)]
+    w, h, side = 1920, 1080, 224
+    image = torch.empty((h, w, 3), dtype=torch.uint8)
+    draw = random.Random(11)
+    frames = [roi_rects(draw, draw.randint(1, 64), w, h) for _ in range(count)]
+
+    def roi(rects: list[tuple[int, int, int, int]]) -> Any:
+        ops = (fkl.Crop(rects), fkl.Resize(side, side), fkl.Mul(1 / 255), fkl.Sub(0.5), fkl.Div(0.25))
+        return fkl.compose(fkl.TensorRead(), *ops, fkl.TensorSplit(), target="gpu")
+
+    roi(frames[0])(image, stream=stream)
+    return {
+        "warm pipe(x, out=y, stream=s)": median_us(lambda _i: warm(x, out=y, stream=stream), count),
+        "compose(), known structure, new values": median_us(lambda i: scaled(2.0 + i * 1e-3), count),
+        "first call of a new pipeline object (compose excluded)": median_us(
+            lambda i: made[i](x, out=y, stream=stream), count
+        ),
+        "per-frame ROI loop: compose(1..64 new rects)": median_us(lambda i: roi(frames[i]), count),
+        "per-frame ROI loop: compose(1..64 new rects) + call": median_us(
+            lambda i: roi(frames[i])(image, stream=stream), count
+        ),
+    }
+
+
+def roi_rects(draw: random.Random, count: int, w: int, h: int) -> list[tuple[int, int, int, int]]:
+    """`count` detector boxes of random sizes inside a w x h frame (bench_launch's frame_rects)."""
+    rects = []
+    for _ in range(count):
+        rw, rh = draw.randint(24, 480), draw.randint(24, 480)
+        rects.append((draw.randrange(w - rw + 1), draw.randrange(h - rh + 1), rw, rh))
+    return rects
 
 
 FRESH = r"""
@@ -156,6 +222,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--calls", type=int, default=20000, help="calls per repetition")
     parser.add_argument("--reps", type=int, default=7)
+    parser.add_argument("--objects", type=int, default=500, help="new pipeline objects per issue-28 row")
     parser.add_argument("--fresh-only", action="store_true", help="only the fresh-process row")
     parser.add_argument("--profile", action="store_true", help="print the fresh process's first-call profile")
     args = parser.parse_args(argv)
@@ -163,6 +230,8 @@ def main(argv: list[str]) -> int:
     if not args.fresh_only:
         for name, us in warm_rows(args.calls, args.reps).items():
             rows[name] = f"{us:.2f} µs"
+        for name, us in new_object_rows(args.objects).items():
+            rows[f"{name} (median of {args.objects})"] = f"{us:.2f} µs"
     ms, counters = fresh_process_ms(args.profile)
     rows[f"fresh process: first call after compose ({counters})"] = f"{ms:.2f} ms"
     print(f"Python {sys.version.split()[0]}, stubbed driver and torch, median of {args.reps} x {args.calls} calls")

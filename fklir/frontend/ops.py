@@ -8,6 +8,7 @@ checked at once; errors name the op and the value.
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -964,6 +965,8 @@ class Crop(Geometry):
         if not sizes:  # a batch of no images: no planes to crop
             return []
         bordered = isinstance(sizes, BorderedSizes)
+        if len(sizes) == 1 and (bordered or self._inside(*sizes[0])):  # every rect of one image at once
+            return [(rw, rh) for _, _, rw, rh in self.rects]
         planes = max(n, len(sizes))
         out: list[Size] = []
         for z in range(planes):
@@ -977,6 +980,29 @@ class Crop(Geometry):
                 )
             out.append((rw, rh))
         return out
+
+    def _inside(self, width: int, height: int) -> bool:
+        """Whether every rect lies inside a width x height image (the rects' bounding box, found once)."""
+        bounds = self.__dict__.get("_bounds")
+        if bounds is None:
+            rects = self.rects
+            bounds = (
+                min([r[0] for r in rects]),
+                min([r[1] for r in rects]),
+                max([r[0] + r[2] for r in rects]),
+                max([r[1] + r[3] for r in rects]),
+            )
+            object.__setattr__(self, "_bounds", bounds)
+        left, top, right, bottom = bounds
+        return left >= 0 and top >= 0 and right <= width and bottom <= height
+
+    def flat_rects(self, count: int) -> tuple[int, ...]:
+        """x, y, w, h of `count` planes' rects in a row (a rect slot's values; one rect repeats on every plane)."""
+        flat = self.__dict__.get("_flat")
+        if flat is None:
+            flat = tuple(itertools.chain.from_iterable(self.rects))
+            object.__setattr__(self, "_flat", flat)
+        return flat * count if len(self.rects) == 1 else flat
 
 
 class Resize(Geometry):
@@ -1026,7 +1052,7 @@ class Resize(Geometry):
         return self.background if isinstance(self.background, PerImage) else None
 
     def out_sizes(self, sizes: list[Size]) -> list[Size]:
-        return [self.size for _ in sizes]
+        return [self.size] * len(sizes)
 
     RUNTIME_VALUES: ClassVar[bool] = True
 
@@ -1089,7 +1115,7 @@ class Warping(Geometry):
         return self.matrix if isinstance(self.matrix, PerImage) else None
 
     def out_sizes(self, sizes: list[Size]) -> list[Size]:
-        return [self.size for _ in sizes]
+        return [self.size] * len(sizes)
 
     RUNTIME_VALUES: ClassVar[bool] = True
 

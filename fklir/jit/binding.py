@@ -29,7 +29,7 @@ class Binding:
 class Prepared:
     """Everything a warm GPU call on one input signature and size needs."""
 
-    __slots__ = ("device", "extent", "launches", "out_dtype", "out_keys", "out_shape", "plan", "values")
+    __slots__ = ("device", "extent", "launches", "out_dtype", "out_keys", "out_shape", "plan", "signature", "values")
 
     def __init__(
         self,
@@ -40,6 +40,7 @@ class Prepared:
         out_dtype: str,
         device: int,
         out_keys: set[WarmKey] | None = None,
+        signature: Any = None,  # the input's (jit.signature.Signature), where a call of another pipeline may reuse this
     ) -> None:
         self.plan = plan
         self.values = values
@@ -50,10 +51,17 @@ class Prepared:
         # warm keys of outputs that passed check_out for this call: equal keys pass it alike
         self.out_keys: set[WarmKey] = set() if out_keys is None else out_keys
         self.launches = bool(out_shape) and min(out_shape) > 0  # False: the output is empty, nothing to launch
+        self.signature = signature
 
     def with_plan(self, plan: Any) -> "Prepared":
         """This call on another plan (a bound pipeline's own parameter block); the output keys are shared."""
         return Prepared(plan, self.values, self.extent, self.out_shape, self.out_dtype, self.device, self.out_keys)
+
+    def with_values(self, values: Any) -> "Prepared":
+        """This call with another pipeline's values block (same structure and sizes); the output keys are shared."""
+        return Prepared(
+            self.plan, values, self.extent, self.out_shape, self.out_dtype, self.device, self.out_keys, self.signature
+        )
 
 
 class WarmEntry(NamedTuple):

@@ -13,7 +13,6 @@ the descriptors, allocate the output, fill the parameter header, launch. It touc
 """
 
 import importlib
-import itertools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -135,6 +134,8 @@ class Pipeline:
         self._plans: dict[tuple[Signature, int], tuple[LaunchPlan, Any]] = {}
         self._shared: dict[tuple[Signature, int], _SharedPlan] | None = None
         self._last_signature: Signature | None = None
+        self._structure: object = None  # _structure_key(), made once
+        self._call_key: tuple[object, ...] | None = None  # call_key(), made once
         _preload(target)
         # the call paths: the executor of the target owns them and its warm state
         self._executor: CpuExecutor | GpuExecutor
@@ -292,8 +293,7 @@ class Pipeline:
         rect_slots = [(name, count) for name, kind, count in slots if kind == "rect"]
         ours: dict[str, tuple[float, ...]] = {}
         for (name, count), crop in zip(rect_slots, crops, strict=True):
-            rects = crop.rects * count if len(crop.rects) == 1 else crop.rects
-            ours[name] = tuple(itertools.chain.from_iterable(rects))
+            ours[name] = crop.flat_rects(count)
         return values | ours
 
     def _runtime_values(
@@ -337,9 +337,28 @@ class Pipeline:
         """The key of this pipeline's structure among the shared plans: its chain's structures as they are (a
         tuple hashes faster than its text; no structural field is a float, whose -0.0 and NaN would compare
         other than their text), a divergent pipeline's descriptions, values and all, as text."""
+        key = self._structure
+        if key is not None:
+            return key
         if self.plane_map is None:
-            return (self.target, tuple([op.structure() for op in self.chains[0]]))
-        return repr((self.target, self.plane_map, self._described_chains()))
+            key = (self.target, tuple([op.structure() for op in self.chains[0]]))
+        else:
+            key = repr((self.target, self.plane_map, self._described_chains()))
+        self._structure = key
+        return key
+
+    def call_key(self) -> tuple[object, ...] | None:
+        """What a call on one kind of input depends on besides the input: the structure (as the identity of its
+        shared plans, which the key's first item holds), the geometry's values (they set the output size) and
+        the per-image row counts. Pipelines with equal keys prepare such a call alike (GpuExecutor shares it).
+        None for a rect list: a new list each frame, and a key that costs more than it saves."""
+        key = self._call_key
+        if key is None and self._crop_list is None:
+            if self._shared is None:
+                self._shared = _shared_plans(self._structure_key())
+            geometry = tuple([op.description() for op in self._geometry_ops])
+            key = self._call_key = (id(self._shared), geometry, self.per_image)
+        return key  # pyright: ignore[reportReturnType]
 
     def _described_chains(self) -> list[list[tuple[object, ...]]]:
         if self.plane_map is None:
@@ -375,7 +394,7 @@ class Pipeline:
         known (a plan built from IR would meet the dialect's verifier first)."""
         geometry = self._geometry_ops
         sizes = _out_sizes(geometry, [(width, height)] * (sig.images or sig.planes))
-        if len(set(sizes)) > 1:
+        if sizes and sizes.count(sizes[0]) != len(sizes):
             raise ValueError(
                 f"Crop: the rects give planes of different sizes {sorted(set(sizes))}; put a Resize after the Crop"
             )
@@ -402,8 +421,7 @@ class Pipeline:
         if e.dst_planes and e.dst_w and e.dst_h and not (width and height):  # pixels made out of nothing
             for chain in self.chains:
                 fops.check_empty_source(_geometry(chain), (width, height))
-        if e != plan.extent:  # the plan's extent passed when it was set
-            plan.check_extent(e)
+        plan.admit(e)
         return e
 
     def _out_shape(self, sig: Signature, e: Extent) -> tuple[int, ...]:

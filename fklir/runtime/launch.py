@@ -27,6 +27,7 @@ MAX_SAMPLED_KERNEL_ELEMENTS = U32_MAX  # sampled kernels address a source plane 
 GRID_YZ_MAX = 65535  # CUDA's limit on a grid's y and z extents
 GPU_PARAM_BYTES = 32764  # CUDA's limit on a kernel's parameters (CUDA 12.1+, compute capability 7.0+)
 MAX_LAUNCHES = 64  # launches a GpuLaunch keeps, one per grid it met
+MAX_ADMITTED = 256  # extents a plan remembers as checked (a per-frame rect count makes a new extent each frame)
 
 
 class Extent(NamedTuple):
@@ -82,6 +83,7 @@ class LaunchPlan:
         # a block of their own (twin), which only holds them.
         self.lock = threading.Lock()
         self.extent: Extent | None = None
+        self._admitted: set[Extent] = set()  # extents that passed check_extent: a named tuple of ints checks alike
         self.op_names: tuple[str, str] = ("TensorRead", "TensorWrite")  # the chain's read and write, for size errors
         self._pointers: tuple[int, int, int] | None = None  # (src, dst, table and plane bits) as the header holds
         self._table_bits = 0  # the OR of the pointer table's entries: any misaligned one disables vectors
@@ -136,10 +138,19 @@ class LaunchPlan:
             hint = "a resampling kernel addresses a plane with 32-bit offsets: split the image, e.g. into row bands"
             check_product(read, "elements of one input plane", plane, U32_MAX, hint)
 
+    def admit(self, e: Extent) -> None:
+        """check_extent(e), once per extent: a loop over frames of 1..64 rects meets the same few extents."""
+        if e in self._admitted:
+            return
+        self.check_extent(e)
+        if len(self._admitted) >= MAX_ADMITTED:
+            self._admitted.clear()
+        self._admitted.add(e)
+
     def set_extent(self, e: Extent) -> None:
         if e == self.extent:
             return
-        self.check_extent(e)  # a refused extent leaves the header as it was: ctypes would wrap the sizes
+        self.admit(e)  # a refused extent leaves the header as it was: ctypes would wrap the sizes
         h = self.header
         h.src_pitch = e.src_w * e.channels_in
         h.src_plane_stride = e.src_h * e.src_w * e.channels_in
@@ -262,6 +273,7 @@ class GpuLaunch(LaunchPlan):
         # extents switch between them without making a launch (and its per-stream configs) each time
         self._launches: dict[tuple[int, tuple[int, int, int], tuple[int, int, int]], Any] = {}
         self._launch = self._bind_launch()
+        self._grids: dict[Extent, tuple[tuple[int, int, int], tuple[int, int, int], Any]] = {}  # _grid by extent
 
     def twin(self, values: ctypes.Structure) -> "GpuLaunch":
         """The same kernel with a parameter block of its own holding `values` (a bound pipeline's bindings)."""
@@ -323,7 +335,12 @@ class GpuLaunch(LaunchPlan):
         if e is self.extent or e == self.extent:
             return
         super().set_extent(e)
-        self.grid, self.block, self._function = self._grid(e)
+        grid = self._grids.get(e)
+        if grid is None:
+            if len(self._grids) >= MAX_ADMITTED:
+                self._grids.clear()
+            grid = self._grids[e] = self._grid(e)
+        self.grid, self.block, self._function = grid
         self._launch = self._bind_launch()
 
     def run(

@@ -6,10 +6,12 @@ The layout mirrors the emitted C++ `struct Params` (natural C alignment on both 
 
 from __future__ import annotations
 
+import array
 import ctypes
 import functools
+import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -78,14 +80,20 @@ def pack_reciprocals(
     """`<slot>_rcp[i]` = 1 / value, rounded once to float32 (what a GPU's rcp.rn gives), and
     `<slot>_fast` = 1 when every |value| lies in fkl::Div's fast range [2^-60, 2^60]."""
     for name in reciprocals:
-        array = getattr(params, f"{name}_rcp")
-        divisors = np.asarray(values[name], dtype=np.float32)
-        for i, v in enumerate(divisors):
-            with np.errstate(divide="ignore", invalid="ignore"):
-                array[i] = float(np.float32(1.0) / v)
-        magnitude = np.abs(divisors)
-        in_range = bool(np.all((magnitude >= DIV_FAST_LOW) & (magnitude <= DIV_FAST_HIGH)))
-        setattr(params, f"{name}_fast", int(in_range))
+        field = getattr(params, f"{name}_rcp")
+        given = values[name][: len(field)]
+        divisors = (ctypes.c_float * len(given))(*given)[:]  # the divisors as float32 holds them
+        field[: len(divisors)] = [_reciprocal(v) for v in divisors]
+        fast = all(DIV_FAST_LOW <= abs(v) <= DIV_FAST_HIGH for v in divisors)  # False for NaN
+        setattr(params, f"{name}_fast", int(fast))
+
+
+def _reciprocal(v: float) -> float:
+    """1 / v in double, which the float32 field rounds once more: for a float32 v that is the correctly rounded
+    float32 quotient (a double has at least 2 * 24 + 2 bits, so the second rounding is innocuous); 1/±0 is ±inf."""
+    if v == 0.0:
+        return math.copysign(math.inf, v)
+    return 1.0 / v
 
 
 def _f16_bits(v: float) -> int:
@@ -113,20 +121,28 @@ def slot_value(kind: str, v: float) -> object:
     return int(v)
 
 
+def _int32s(flat: Sequence[float]) -> array.array[int]:
+    """Rect coordinates as int32s: Python ints as they are, the floats of a plan's IR values truncated."""
+    try:
+        return array.array("i", cast(Sequence[int], flat))
+    except TypeError:
+        return array.array("i", [int(v) for v in flat])
+
+
 def pack_slots(
     params: ctypes.Structure, slots: Sequence[tuple[str, str, int]], values: Mapping[str, Sequence[float]]
 ) -> None:
     """Write every slot's values into `params` (rects come as flat x, y, w, h groups; a rect table past the
     rects given, a capacity's unused planes, keeps the zeros of a new block)."""
     for name, kind, count in slots:
-        array = getattr(params, name)
+        field = getattr(params, name)
         flat = values[name]
-        if kind == "rect":
-            rects = np.asarray(flat[: 4 * count], dtype=np.int32)  # one copy for a table of rects
-            ctypes.memmove(ctypes.addressof(array), rects.ctypes.data, rects.nbytes)
+        if kind == "rect":  # one copy for a table of rects (a new pipeline's per-frame rects land here)
+            rects = _int32s(flat[: 4 * count])
+            ctypes.memmove(ctypes.addressof(field), rects.buffer_info()[0], rects.itemsize * len(rects))
             continue
         if kind in ("f32", "f64"):  # one slice assignment: a new pipeline's values block is packed at compose
-            array[:count] = [float(v) for v in flat[:count]]
+            field[:count] = [float(v) for v in flat[:count]]
             continue
         for i in range(count):
-            array[i] = slot_value(kind, flat[i])
+            field[i] = slot_value(kind, flat[i])

@@ -8,6 +8,7 @@ same paths numerically on a real device.
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import os
 import subprocess
@@ -283,8 +284,8 @@ def test_an_input_seen_before_is_not_described_again(fake: Any, counted_descript
 def test_a_new_pipelines_first_call_on_a_known_kind_describes_nothing_and_makes_no_plan(
     fake: Any, counted_descriptions: list[object], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A new pipeline of a known structure: its input's kind was described by its twin and the plan is
-    theirs, so its first call describes only the output it has not seen and loads nothing."""
+    """A new pipeline of a known structure: its twin described its input's kind and the output's, and prepared
+    the call (plan, extent, output), so its first call describes nothing and loads nothing."""
     driver, torch = fake
     s = torch.cuda.Stream()
     x, y = torch.empty((6, 5, 3), dtype=torch.uint8), torch.empty((6, 5, 3), dtype=torch.uint8)
@@ -297,9 +298,45 @@ def test_a_new_pipelines_first_call_on_a_known_kind_describes_nothing_and_makes_
         fkl.TensorRead(), fkl.Cast("float32"), fkl.Mul(0.25), fkl.SaturateCast("uint8"), fkl.TensorWrite()
     )
     assert twin(other, out=y, stream=s) is y
-    assert counted_descriptions == [y]
+    assert counted_descriptions == []
     assert not {"cuModuleLoadData", "cuLibraryLoadData", "cuCtxGetCurrent"} & set(driver.calls)
     assert driver.launches[-1][3] == s.cuda_stream
+
+
+def _launched_slot(driver: FakeDriver, pipe: fkl.Pipeline, kind: str) -> list[float]:
+    """The values that the last launch passed in `pipe`'s plan's first slot of `kind` (read at once: the plan's
+    block is reused)."""
+    plan = _plan(pipe)
+    block = ctypes.c_void_p.from_address(driver.launches[-1][4]).value
+    assert block is not None
+    params = plan._params_type.from_address(block)  # pyright: ignore[reportPrivateUsage]
+    name, _, count = next(slot for slot in plan.layout.slots if slot[1] == kind)
+    return list(getattr(params, name)[:count])
+
+
+def test_new_pipelines_of_a_known_structure_launch_their_own_values_and_sizes(fake: Any) -> None:
+    """A new pipeline's first call takes a call that a pipeline of the same structure prepared on a like input
+    only with its own values, and only where its geometry gives the same sizes."""
+    driver, torch = fake
+    s = torch.cuda.Stream()
+    x = torch.empty((7, 9, 3), dtype=torch.uint8)
+
+    def resized(w: int, h: int, mul: float) -> fkl.Pipeline:
+        ops = (fkl.Resize(w, h), fkl.Mul(mul), fkl.SaturateCast("uint8"))
+        return fkl.compose(fkl.TensorRead(), *ops, fkl.TensorWrite(), target="gpu")
+
+    first = resized(5, 4, 0.5)
+    assert tuple(first(x, stream=s).shape) == (4, 5, 3)
+    assert _launched_slot(driver, first, "f32") == [0.5] * 3
+    twin = resized(5, 4, 0.25)
+    assert tuple(twin(x, stream=s).shape) == (4, 5, 3)
+    assert _launched_slot(driver, twin, "f32") == [0.25] * 3
+    other_size = resized(3, 6, 2.0)
+    assert tuple(other_size(x, stream=s).shape) == (6, 3, 3)
+    assert _launched_slot(driver, other_size, "f32") == [2.0] * 3
+    assert _plan(other_size) is _plan(twin) is _plan(first)  # one plan: only the prepared calls differ
+    first(x, stream=s)
+    assert _launched_slot(driver, first, "f32") == [0.5] * 3
 
 
 def test_no_input_stays_alive_in_what_a_call_remembers(fake: Any, counted_descriptions: list[object]) -> None:
