@@ -26,7 +26,7 @@ PROGRAMMATIC_LAUNCH = os.environ.get("FKLIR_PDL", "1") != "0"
 MAX_SAMPLED_KERNEL_ELEMENTS = U32_MAX  # sampled kernels address a source plane with 32-bit offsets
 GRID_YZ_MAX = 65535  # CUDA's limit on a grid's y and z extents
 GPU_PARAM_BYTES = 32764  # CUDA's limit on a kernel's parameters (CUDA 12.1+, compute capability 7.0+)
-MAX_LAUNCHES = 64  # launches a GpuLaunch keeps, one per grid it met
+MAX_LAUNCHES = 256  # launches a GpuLaunch keeps, one per grid it met (a rect list of 1..64 makes 64 grids)
 MAX_ADMITTED = 256  # extents a plan remembers as checked (a per-frame rect count makes a new extent each frame)
 
 
