@@ -53,8 +53,8 @@ class CallPlan:
 
     def __init__(self, launch: CpuLaunch | GpuLaunch, arguments: Arguments, converted: Sequence[Tensor | Any]) -> None:
         self.launch = launch
-        self._tensor_indices = [index for index, argument in enumerate(converted) if isinstance(argument, Tensor)]
-        self._first = self._tensor_indices[0]
+        self.tensor_indices = [index for index, argument in enumerate(converted) if isinstance(argument, Tensor)]
+        self._first = self.tensor_indices[0]
         self._first_name = arguments.names[self._first]
         self._scalars = [
             _scalar(index, arguments.names[index], dtype, convert)
@@ -63,7 +63,7 @@ class CallPlan:
         # the objects in parameter order, each a TensorView (shape and strides filled) or a scalar's ctypes
         # object, and the void*[] of their addresses that cuLaunchKernel reads
         self.objects: list[Any] = [None] * len(converted)
-        for index in self._tensor_indices:
+        for index in self.tensor_indices:
             self.objects[index] = converted[index].view()
         for index, (dtype, _convert) in arguments.scalars.items():
             self.objects[index] = dtypes.BY_NAME[dtype].ctype()
@@ -74,7 +74,7 @@ class CallPlan:
     def fill(self, objects: list[Any], pointers: Sequence[int], values: Sequence[Any]) -> None:
         """Write one call's pointers (in tensor order) and scalar values into `objects` (self.objects or
         copies())."""
-        for index, pointer in zip(self._tensor_indices, pointers, strict=True):
+        for index, pointer in zip(self.tensor_indices, pointers, strict=True):
             objects[index].data = pointer
         for index, plain, lo, hi, name, convert in self._scalars:
             value = values[index]

@@ -171,6 +171,11 @@ class Kernel:
             return
         self._first_call(values, stream)
 
+    def plan_of(self, values: Sequence[object]) -> CallPlan | None:
+        """The prepared call that a call on `values` takes (arrays like them were called on), else None."""
+        read = self._read(values)
+        return None if read is None else self._plans.get(read[0])
+
     def _read(self, values: Sequence[object]) -> tuple[tuple[object, ...], list[int]] | None:
         """(key, pointers) of a call's tensors from their own accessors (tensors.read_key); None when one has
         no key (an array type not described yet, or without a key reader) or the count is wrong."""

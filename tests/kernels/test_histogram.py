@@ -369,3 +369,23 @@ def test_gpu_layout_by_channel_count(fake_gpu: tuple[FakeDriver, Any, Any]) -> N
         layout = module.layout_for(c)
         assert threads == layout.threads and rows == 1
         assert blocks == -(-1080 * 1920 * c // (layout.threads * layout.words * 16))
+
+
+@gpu
+def test_gpu_repeated_calls_on_a_stream_count_each_call_s_images(gpu_histogram: Histogram, torch: Any) -> None:
+    """Calls on arrays like the last ones on a caller's stream (jit/warm_calls.py): each counts its own images,
+    into its own out or a new one."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    batches = [random_images((2, 33, 17, 3), kind) for kind in (*KINDS, *KINDS)]
+    given = [torch.full((2, 3, 256), -1, dtype=torch.int32, device="cuda") for _ in batches]
+    with torch.cuda.stream(stream):
+        images = [torch.from_numpy(batch).cuda() for batch in batches]
+        into = [gpu_histogram(image, out=out, stream=stream) for image, out in zip(images, given, strict=True)]
+        made = [gpu_histogram(image, stream=stream) for image in images]
+    stream.synchronize()
+    assert all(a is b for a, b in zip(into, given, strict=True))
+    assert len({m.data_ptr() for m in made}) == len(made)
+    for batch, out, new in zip(batches, given, made, strict=True):
+        np.testing.assert_array_equal(out.cpu().numpy(), reference(batch))
+        np.testing.assert_array_equal(new.cpu().numpy(), reference(batch))

@@ -395,3 +395,28 @@ def test_gpu_misaligned_planar_out_is_refused() -> None:
     storage = torch.zeros(1 + 3 * 34 * 18, dtype=torch.float32, device="cuda")
     with pytest.raises(ValueError, match=r"^nv12_to_rgb: a GPU out must start at a multiple of 8 bytes"):
         nv12_to_rgb(frame, dtype="float32", out=storage[1:].view(3, 34, 18))
+
+
+@gpu
+@pytest.mark.usefixtures("backend")
+def test_gpu_repeated_calls_on_a_stream_convert_each_call_s_frames() -> None:
+    """Calls on arrays like the last ones on a caller's stream (jit/warm_calls.py): each converts its own
+    frames, into its own out or a new one, packed and planar, in either order."""
+    torch = pytest.importorskip("torch")
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    frames = [random_frames((2,), 66, 130) for _ in range(4)]
+    with torch.cuda.stream(stream):
+        on_gpu = [torch.from_numpy(f).cuda() for f in frames]
+        outs = [torch.empty((2, 66, 130, 3), dtype=torch.uint8, device="cuda") for _ in frames]
+        into = [
+            nv12_to_rgb(f, order=("RGB", "BGR")[i % 2], out=o, stream=stream)
+            for i, (f, o) in enumerate(zip(on_gpu, outs, strict=True))
+        ]
+        made = [nv12_to_rgb(f, dtype="float32", normalize=True, stream=stream) for f in on_gpu]
+    stream.synchronize()
+    assert all(a is b for a, b in zip(into, outs, strict=True))
+    for i, (f, out, planar) in enumerate(zip(frames, outs, made, strict=True)):
+        np.testing.assert_array_equal(out.cpu().numpy(), cv2_reference(f, ("RGB", "BGR")[i % 2]))
+        expected = cv2_reference(f).transpose(0, 3, 1, 2).astype(np.float32) * np.float32(1 / 255)
+        np.testing.assert_allclose(planar.cpu().numpy(), expected, rtol=0, atol=1e-7)

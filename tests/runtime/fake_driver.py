@@ -467,6 +467,29 @@ def make_fake_torch() -> types.ModuleType:
         def new_empty(self, shape: Any, dtype: _Dtype | None = None) -> Tensor:
             return Tensor(shape, dtype or self.dtype, self._device)
 
+        def reshape(self, shape: Any) -> Tensor:
+            """A view of a C-contiguous tensor with another shape of as many elements."""
+            view = Tensor(shape, self.dtype, self._device)
+            if not self._contiguous or view.numel() != self.numel():
+                raise NotImplementedError("the fake torch reshapes C-contiguous tensors only")
+            view._ptr = self._ptr
+            return view
+
+        def __getitem__(self, index: tuple[Any, ...]) -> Tensor:
+            """A view with unit axes added (`x[None, ...]`, `x[..., None]`): the only indexing fklir does."""
+            at = index.index(Ellipsis)
+            if any(i is not None for k, i in enumerate(index) if k != at):
+                raise NotImplementedError("the fake torch indexes with None and one Ellipsis only")
+            shape, strides = list(self.shape), list(self._strides)
+            for k in range(len(index) - 1, at, -1):  # after the ellipsis, from the end
+                shape.append(1)
+                strides.append(1)
+            shape = [1] * at + shape
+            strides = [shape[at] * strides[0] if strides else 1] * at + strides
+            view = Tensor(shape, self.dtype, self._device, tuple(strides))
+            view._ptr = self._ptr
+            return view
+
         @property
         def __cuda_array_interface__(self) -> dict[str, Any]:
             # torch builds this dict (and checks the tensor) on every access

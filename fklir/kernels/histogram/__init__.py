@@ -32,9 +32,10 @@ import numpy as np
 from fklir import jit
 from fklir.jit.default_stream import finish, launch_stream, per_thread
 from fklir.jit.tensors import Tensor, describe
+from fklir.jit.warm_calls import WarmCalls
 from fklir.runtime import cuda_driver
 from fklir.runtime.device_buffer import DeviceBuffer
-from fklir.runtime.interop import empty_like_framework
+from fklir.runtime.interop import empty_like_framework, output_maker
 
 __all__ = ["histogram"]
 
@@ -128,9 +129,14 @@ _scratch: dict[tuple[int, int, int], DeviceBuffer] = {}
 _scratch_lock = threading.Lock()
 
 
+_warm = WarmCalls()
+
+
 def histogram(images: Any, out: Any = None, *, stream: object = None) -> Any:
     """The per-channel 256-bin histograms of `images` (see the module docstring): `out`, or a new int32
     array of shape (C, 256) for one image, (B, C, 256) for a batch."""
+    if (warm := _warm.run((images, out), (), stream, 1)) is not None:
+        return warm
     described = describe(images, "images")
     shape = described.shape
     if len(shape) not in (2, 3, 4):
@@ -143,6 +149,7 @@ def histogram(images: Any, out: Any = None, *, stream: object = None) -> Any:
     if height * width > MAX_PIXELS:
         raise ValueError(f"images: {height} x {width} pixels is over {MAX_PIXELS}, more than int32 counts hold")
     counts_shape = (shape[0], channels, BINS) if batched else (channels, BINS)
+    given = out
     if out is None:
         out = _new_counts(images, described, counts_shape)
     elif len(out_shape := describe(out, "out").shape) != len(counts_shape):
@@ -156,6 +163,10 @@ def histogram(images: Any, out: Any = None, *, stream: object = None) -> Any:
     scratch = _stream_scratch(described.device, handle, (shape[0] if batched else 1) * (channels * BINS + 1))
     _count_gpu(batch_images, batch_out, scratch, stream=handle)
     finish(handle, described.device, owned)
+    made = None
+    if given is None:  # a repeated call makes its counts as this one did, in the images' framework
+        made = (1, out, output_maker(described.framework, images, counts_shape, "int32", described.device))
+    _warm.remember((images, given), (), stream, _count_gpu, (batch_images, batch_out, scratch), made)
     return out
 
 
@@ -168,6 +179,7 @@ def _stream_scratch(device: int, handle: int, size: int) -> DeviceBuffer:
         scratch = _scratch.get(key)
         if scratch is None or scratch.size < size:
             scratch = _scratch[key] = DeviceBuffer.from_host(np.zeros(size, np.uint32), device)
+            _warm.clear()  # the calls remembered take the stream's scratch as it was
     return scratch
 
 

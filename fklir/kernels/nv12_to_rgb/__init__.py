@@ -33,6 +33,7 @@ from fklir import jit
 from fklir.jit import highway as jit_highway
 from fklir.jit import tensors
 from fklir.jit.matcher import ANY
+from fklir.jit.warm_calls import WarmCalls
 from fklir.runtime import interop
 from fklir.runtime.device_buffer import DeviceBuffer
 
@@ -223,10 +224,15 @@ def _empty(like: Any, tensor: tensors.Tensor, shape: tuple[int, ...], dtype: str
     return interop.empty_like_framework(tensor.framework, shape, dtype, tensor.device, like)[0]
 
 
+def _image_shape(frames: _Frames, planar: bool) -> tuple[int, int, int]:
+    """One output image's shape: planar (3, H, W) or packed (H, W, 3)."""
+    return (3, frames.height, frames.width) if planar else (frames.height, frames.width, 3)
+
+
 def _output(out: object, frames: _Frames, planar: bool) -> tuple[Any, Any]:
     """(the array the call returns: the caller's `out`, checked, or a new one; that array as (B, ...), which
     the kernel writes)."""
-    image = (3, frames.height, frames.width) if planar else (frames.height, frames.width, 3)
+    image = _image_shape(frames, planar)
     shape, dtype = (*frames.batch, *image), DTYPES[planar]
     if out is None:
         out = _empty(frames.y, frames.first, shape, dtype)
@@ -249,6 +255,9 @@ def _kernel(planar: bool, use_highway: bool | None, on_cpu: bool) -> jit.Kernel:
     if not on_cpu or use_highway is False or (use_highway is None and not jit_highway.highway_available()):
         return PACKED
     return highway_kernel()
+
+
+_warm = WarmCalls()
 
 
 @functools.cache
@@ -279,6 +288,9 @@ def nv12_to_rgb(
     Highway on the CPU when installed, False never, True requires it. stream: the GPU stream to launch on.
     Errors: ValueError for odd sizes, shapes that do not agree or unknown options; TypeError for non-uint8
     inputs; RuntimeError naming libhwy-dev for highway=True without Highway."""
+    options = (order, dtype, normalize, standard, full_range, highway)
+    if (warm := _warm.run((frame, uv, out), options, stream, 2, (0, 0, 8 if dtype == "float32" else 0))) is not None:
+        return warm
     if order not in ORDERS:
         raise ValueError(f"{NAME}: order must be one of {', '.join(ORDERS)}, got {order!r}")
     if dtype not in DTYPES:
@@ -294,4 +306,12 @@ def nv12_to_rgb(
     if planar:
         values.append(1 / 255 if normalize else 1.0)
     launch(*values, stream=stream)
+    first = frames.first
+    if first.device is not None:
+        made = None
+        if out is None:  # a repeated call makes its output as this one did, in the input's framework
+            shape = (*frames.batch, *_image_shape(frames, planar))
+            make = interop.output_maker(first.framework, frame, shape, DTYPES[planar], first.device)
+            made = (2, result, make)
+        _warm.remember((frame, uv, out), options, stream, launch, values, made)
     return result
