@@ -56,7 +56,10 @@ UserLocation = tuple[str, int]  # (file, line)
 def _user_location() -> UserLocation:
     """The user's call site (the first frame outside fklir), so IR errors point at their code. Plain
     values: the IR location is made only when the descriptor is lowered, which a known chain never is."""
-    frame = sys._getframe(1)  # pyright: ignore[reportPrivateUsage]
+    frame = sys._getframe(2)  # pyright: ignore[reportPrivateUsage]
+    code = frame.f_code
+    if _INTERNAL.get(code.co_filename) is False:  # the common case: a descriptor made in the user's code
+        return code.co_filename, frame.f_lineno
     while frame.f_back is not None and _is_internal(frame.f_code.co_filename):
         frame = frame.f_back
     return frame.f_code.co_filename, frame.f_lineno
