@@ -51,13 +51,24 @@ class Entry:
         return not set(INTEGERS) <= set(self.dtypes)
 
 
+def _typed(values: object, x: np.ndarray) -> np.ndarray:
+    """A formula's values in the data's type: int64 for integer chains, so that the result wraps as integers."""
+    return np.asarray(values, x.dtype)
+
+
 CATALOGUE: tuple[Entry, ...] = (
     Entry(fkl.Abs, (), FLOATS + INTEGERS, np.abs, 0, (-0.0, 0.0, -INF, NAN, -1.5)),
     Entry(fkl.Sqrt, (), FLOATS, np.sqrt, 1, (-1.0, -0.0, 0.0, INF, NAN, -INF, 2.0)),
     Entry(fkl.Exp, (), FLOATS, np.exp, 2, (89.0, 710.0, -104.0, -800.0, -INF, INF, NAN, 0.0)),
     Entry(fkl.Log, (), FLOATS, np.log, 2, (0.0, -0.0, -1.0, INF, -INF, NAN, 1.0, 1e-30)),
     Entry(fkl.Pow, ((2.5, -1.5, 3.0),), FLOATS, np.power, 2, (-2.0, 0.0, -0.0, INF, -INF, NAN, 1.0, -3.0, 0.5)),
-)
+    # values that every integer type holds; x == v gives +0.0 (specials 3 and 7 fall on channels 0 and 2)
+    Entry(fkl.AbsDiff, ((3.0, 100.0, 7.0),), FLOATS + INTEGERS, lambda x, v: np.abs(x - _typed(v, x)), 0,
+          (INF, -INF, NAN, 3.0, -0.0, 7.0, 1e30)),
+    # ties (x == v) give 0
+    Entry(fkl.Threshold, ((1.0, 100.0, 7.0),), FLOATS + INTEGERS, lambda x, v: (x > _typed(v, x)).astype(x.dtype), 0,
+          (NAN, INF, -INF, 1.0, 100.0, 7.0, -0.0)),
+)  # fmt: skip
 
 
 def is_float(dtype: str) -> bool:

@@ -11,10 +11,10 @@ from typing import NamedTuple
 
 class MathDeclaration(NamedTuple):
     """`name` is the descriptor's name (the IR class is `<name>Op`, its C++ struct `fkl::<name>`), `doc`
-    both's docstring. `formula` is the C comment of the emitted statement; `numpy` names the numpy ufunc
-    that is the op's semantics (in float64, then rounded to the chain type; on integers in int64, then
-    wrapped). `keeps_integers`: integer chains are allowed; `takes_value`: one value per channel, like
-    `Add(v)` (a MathValueOp), else none (a MathUnaryOp)."""
+    both's docstring. `formula` is the C comment of the emitted statement; `numpy` names the numpy ufunc (or
+    interpreters/semantics.py's COMPOSED function) that is the op's semantics (in float64, then rounded to the
+    chain type; on integers in int64, then wrapped). `keeps_integers`: integer chains are allowed;
+    `takes_value`: one value per channel, like `Add(v)` (a MathValueOp), else none (a MathUnaryOp)."""
 
     name: str
     ir_name: str
@@ -51,6 +51,26 @@ MATH_DECLARATIONS = (
         "Pow: x^v (a negative x with a non-integer v -> NaN). `fkl.pow %x, v : T`",
         formula="pow(x, v)",
         numpy="power",
+        takes_value=True,
+    ),
+    MathDeclaration(
+        "AbsDiff",
+        "fkl.absdiff",
+        "AbsDiff: |x - v| (cv2.absdiff with a value); integers wrap like C (int8: |-128 - 127| = 255 -> -1). "
+        "`fkl.absdiff %x, v : T`",
+        formula="|x - v|",
+        numpy="absdiff",
+        keeps_integers=True,
+        takes_value=True,
+    ),
+    MathDeclaration(
+        "Threshold",
+        "fkl.threshold",
+        "Threshold: 1 where x > v, else 0, in the chain type (NaN -> 0; cv2.threshold's THRESH_BINARY with maxval "
+        "1). `fkl.threshold %x, v : T`",
+        formula="x > v ? 1 : 0",
+        numpy="greater",
+        keeps_integers=True,
         takes_value=True,
     ),
 )

@@ -500,6 +500,10 @@ def saturate_float(img: Image) -> Image:
     return _float_image(np.clip(_to_float64(img), 0.0, 1.0), img.dtype)
 
 
+# Element-wise semantics that numpy has no single ufunc for, by the name a math declaration gives.
+COMPOSED: dict[str, Callable[..., NDArray[Any]]] = {"absdiff": lambda x, v: np.abs(np.subtract(x, v))}
+
+
 def elementwise(ufunc: str, img: Image, values: Values | None, integers: bool, op: str) -> Image:
     """An element-wise math op (Abs, Sqrt, Exp, Log, Pow(v)): numpy's `ufunc` of each element (and
     the channel's value, converted to the chain type first), in float64 rounded to the chain type.
@@ -509,7 +513,7 @@ def elementwise(ufunc: str, img: Image, values: Values | None, integers: bool, o
     """
     if img.dtype == "bool" or (not img.info.is_float and not integers):
         raise ValueError(f"{op}: needs a float chain, got {img.dtype}; Cast to float first")
-    func = getattr(np, ufunc)
+    func = COMPOSED.get(ufunc) or getattr(np, ufunc)
     operands = () if values is None else (_channel_vector(values, img, op),)
     if img.info.is_float:
         with np.errstate(all="ignore"):  # IEEE results (inf, NaN) are the semantics

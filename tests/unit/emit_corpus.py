@@ -390,8 +390,9 @@ def _elementwise() -> list[Case]:
         name = entry.name.lower()
         cases.append(_case(f"math_flat_f32_{name}", "float32", (7, 9, 3), entry.descriptor()))
         cases.append(_case(f"math_pixel_u8_resize_{name}", "uint8", (11, 13, 3), fkl.Resize(6, 5), entry.descriptor()))
-        if "int16" in entry.dtypes:
-            cases.append(_case(f"math_flat_i16_{name}", "int16", (5, 9), entry.descriptor()))
+        if "int16" in entry.dtypes:  # one channel, or one per value
+            shape = (5, 9, 3) if entry.args else (5, 9)
+            cases.append(_case(f"math_flat_i16_{name}", "int16", shape, entry.descriptor()))
     return cases
 
 

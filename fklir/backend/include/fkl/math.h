@@ -68,4 +68,28 @@ struct Pow {
     static FKL_HD bf16 exec(bf16 a, bf16 b) { return bf16_from_f32(exec(to_f32(a), to_f32(b))); }
 };
 
+// |x - v|  (integers: the difference in i64, wrapped to the type like C)
+struct AbsDiff {
+    template <typename T>
+    static FKL_HD T exec(T a, T b) {
+        static_assert(T(1) / T(2) == T(0), "integer template: floats have their own overloads");
+        const i64 d = (i64)a - (i64)b;
+        return (T)(u64)(d < 0 ? -d : d);
+    }
+    static FKL_HD f32 exec(f32 a, f32 b) { return fabsf(a - b); }
+    static FKL_HD f64 exec(f64 a, f64 b) { return fabs(a - b); }
+    static FKL_HD f16 exec(f16 a, f16 b) { return f16_from_f32(fabsf(to_f32(a) - to_f32(b))); }
+    static FKL_HD bf16 exec(bf16 a, bf16 b) { return bf16_from_f32(fabsf(to_f32(a) - to_f32(b))); }
+};
+
+// x > v ? 1 : 0  (NaN -> 0)
+struct Threshold {
+    template <typename T>
+    static FKL_HD T exec(T a, T b) {
+        return a > b ? T(1) : T(0);
+    }
+    static FKL_HD f16 exec(f16 a, f16 b) { return f16_from_f32(to_f32(a) > to_f32(b) ? 1.0f : 0.0f); }
+    static FKL_HD bf16 exec(bf16 a, bf16 b) { return bf16_from_f32(to_f32(a) > to_f32(b) ? 1.0f : 0.0f); }
+};
+
 }  // namespace fkl
