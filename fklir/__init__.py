@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from fklir.frontend.ops import Deinterlace as Deinterlace
     from fklir.frontend.ops import Discard as Discard
     from fklir.frontend.ops import Div as Div
+    from fklir.frontend.ops import Equal as Equal
     from fklir.frontend.ops import Flip as Flip
     from fklir.frontend.ops import IsEven as IsEven
     from fklir.frontend.ops import Max as Max

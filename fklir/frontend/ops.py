@@ -571,6 +571,7 @@ def binary_value(ir_class: str) -> type[_BinaryValue]:
 Add, Sub, Mul, Div, Max, Min = (binary_value(f"{declared.name}Op") for declared in BINARY_DECLARATIONS)
 SaturateFloat = unary("SaturateFloatOp")
 IsEven = unary("IsEvenOp")
+Equal = binary_value("EqualOp")
 VectorAnd = unary("VectorAndOp")
 
 # Every math op's descriptor by name (Abs), from its declaration (dialects/math_declarations.py), so that a new

@@ -444,6 +444,11 @@ def _is_even(img: sem.Image, op: fkl.IsEvenOp, values: FieldValues) -> sem.Image
     return sem.is_even(img)
 
 
+@impl_compute(fkl.EqualOp)
+def _equal(img: sem.Image, op: fkl.EqualOp, values: FieldValues) -> sem.Image:
+    return _by_plane(img, op, values["value"] or (), lambda plane, row: sem.equal(plane, row))
+
+
 @impl_compute(*fkl.MATH_OPS)
 def _math(img: sem.Image, op: fkl.MathUnaryOp | fkl.MathValueOp, values: FieldValues) -> sem.Image:
     return sem.elementwise(op.NUMPY, img, values.get("value"), op.KEEPS_INTEGERS, op.name)

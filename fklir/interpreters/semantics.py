@@ -534,6 +534,15 @@ def is_even(img: Image) -> Image:
     return Image(_to_int64(img) % 2 == 0, "bool")
 
 
+def equal(img: Image, values: Values) -> Image:
+    """Equal(v): bool per channel, x == v with v in the chain type (NaN equals nothing)."""
+    if img.dtype == "bool":
+        raise ValueError("Equal: compares numbers, not a bool chain")
+    operand = _channel_vector(values, img, "Equal")
+    data = _to_float64(img) if img.info.is_float else _to_int64(img)
+    return Image(data == operand, "bool")
+
+
 def vector_and(img: Image) -> Image:
     """VectorAnd: boolN -> bool, the AND of all channels."""
     if img.dtype != "bool":

@@ -80,6 +80,7 @@ from fklir.dialects.fkl.ops_compute import CastOp as CastOp
 from fklir.dialects.fkl.ops_compute import ColorConversionOp as ColorConversionOp
 from fklir.dialects.fkl.ops_compute import DiscardOp as DiscardOp
 from fklir.dialects.fkl.ops_compute import DivOp as DivOp
+from fklir.dialects.fkl.ops_compute import EqualOp as EqualOp
 from fklir.dialects.fkl.ops_compute import IsEvenOp as IsEvenOp
 from fklir.dialects.fkl.ops_compute import MaxOp as MaxOp
 from fklir.dialects.fkl.ops_compute import MinOp as MinOp
@@ -156,6 +157,7 @@ FKL = Dialect(
         SaturateOp,
         SaturateFloatOp,
         IsEvenOp,
+        EqualOp,
         VectorAndOp,
         VectorReduceOp,
         DiscardOp,

@@ -49,6 +49,7 @@ from fklir.dialects.fkl.checks import (
 )
 from fklir.dialects.fkl.fields import (
     check_field,
+    check_value_or_slot,
     field_properties,
     field_values,
     float_array,
@@ -286,6 +287,22 @@ class IsEvenOp(UnaryOp):
     def result_for(self, in_type: ImageType) -> ImageType:
         check_integer(self, in_type)
         return reshaped(in_type, element="bool")
+
+
+@irdl_op_definition
+class EqualOp(BinaryValueOp):
+    """Equal: bool per channel, x == v (fk::Equal with a value; NaN equals nothing). `fkl.equal %x, v : T -> T2`"""
+
+    name = "fkl.equal"
+    FORMULA: ClassVar[str] = "x == v"
+
+    def result_for(self, in_type: ImageType) -> ImageType:
+        arithmetic_result(self, "equal", in_type)  # values as the arithmetic ops take them, no bool chain
+        return reshaped(in_type, element="bool")
+
+    def verify_(self) -> None:
+        check_value_or_slot(self, self.value, self.slot)
+        self.check_result_rule()
 
 
 @irdl_op_definition

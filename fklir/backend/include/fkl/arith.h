@@ -1,4 +1,4 @@
-// fkl/arith.h — binary arithmetic on one element: Add, Sub, Mul, Div, Max, Min; IsEven; StaticLoop.
+// fkl/arith.h — binary arithmetic on one element: Add, Sub, Mul, Div, Max, Min; Equal; IsEven; StaticLoop.
 //
 // Call as fkl::Add::exec(a, b) with both operands of the chain's element type.
 //
@@ -129,6 +129,16 @@ struct Min {
     static FKL_HD T exec(T a, T b) { return a <= b ? a : b; }
     static FKL_HD f16 exec(f16 a, f16 b) { return to_f32(a) <= to_f32(b) ? a : b; }
     static FKL_HD bf16 exec(bf16 a, bf16 b) { return to_f32(a) <= to_f32(b) ? a : b; }
+};
+
+// equal(a, v) = (a == v): bool per channel (NaN equals nothing); f16 and bf16 compare their f32 values.
+struct Equal {
+    template <typename T>
+    static FKL_HD bool exec(T a, T b) {
+        return a == b;
+    }
+    static FKL_HD bool exec(f16 a, f16 b) { return to_f32(a) == to_f32(b); }
+    static FKL_HD bool exec(bf16 a, bf16 b) { return to_f32(a) == to_f32(b); }
 };
 
 // is_even(a) = (a mod 2 == 0), for integers; the lowest bit decides, also for negatives.

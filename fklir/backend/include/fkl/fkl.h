@@ -1,7 +1,7 @@
 // fkl/fkl.h — the whole fklir op library in one include.
 //
 //   core.h      FKL_HD, element typedefs, Rect, f16/bf16 conversions, Limits<T>
-//   arith.h     Add Sub Mul Div Max Min IsEven StaticLoop
+//   arith.h     Add Sub Mul Div Max Min Equal IsEven StaticLoop
 //   cast.h      Cast<To> SaturateCast<To> Saturate SaturateFloat
 //   math.h      Abs Sqrt Exp Log Pow
 //   geometry.h  resize_scale linear_tap nearest_index resize_content_box BorderReader Warping Deinterlace

@@ -459,6 +459,24 @@ fkl.kernel @k3 params i32 {
 // -----
 
 %0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+%1 = fkl.equal %0, 7 : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.equal' result type must be !fkl.image<?x?x3xi1>, got !fkl.image<?x?x3xui8>
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xi1>
+%1 = fkl.equal %0, 1 : !fkl.image<?x?x3xi1> -> !fkl.image<?x?x3xi1>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.equal' computes arithmetic on a bool chain
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
+%1 = fkl.equal %0, 300 : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xi1>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.equal'
+
+// -----
+
+%0 = fkl.read "s" : !fkl.image<?x?x3xui8>
 %1 = fkl.vector_and %0 : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x1xi1>
 // CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.vector_and' needs a bool chain, got uint8
 

@@ -161,6 +161,8 @@ fkl.split %px, "dst2" planes [5, 1, 3] : !fkl.image<?x?x3xf32, planes 3>
 %satp_slot = fkl.saturate %g, per_plane param "saturate2" : !fkl.image<?x?x3xf32>
 %satf = fkl.saturate_float %g : !fkl.image<?x?x3xf32>
 %even = fkl.is_even %q : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xi1>
+%eq = fkl.equal %g, [0.5, -0.0, 2] : !fkl.image<?x?x3xf32> -> !fkl.image<?x?x3xi1>
+%eq_slot = fkl.equal %q, per_plane param "equal1" : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xi1>
 %all = fkl.vector_and %even : !fkl.image<?x?x3xi1> -> !fkl.image<?x?x1xi1>
 %sum = fkl.vector_reduce %q, add : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x1xui8>
 %big = fkl.vector_reduce %g, max : !fkl.image<?x?x3xf32> -> !fkl.image<?x?x?xnone>
@@ -185,6 +187,8 @@ fkl.split %px, "dst2" planes [5, 1, 3] : !fkl.image<?x?x3xf32, planes 3>
 // CHECK-NEXT:   %satp_slot = fkl.saturate %g, per_plane param "saturate2" : !fkl.image<?x?x3xf32>
 // CHECK-NEXT:   %satf = fkl.saturate_float %g : !fkl.image<?x?x3xf32>
 // CHECK-NEXT:   %even = fkl.is_even %q : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xi1>
+// CHECK-NEXT:   %eq = fkl.equal %g, [0.5, -0.0, 2.0] : !fkl.image<?x?x3xf32> -> !fkl.image<?x?x3xi1>
+// CHECK-NEXT:   %eq_slot = fkl.equal %q, per_plane param "equal1" : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xi1>
 // CHECK-NEXT:   %all = fkl.vector_and %even : !fkl.image<?x?x3xi1> -> !fkl.image<?x?x1xi1>
 // CHECK-NEXT:   %sum = fkl.vector_reduce %q, add : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x1xui8>
 // CHECK-NEXT:   %big = fkl.vector_reduce %g, max : !fkl.image<?x?x3xf32> -> !fkl.image<?x?x?xnone>
@@ -314,6 +318,7 @@ fkl.kernel @inline_values params !fkl.params<> {
 // GENERIC:      "fkl.saturate"(%q) <{value = array<f64: 1.000000e+01, 2.000000e+02>}>
 // GENERIC:      "fkl.saturate"(%g) <{per_plane, value = array<f64: -1.000000e+00, 2.500000e+00>}>
 // GENERIC:      "fkl.is_even"(%q) : (!fkl.image<?x?x3xui8>) -> !fkl.image<?x?x3xi1>
+// GENERIC:      "fkl.equal"(%g) <{value = array<f64: 5.000000e-01, -0.000000e+00, 2.000000e+00>}>
 // GENERIC:      "fkl.vector_reduce"(%q) <{word = "add"}>
 // GENERIC:      "fkl.discard"(%g) <{keep = 2 : i64}>
 // GENERIC:      "fkl.vector_reorder"(%q) <{order = array<i64: 2, 1, 0, 0>}>
