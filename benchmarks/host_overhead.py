@@ -39,6 +39,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench_launch import frame_rects, median_us  # noqa: E402  (bench_launch imports torch only in main)
+
 FAKE_CUBIN = b"\x7fELF" + bytes(16 * 1024)  # about the size of a small fused kernel's cubin
 
 
@@ -113,16 +115,6 @@ def warm_rows(n: int, reps: int) -> dict[str, float]:
     }
 
 
-def median_us(call: Callable[[int], object], count: int) -> float:
-    """Median µs of call(i) over i < count (each call its own new objects)."""
-    samples = []
-    for i in range(count):
-        start = time.perf_counter()
-        call(i)
-        samples.append((time.perf_counter() - start) * 1e6)
-    return statistics.median(samples)
-
-
 def new_object_rows(count: int) -> dict[str, float]:
     """bench_launch's issue-28 rows over the stubs: a new pipeline object's first call, and the per-frame ROI
     loop (compose with 1..64 new rects + call on a caller's stream)."""
@@ -143,7 +135,7 @@ def new_object_rows(count: int) -> dict[str, float]:
     w, h, side = 1920, 1080, 224
     image = torch.empty((h, w, 3), dtype=torch.uint8)
     draw = random.Random(11)
-    frames = [roi_rects(draw, draw.randint(1, 64), w, h) for _ in range(count)]
+    frames = [frame_rects(draw, draw.randint(1, 64), w, h) for _ in range(count)]
 
     def roi(rects: list[tuple[int, int, int, int]]) -> Any:
         ops = (fkl.Crop(rects), fkl.Resize(side, side), fkl.Mul(1 / 255), fkl.Sub(0.5), fkl.Div(0.25))
@@ -161,15 +153,6 @@ def new_object_rows(count: int) -> dict[str, float]:
             lambda i: roi(frames[i])(image, stream=stream), count
         ),
     }
-
-
-def roi_rects(draw: random.Random, count: int, w: int, h: int) -> list[tuple[int, int, int, int]]:
-    """`count` detector boxes of random sizes inside a w x h frame (bench_launch's frame_rects)."""
-    rects = []
-    for _ in range(count):
-        rw, rh = draw.randint(24, 480), draw.randint(24, 480)
-        rects.append((draw.randrange(w - rw + 1), draw.randrange(h - rh + 1), rw, rh))
-    return rects
 
 
 FRESH = r"""
