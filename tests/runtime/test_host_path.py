@@ -339,6 +339,24 @@ def test_new_pipelines_of_a_known_structure_launch_their_own_values_and_sizes(fa
     assert _launched_slot(driver, first, "f32") == [0.5] * 3
 
 
+def test_a_known_call_still_checks_the_new_pipelines_values(fake: Any) -> None:
+    """A new pipeline whose call key was prepared by another: a value its chain cannot take is the same located
+    error as on any first call, and the other pipeline's call is untouched."""
+    _driver, torch = fake
+    s = torch.cuda.Stream()
+    x = torch.empty((5, 7, 3), dtype=torch.uint8)
+
+    def added(value: float) -> fkl.Pipeline:
+        return fkl.compose(fkl.TensorRead(), fkl.Add(value), fkl.TensorWrite(), target="gpu")
+
+    good = added(3)
+    good(x, stream=s)
+    bad = added(300)
+    with pytest.raises(ValueError, match=r"test_host_path\.py:\d+:1: error: .*add.*300"):
+        bad(x, stream=s)
+    assert tuple(good(x, stream=s).shape) == (5, 7, 3)
+
+
 def test_no_input_stays_alive_in_what_a_call_remembers(fake: Any, counted_descriptions: list[object]) -> None:
     """The kinds of input the process has seen are remembered by their description only: a tensor given to a
     call (the first of its kind, or a later one) is freed when its owner drops it, the pipeline kept."""
