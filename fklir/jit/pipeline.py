@@ -213,7 +213,9 @@ class Pipeline:
             return sig
         # n rects of an n-plane input crop one plane each: the input's planes already fix the count
         count = len(crop_list.rects)
-        return sig._replace(rects=batch_capacity(count) if sig.planes == 1 else count)
+        rects = batch_capacity(count) if sig.planes == 1 else count
+        # made field by field: a frame's new rect list meets this on every call, and _replace costs more
+        return Signature(sig.dtype, sig.channels, sig.planes, sig.batched, sig.images, rects, sig.row)
 
     def _plan(self, sig: Signature, device: int) -> tuple[LaunchPlan, Any]:
         """The plan for a call of `sig` on `device` and this pipeline's values block for it."""
@@ -400,7 +402,7 @@ class Pipeline:
             )
         # a batch of no images still has the plane size the chain implies: (0, H, W, C)
         (dst_w, dst_h) = sizes[0] if sizes else _out_sizes(geometry, [(width, height)])[0]
-        if self.crop_batched and sig.planes == 1 and not sig.images:
+        if self.per_image and self.crop_batched and sig.planes == 1 and not sig.images:
             _refuse_per_image_before_crop(self.ops)
         for op_name, rows in self.per_image:
             if rows != len(sizes):
