@@ -63,3 +63,23 @@ def test_abs_wraps_like_c() -> None:
     assert _compose(cat.CATALOGUE[0], "int8", "cpu")(x8).tolist() == [[-128, 127, 127, 1]]
     xu = np.array([[0, 255, 128]], np.uint8)
     assert _compose(cat.CATALOGUE[0], "uint8", "cpu")(xu).tolist() == [[0, 255, 128]]
+
+
+@pytest.mark.parametrize(
+    "target", ["cpu", pytest.param("gpu", marks=pytest.mark.skipif(not fkl.gpu_available(), reason="needs a CUDA GPU"))]
+)
+def test_a_mask_from_absdiff_and_threshold(target: str) -> None:
+    """SPEC §8's mask with a background colour for a value: |x - bg| per channel, the largest channel, > 25 -> 1,
+    as uint8; against numpy on odd-sized random data with pixels exactly 25 away (a tie: no mask)."""
+    from fklir.runtime.device_buffer import DeviceBuffer
+
+    rng = np.random.default_rng(8)
+    x = rng.integers(0, 256, (33, 17, 3), dtype=np.uint8)
+    background = (120.0, 64.0, 200.0)
+    x[0, :3] = [[145, 64, 200], [95, 89, 175], [146, 64, 200]]  # 25, 25 and 26 away
+    ops = [fkl.Cast("float32"), fkl.AbsDiff(background), fkl.VectorReduce("Max"), fkl.Threshold(25.0)]
+    pipe = fkl.compose(fkl.TensorRead(), *ops, fkl.SaturateCast("uint8"), fkl.TensorWrite(), target=target)
+    got = pipe(x) if target == "cpu" else pipe(DeviceBuffer.from_host(x)).copy_to_host()
+    expected = (np.abs(x.astype(np.float64) - background).max(axis=2) > 25).astype(np.uint8)
+    np.testing.assert_array_equal(got, expected)
+    assert got[0, :3].tolist() == [0, 0, 1] and 0 < got.sum() < got.size
