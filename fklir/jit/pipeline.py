@@ -72,6 +72,23 @@ _SHARED_PLANS: dict[object, dict[tuple[Signature, int], _SharedPlan]] = {}
 _SHARED_PLANS_MAX = 1024
 
 
+# The key of each structure's plan that its pipelines called last, by the identity of its plans (kept beside, so
+# that an identity is never another's): compose() packs a new pipeline's values block for it.
+_RECENT_PLANS: dict[int, tuple[tuple[Signature, int], dict[tuple[Signature, int], _SharedPlan]]] = {}
+
+
+def _note_recent(shared: dict[tuple[Signature, int], _SharedPlan] | None, key: tuple[Signature, int]) -> None:
+    """Remember `key` as the plan of `shared`'s structure called last (a dict write only when it changes)."""
+    if shared is None:
+        return
+    recent = _RECENT_PLANS.get(id(shared))
+    if recent is not None and recent[0] == key and recent[1] is shared:
+        return
+    if len(_RECENT_PLANS) >= _SHARED_PLANS_MAX:
+        _RECENT_PLANS.clear()
+    _RECENT_PLANS[id(shared)] = (key, shared)
+
+
 def _shared_plans(structure: object) -> dict[tuple[Signature, int], _SharedPlan]:
     """The plans of one structure (a table that its pipelines keep and fill)."""
     plans = _SHARED_PLANS.get(structure)
@@ -222,6 +239,7 @@ class Pipeline:
         compiled = self._compiled(sig)
         key = (compiled, device)
         if (mine := self._plans.get(key)) is not None:
+            _note_recent(self._shared, key)
             return mine
         if self._shared is None:
             self._shared = _shared_plans(self._structure_key())
@@ -235,23 +253,23 @@ class Pipeline:
             self._shared[key] = shared
         values = self._runtime_values(shared.recipe, self._values(shared.plan.layout.slots, shared.values))
         mine = self._plans[key] = (shared.plan, shared.plan.pack_values(values))
+        _note_recent(self._shared, key)
         return mine
 
     def _find_known_plans(self) -> None:
         """At compose() of a structure this process has planned: its plans, and this pipeline's values block for
-        the one signature planned so far, so that a first call on that kind of input launches as a warm one."""
+        the signature its pipelines called last, so that a first call on that kind of input launches as a warm
+        one."""
         shared = _SHARED_PLANS.get(self._structure_key())
         if shared is None:
             return
         self._shared = shared
-        try:  # another thread may be adding a plan: then the call finds its own
-            planned = tuple(shared.items())
-        except RuntimeError:
+        if self._crop_list is not None:  # a rect table is packed by the call (compose <= 50 µs)
             return
-        if len(planned) != 1 or self._crop_list is not None:  # a rect table is packed by the call (compose <= 50 µs)
-            return
-        ((key, entry),) = planned
-        if key in self._plans:  # a bound pipeline planned its binding's call already
+        recent = _RECENT_PLANS.get(id(shared))
+        key = recent[0] if recent is not None and recent[1] is shared else None
+        entry = None if key is None else shared.get(key)
+        if key is None or entry is None or key in self._plans:  # (a bound pipeline planned its binding's call)
             return
         try:
             values = self._runtime_values(entry.recipe, self._values(entry.plan.layout.slots, entry.values))

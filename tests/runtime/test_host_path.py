@@ -339,6 +339,24 @@ def test_new_pipelines_of_a_known_structure_launch_their_own_values_and_sizes(fa
     assert _launched_slot(driver, first, "f32") == [0.5] * 3
 
 
+def test_compose_packs_the_values_for_the_kind_of_input_called_last(fake: Any) -> None:
+    """A structure planned for several kinds of input (one image, lists of them): compose() of a new pipeline
+    packs its values block for the kind its pipelines called last, so that its first call on that kind packs
+    nothing; the other kinds are packed by their first call."""
+    _driver, torch = fake
+    s = torch.cuda.Stream()
+    x = torch.empty((6, 5, 3), dtype=torch.uint8)
+    first = _chain(fkl.TensorRead(), fkl.TensorWrite())
+    first([x, x], stream=s)
+    first(x, stream=s)
+    single = next(key for key in first._plans if not key[0].images)
+    lists = next(key for key in first._plans if key[0].images)  # lists of 2 and 3 share a capacity's kernel
+    twin = _chain(fkl.TensorRead(), fkl.TensorWrite())
+    assert list(twin._plans) == [single]
+    twin([x, x, x], stream=s)
+    assert list(_chain(fkl.TensorRead(), fkl.TensorWrite())._plans) == [lists]
+
+
 def test_a_known_call_still_checks_the_new_pipelines_values(fake: Any) -> None:
     """A new pipeline whose call key was prepared by another: a value its chain cannot take is the same located
     error as on any first call, and the other pipeline's call is untouched."""
