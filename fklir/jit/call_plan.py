@@ -48,6 +48,13 @@ def _scalar(index: int, name: str, dtype: str, convert: ScalarConverter) -> _Sca
     return _Scalar(index, plain, record.lo, record.hi, name, convert)
 
 
+class RememberedArguments(tuple[object, ...]):
+    """A remembered call's arguments (jit/warm_calls.py): scalars and fixed tensors only, never a caller's array,
+    and the same object on every repeat of that call, so a plan whose objects hold its scalars skips them."""
+
+    __slots__ = ()
+
+
 class CallPlan:
     """The arguments of one signature's calls (see the module docstring), and the launch that takes them."""
 
@@ -70,15 +77,22 @@ class CallPlan:
         self._addresses = (ctypes.c_void_p * len(self.objects))(*map(ctypes.addressof, self.objects))
         self.address = ctypes.addressof(self._addresses)
         self.lock = threading.Lock()  # the objects are one call's from its fill to its launch
+        # the RememberedArguments whose scalars self.objects hold: their repeat needs no second write
+        self._scalars_of: object = None
 
     def fill(self, objects: list[Any], pointers: Sequence[int], values: Sequence[Any]) -> None:
         """Write one call's pointers (in tensor order) and scalar values into `objects` (self.objects or
         copies())."""
         for index, pointer in zip(self.tensor_indices, pointers, strict=True):
             objects[index].data = pointer
+        own = objects is self.objects
+        if own and values is self._scalars_of:
+            return
         for index, plain, lo, hi, name, convert in self._scalars:
             value = values[index]
             objects[index].value = value if type(value) is plain and lo <= value <= hi else convert(value, name).value
+        if own:  # (other arguments are not kept: they may hold a caller's arrays)
+            self._scalars_of = values if type(values) is RememberedArguments else None
 
     def copies(self) -> list[Any]:
         """Objects of one call's own: a CPU call runs without the plan's lock."""

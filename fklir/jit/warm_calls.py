@@ -14,7 +14,7 @@ described, DLPack) or any other call takes the full path.
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-from fklir.jit.call_plan import CallPlan
+from fklir.jit.call_plan import CallPlan, RememberedArguments
 from fklir.jit.default_stream import per_thread
 from fklir.jit.matcher import MEMO_LIMIT
 from fklir.jit.tensors import read_key
@@ -109,7 +109,7 @@ class WarmCalls:
         for position, source in zip(plan.tensor_indices, sources, strict=True):
             if source >= 0:
                 kept[position] = None
-        self._calls[key] = _Call(plan, tuple(kept), tuple(sources), tuple(fixed), index, make)
+        self._calls[key] = _Call(plan, RememberedArguments(kept), tuple(sources), tuple(fixed), index, make)
 
 
 def _key(

@@ -40,13 +40,15 @@ def fake(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[tuple[Fake
         driver.cuCtxSynchronize = lambda: (0,)
         driver.cuMemcpyHtoD = lambda destination, source, nbytes: (0,)
         launch = driver.cuLaunchKernel
-        driver.pointers = []  # each accepted launch's first three tensor pointers
+        driver.pointers = []  # each accepted launch's first three tensor pointers (both kernels have three)
+        driver.params = []  # and the address of its void*[] of arguments
 
         def recording(f: Any, gx: int, gy: int, gz: int, bx: int, by: int, bz: int, *rest: Any) -> Any:
             result = launch(f, gx, gy, gz, bx, by, bz, *rest)
             if not result[0]:
                 views = (ctypes.c_void_p * 3).from_address(rest[2])
                 driver.pointers.append(tuple(int(TensorView.from_address(views[i]).data) for i in range(3)))
+                driver.params.append(rest[2])
             return result
 
         driver.cuLaunchKernel = recording
@@ -102,6 +104,22 @@ def test_other_options_and_a_misaligned_out_take_the_full_call(fake: Any) -> Non
     misaligned._ptr += 4
     with pytest.raises(ValueError, match=r"^nv12_to_rgb: a GPU out must start at a multiple of 8 bytes"):
         nv12_module.nv12_to_rgb(frame, dtype="float32", out=misaligned, stream=s)
+
+
+def test_repeated_calls_of_other_options_launch_their_own_scalars(fake: Any) -> None:
+    """Remembered calls of one plan with other scalars (RGB, BGR) in turn: each launch carries its own, though
+    a repeat of the call whose scalars the plan holds writes none."""
+    driver, torch, _described = fake
+    s = torch.cuda.Stream()
+    frame = torch.empty((2, 12, 10), dtype=torch.uint8)
+    out = torch.empty((2, 8, 10, 3), dtype=torch.uint8)
+    orders = ["RGB", "BGR", "BGR", "RGB", "RGB", "BGR"]
+    launched = []
+    for order in orders:
+        nv12_module.nv12_to_rgb(frame, order=order, out=out, stream=s)
+        arguments = (ctypes.c_void_p * 5).from_address(driver.params[-1])  # out, y, uv, uv_row, bgr, ...
+        launched.append(ctypes.c_bool.from_address(arguments[4]).value)  # as the launch read it: nothing since
+    assert launched == [order == "BGR" for order in orders]
 
 
 def test_the_callers_arrays_are_not_kept(fake: Any) -> None:
