@@ -44,10 +44,10 @@ _LISTS = (list, tuple)  # for the warm call's isinstance: `list | tuple` would b
 _GPU_INPUTS: dict[WarmKey, GpuArray] = {}
 _GPU_INPUTS_MAX = 4096
 
-# Calls prepared on one input, by (the pipeline's call key, the input's warm key), with the structure's shared
-# plans that the key names by identity: a new pipeline with an equal call key (Pipeline.call_key) on an input
-# like it takes that call's extent and output with its own values, so its first call is a warm one.
-_KNOWN_CALLS: dict[tuple[object, WarmKey], tuple[object, WarmEntry]] = {}
+# Calls prepared on one input, by (the pipeline's call key, the input's warm key): a new pipeline with an equal
+# call key (Pipeline.call_key) on an input like it takes that call's extent and output with its own values, so
+# its first call is a warm one.
+_KNOWN_CALLS: dict[tuple[object, WarmKey], WarmEntry] = {}
 _KNOWN_CALLS_MAX = 4096
 
 
@@ -192,7 +192,7 @@ class GpuExecutor:
             if not table and (call_key := self._pipe.call_key()) is not None:
                 if len(_KNOWN_CALLS) >= _KNOWN_CALLS_MAX:
                     _KNOWN_CALLS.clear()
-                _KNOWN_CALLS[(call_key, seen[0])] = (self._pipe._shared, entry)
+                _KNOWN_CALLS[(call_key, seen[0])] = entry
         handle, owned = launch_stream(src, stream)
         return launch_prepared(prep, src.ptr, dst_ptr, handle, owned, result, table)
 
@@ -203,14 +203,14 @@ class GpuExecutor:
         if call_key is None:
             return None
         known = _KNOWN_CALLS.get((call_key, input_key))
-        if known is None or known[0] is not self._pipe._shared:  # (an id reused by another structure's plans)
+        if known is None:
             return None
-        prep = known[1].prep
+        prep = known.prep
         plan, values = self._pipe._plan(prep.signature, prep.device)
         if plan is not prep.plan:  # the structure's plans were rebuilt since (a bounded table let them go)
             return None
         self._pipe._last_signature = prep.signature
-        entry = self._warm[input_key] = WarmEntry(prep.with_values(values), known[1].framework, known[1].make_output)
+        entry = self._warm[input_key] = WarmEntry(prep.with_values(values), known.framework, known.make_output)
         return entry
 
     def _call_warm(

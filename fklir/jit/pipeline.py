@@ -68,34 +68,36 @@ class _SharedPlan(NamedTuple):
 # Plans by structure (target, plane map and the chains' descriptions less their runtime values), then by
 # compiled signature and device: a new pipeline of a known structure launches the plan its twins built.
 # Bounded as build's plan records are (a divergent pipeline's description keeps its values).
-_SHARED_PLANS: dict[object, dict[tuple[Signature, int], _SharedPlan]] = {}
+class _StructurePlans(dict[tuple[Signature, int], _SharedPlan]):
+    """The plans of one structure by compiled signature and device, and the key of the plan its pipelines called
+    last (`recent`: compose() packs a new pipeline's values block for it). Hashed and equal by identity, so that
+    the calls prepared on these plans can be keyed by them (Pipeline.call_key) and keep them."""
+
+    __slots__ = ("recent",)
+    __hash__ = object.__hash__  # pyright: ignore[reportAssignmentType]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.recent: tuple[Signature, int] | None = None
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __ne__(self, other: object) -> bool:
+        return self is not other
+
+
+_SHARED_PLANS: dict[object, _StructurePlans] = {}
 _SHARED_PLANS_MAX = 1024
 
 
-# The key of each structure's plan that its pipelines called last, by the identity of its plans (kept beside, so
-# that an identity is never another's): compose() packs a new pipeline's values block for it.
-_RECENT_PLANS: dict[int, tuple[tuple[Signature, int], dict[tuple[Signature, int], _SharedPlan]]] = {}
-
-
-def _note_recent(shared: dict[tuple[Signature, int], _SharedPlan] | None, key: tuple[Signature, int]) -> None:
-    """Remember `key` as the plan of `shared`'s structure called last (a dict write only when it changes)."""
-    if shared is None:
-        return
-    recent = _RECENT_PLANS.get(id(shared))
-    if recent is not None and recent[0] == key and recent[1] is shared:
-        return
-    if len(_RECENT_PLANS) >= _SHARED_PLANS_MAX:
-        _RECENT_PLANS.clear()
-    _RECENT_PLANS[id(shared)] = (key, shared)
-
-
-def _shared_plans(structure: object) -> dict[tuple[Signature, int], _SharedPlan]:
+def _shared_plans(structure: object) -> _StructurePlans:
     """The plans of one structure (a table that its pipelines keep and fill)."""
     plans = _SHARED_PLANS.get(structure)
     if plans is None:
         if len(_SHARED_PLANS) >= _SHARED_PLANS_MAX:
             del _SHARED_PLANS[next(iter(_SHARED_PLANS))]  # the oldest: insertion order
-        plans = _SHARED_PLANS[structure] = {}
+        plans = _SHARED_PLANS[structure] = _StructurePlans()
     return plans
 
 
@@ -149,7 +151,7 @@ class Pipeline:
         self.per_image = tuple(per_image)
         # this pipeline's plans and its values block for each (the plan is shared: _SHARED_PLANS)
         self._plans: dict[tuple[Signature, int], tuple[LaunchPlan, Any]] = {}
-        self._shared: dict[tuple[Signature, int], _SharedPlan] | None = None
+        self._shared: _StructurePlans | None = None
         self._last_signature: Signature | None = None
         self._structure: object = None  # _structure_key(), made once
         self._call_key: tuple[object, ...] | None = None  # call_key(), made once
@@ -239,7 +241,8 @@ class Pipeline:
         compiled = self._compiled(sig)
         key = (compiled, device)
         if (mine := self._plans.get(key)) is not None:
-            _note_recent(self._shared, key)
+            if self._shared is not None:
+                self._shared.recent = key
             return mine
         if self._shared is None:
             self._shared = _shared_plans(self._structure_key())
@@ -253,7 +256,7 @@ class Pipeline:
             self._shared[key] = shared
         values = self._runtime_values(shared.recipe, self._values(shared.plan.layout.slots, shared.values))
         mine = self._plans[key] = (shared.plan, shared.plan.pack_values(values))
-        _note_recent(self._shared, key)
+        self._shared.recent = key
         return mine
 
     def _find_known_plans(self) -> None:
@@ -266,8 +269,7 @@ class Pipeline:
         self._shared = shared
         if self._crop_list is not None:  # a rect table is packed by the call (compose <= 50 µs)
             return
-        recent = _RECENT_PLANS.get(id(shared))
-        key = recent[0] if recent is not None and recent[1] is shared else None
+        key = shared.recent
         entry = None if key is None else shared.get(key)
         if key is None or entry is None or key in self._plans:  # (a bound pipeline planned its binding's call)
             return
@@ -368,16 +370,16 @@ class Pipeline:
         return key
 
     def call_key(self) -> tuple[object, ...] | None:
-        """What a call on one kind of input depends on besides the input: the structure (as the identity of its
-        shared plans, which the key's first item holds), the geometry's values (they set the output size) and
-        the per-image row counts. Pipelines with equal keys prepare such a call alike (GpuExecutor shares it).
-        None for a rect list: a new list each frame, and a key that costs more than it saves."""
+        """What a call on one kind of input depends on besides the input: the structure (its shared plans, by
+        identity), the geometry's values (they set the output size) and the per-image row counts. Pipelines with
+        equal keys prepare such a call alike (GpuExecutor shares it). None for a rect list: a new list each
+        frame, and a key that costs more than it saves."""
         key = self._call_key
         if key is None and self._crop_list is None:
             if self._shared is None:
                 self._shared = _shared_plans(self._structure_key())
             geometry = tuple([op.description() for op in self._geometry_ops])
-            key = self._call_key = (id(self._shared), geometry, self.per_image)
+            key = self._call_key = (self._shared, geometry, self.per_image)
         return key  # pyright: ignore[reportReturnType]
 
     def _described_chains(self) -> list[list[tuple[object, ...]]]:

@@ -91,7 +91,6 @@ class ChainCalls(Protocol):
     write_kind: str
     read_planar: bool
     _last_signature: Signature | None
-    _shared: Any  # the plans of the pipeline's structure (what call_key's first item names by identity)
 
     def call_key(self) -> tuple[object, ...] | None: ...
 
