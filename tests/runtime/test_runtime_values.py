@@ -52,6 +52,25 @@ def test_new_values_of_a_known_structure_build_no_ir(monkeypatch: pytest.MonkeyP
     assert build.STATS.compiles == compiles
 
 
+def test_equal_absdiff_and_threshold_values_are_runtime_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SPEC §8's value forms: new values of a known chain build no IR and compile nothing."""
+    x = RNG.integers(0, 12, (17, 33, 3), dtype=np.uint8)
+
+    def mask(diff: object, above: object, equal: object) -> fkl.Pipeline:
+        ops = (fkl.AbsDiff(diff), fkl.Threshold(above), fkl.Equal(equal))
+        return fkl.compose(fkl.TensorRead(), *ops, fkl.TensorWrite(), target="cpu")
+
+    mask(5, 2, 1)(x)
+    compiles = build.STATS.compiles
+    forbid_ir(monkeypatch)
+    for diff, above, equal in [(3, 4, 0), ((1, 6, 9), (0, 2, 7), (1, 0, 1))]:
+        got = mask(diff, above, equal)(x)
+        d = np.abs(x.astype(np.int64) - np.asarray(diff)).astype(np.uint8)
+        expected = (d > np.asarray(above)).astype(np.uint8) == np.asarray(equal)
+        np.testing.assert_array_equal(got, expected)
+    assert build.STATS.compiles == compiles
+
+
 def test_list_calls_take_new_values_without_ir(monkeypatch: pytest.MonkeyPatch) -> None:
     images = [RNG.random((9, 7, 3), dtype=np.float32) for _ in range(3)]
     fkl.compose(fkl.TensorRead(), fkl.Add(1.0), fkl.Max(0.25), fkl.TensorWrite(), target="cpu")(images)
