@@ -719,8 +719,8 @@ def emit_warp_rows(read: fkl.ReadOp, geometry: list[Operation]) -> list[str]:
         f"    const fkl::Size src = size0(p, {z_src});",
         f"    rows.locate(0, p.h.dst_w, src.w, src.h, (fkl::u32)p.h.src_pitch, {zero_outside});",
         "}",
-        "static void warp_blend(const Params& p, WarpRows& rows, fkl::i32 lo, fkl::i32 hi, fkl::i32 z) {",
+        "static void warp_blend(const Params& p, WarpRows& rows, fkl::i32 lo, fkl::i32 hi, fkl::i32 z, fkl::f32* to) {",
         "    (void)z;",
-        f"    rows.blend((const {t}*)p.h.src + {z_src} * p.h.src_plane_stride, (fkl::u32)p.h.src_pitch, lo, hi);",
+        f"    rows.blend((const {t}*)p.h.src + {z_src} * p.h.src_plane_stride, (fkl::u32)p.h.src_pitch, lo, hi, to);",
         "}",
     ]

@@ -120,6 +120,7 @@ def _chain_plan(
         write_kind=chain.write_kind,
         read_kind=chain.read_kind,
         last_stage=len(chain.geometry),
+        writes_stage=not chain.compute and stage == out,
         plane_values=chain.plane_values,
         shares_plane=shares_plane(chain.geometry),
         compute_pixel=tuple(compute_pixel),

@@ -30,6 +30,7 @@ class ChainPlan(NamedTuple):
     write_kind: str  # "packed" | "planar" | "tsplit" | "split_write"
     read_kind: str  # "packed" | "planar" | "none" (ReadSet)
     last_stage: int  # the number of the final stage function (0: the read itself)
+    writes_stage: bool  # no compute op: the stage pixel is the written one
     plane_values: bool  # a compute op reads a row of values per plane: compute_pixel takes the plane z
     shares_plane: bool  # a stage shares values among a plane's pixels (its Plane): a GPU block computes it once
     compute_pixel: tuple[str, ...]  # `compute_pixel`'s definition (sampled kernels, pixel-wise flat ones)

@@ -206,7 +206,7 @@ class WarpRows(PixelTaps):
     `WarpRows`, `warp_row` and `warp_blend`)."""
 
     def cpu_functions(self, chain: ChainPlan) -> list[str]:
-        return _compute_run(chain)
+        return [] if _blends_into_output(chain) else _compute_run(chain)
 
     def cpu_state(self, chain: ChainPlan) -> list[str]:
         return [*super().cpu_state(chain), "    WarpRows rows(p.h.dst_w);"]
@@ -214,11 +214,15 @@ class WarpRows(PixelTaps):
     def cpu_row(self, chain: ChainPlan) -> list[str]:
         t_out, channels = CPP_TYPE[chain.out.dtype], chain.out.channels
         in_channels = chain.stage.channels
-        if chain.write_kind == "packed":
-            row = f"({t_out}*)p.h.dst + z * p.h.dst_plane_stride + y * p.h.dst_pitch + (fkl::i64)x * {channels}"
+        out_row = f"({t_out}*)p.h.dst + z * p.h.dst_plane_stride + y * p.h.dst_pitch"
+        direct = _blends_into_output(chain)
+        to = out_row if direct else "rows.line.data()"
+        if direct:
+            write_run = ["                x = end;"]
+        elif chain.write_kind == "packed":
             line = f"&rows.line[(size_t)x * {in_channels}]"
             write_run = [
-                f"                compute_run(p, {chain.plane_arg}{line}, {row}, end - x);",
+                f"                compute_run(p, {chain.plane_arg}{line}, {out_row} + (fkl::i64)x * {channels}, end - x);",
                 "                x = end;",
             ]
         else:
@@ -243,13 +247,18 @@ class WarpRows(PixelTaps):
             "                    continue;",
             "                }",
             "                if (kind == fkl::WarpInside) {",
-            "                    warp_blend(p, rows, x, end, z);",
+            f"                    warp_blend(p, rows, x, end, z, {to});",
             "                } else {",
-            "                    rows.zero(x, end);",
+            f"                    rows.zero(x, end, {to});",
             "                }",
             *write_run,
             "            }",
         ]
+
+
+def _blends_into_output(chain: ChainPlan) -> bool:
+    """A packed float32 output that is the warp's own pixel takes the blend directly: no copy of `line`."""
+    return chain.writes_stage and chain.write_kind == "packed" and chain.out.dtype == "float32"
 
 
 def _shared_taps(chain: ChainPlan, pixels: int, tx_type: str, tap_x: str, origin: list[str]) -> list[str]:

@@ -644,26 +644,27 @@ struct WarpRows {
         return x;
     }
 
-    // Pixels [lo, hi), all Outside: the blend of four zero taps.
-    void zero(i32 lo, i32 hi) {
+    // Pixels [lo, hi), all Outside: the blend of four zero taps, into `to` (pixel x at to + x C: `line`, or
+    // an output row of C f32 a pixel when the chain after the warp is the identity).
+    void zero(i32 lo, i32 hi, f32* to) {
         for (size_t j = (size_t)lo * C; j < (size_t)hi * C; ++j) {
-            line[j] = 0.0f;
+            to[j] = 0.0f;
         }
     }
 
-    // Pixels [lo, hi), all Inside, blended into line from the source plane `src`: their taps gathered
+    // Pixels [lo, hi), all Inside, blended into `to` (as zero's) from the source plane `src`: their taps gathered
     // into arrays of a group of pixels, then blended in a loop over those arrays. A pixel of narrow taps
     // (2 C of them in 8 bytes) reads its two taps of a row as one 8-byte word, which the compiler
     // gathers in vectors; wider ones are read one element at a time.
-    void blend(const T* __restrict src, u32 pitch, i32 lo, i32 hi) {
+    void blend(const T* __restrict src, u32 pitch, i32 lo, i32 hi, f32* to) {
 #if defined(__AVX512VBMI__)
         if constexpr (kNarrow && sizeof(T) == 1 && kWide) {
-            lo = blend_bytes(src, pitch, lo, hi);
+            lo = blend_bytes(src, pitch, lo, hi, to);
         }
 #endif
 #if defined(__AVX512F__)
         if constexpr (std::is_same<T, f32>::value) {
-            lo = blend_floats(src, pitch, lo, hi);
+            lo = blend_floats(src, pitch, lo, hi, to);
         }
 #endif
         for (i32 x0 = lo; x0 < hi; x0 += kGroup) {
@@ -697,7 +698,7 @@ struct WarpRows {
             }
             const Weight* __restrict wx = fx.data() + x0;
             const Weight* __restrict wy = fy.data() + x0;
-            f32* __restrict out = line.data() + (size_t)x0 * C;
+            f32* __restrict out = to + (size_t)x0 * C;
             for (i32 j = 0; j < n; ++j) {
                 for (int k = 0; k < C; ++k) {
                     if (kNarrow) {
@@ -725,13 +726,13 @@ struct WarpRows {
 #if defined(__AVX512VBMI__)
     // blend for byte taps, 16 pixels at a time in vectors of f32: each channel of each tap is one byte
     // shuffle out of the pixels' 8-byte words, widened and converted; the C channel vectors are then
-    // interleaved into `line` by two-source shuffles. The same operations as Warping::blend_narrow, lane by
+    // interleaved into `to` by two-source shuffles. The same operations as Warping::blend_narrow, lane by
     // lane. Returns where the pixels it left (fewer than 16) begin.
-    i32 blend_bytes(const T* __restrict src, u32 pitch, i32 lo, i32 hi) {
+    i32 blend_bytes(const T* __restrict src, u32 pitch, i32 lo, i32 hi, f32* to) {
         const u32* __restrict off = offset.data();
         const f32* __restrict wx = (const f32*)fx.data();
         const f32* __restrict wy = (const f32*)fy.data();
-        f32* __restrict out = line.data();
+        f32* __restrict out = to;
         for (; lo + 16 <= hi; lo += 16) {
             prefetch_below(src, off + lo, 16);
             const Bytes64 upper0 = words_at(src, off + lo), upper1 = words_at(src, off + lo + 8);
@@ -787,12 +788,12 @@ struct WarpRows {
 #if defined(__AVX512F__)
     // blend for f32 taps (Warping::blend's zero-weight rule, in f64), 8 pixels at a time: each channel of
     // each tap loaded per pixel into a vector (cheaper than a gather here), the steps as selects, the
-    // channel vectors interleaved into `line`. Returns where the pixels it left (fewer than 8) begin.
-    i32 blend_floats(const T* __restrict src, u32 pitch, i32 lo, i32 hi) {
+    // channel vectors interleaved into `to`. Returns where the pixels it left (fewer than 8) begin.
+    i32 blend_floats(const T* __restrict src, u32 pitch, i32 lo, i32 hi, f32* to) {
         const u32* __restrict off = offset.data();
         const f64* __restrict wxs = (const f64*)fx.data();
         const f64* __restrict wys = (const f64*)fy.data();
-        f32* __restrict out = line.data();
+        f32* __restrict out = to;
         for (; lo + 8 <= hi; lo += 8) {
             const u32* o = off + lo;
             prefetch_below(src, o, 8);
