@@ -454,6 +454,25 @@ def _math(img: sem.Image, op: fkl.MathUnaryOp | fkl.MathValueOp, values: FieldVa
     return sem.elementwise(op.NUMPY, img, values.get("value"), op.KEEPS_INTEGERS, op.name)
 
 
+@impl(fkl.JoinOp)
+def _join(run: _Run, op: fkl.JoinOp, kernel_values: KernelValues) -> None:
+    a, b = (_whole(run.env[v], op) for v in (op.input, op.other))
+    run.env[op.result] = sem.join(op.kind.data, a, b)
+
+
+@impl(fkl.BlendOp)
+def _blend(run: _Run, op: fkl.BlendOp, kernel_values: KernelValues) -> None:
+    a, b = (_whole(run.env[v], op) for v in (op.input, op.other))
+    (alpha,) = _field_values(op, kernel_values)["value"] or (0.0,)
+    run.env[op.result] = sem.blend(a, b, alpha)
+
+
+@impl(fkl.CompositeOp)
+def _composite(run: _Run, op: fkl.CompositeOp, kernel_values: KernelValues) -> None:
+    a, b, mask = (_whole(run.env[v], op) for v in (op.input, op.other, op.mask))
+    run.env[op.result] = sem.composite(a, b, mask)
+
+
 @impl_compute(fkl.VectorAndOp)
 def _vector_and(img: sem.Image, op: fkl.VectorAndOp, values: FieldValues) -> sem.Image:
     return sem.vector_and(img)

@@ -617,3 +617,71 @@ def mxv_float3(img: Image, m3x3: Sequence[float] | Sequence[Sequence[float]] | n
     x = _to_float64(img)
     rows = [(m[r, 0] * x[..., 0] + m[r, 1] * x[..., 1]) + m[r, 2] * x[..., 2] for r in range(3)]
     return _float_image(np.stack(rows, axis=-1), "float32")
+
+
+# --------------------------------------------------------------------------------------------
+# Two images (SPEC §8's joins)
+# --------------------------------------------------------------------------------------------
+
+_JOIN_OPS: Final[dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]]] = {
+    "absdiff": lambda a, b: np.abs(np.subtract(a, b)),
+}
+
+
+def _check_joined(a: Image, b: Image, op: str) -> None:
+    if a.dtype != b.dtype or a.data.shape != b.data.shape:
+        raise ValueError(
+            f"{op}: joins a {a.dtype} image of shape {a.data.shape} and a {b.dtype} image of shape {b.data.shape}"
+        )
+
+
+def join(kind: str, a: Image, b: Image) -> Image:
+    """fkl.join: `a kind b` per element of two images of one type: Add ... Min as the value ops compute
+    them (integers wrapped like C), AbsDiff |a - b| (integers in int64, wrapped), Equal a == b (bool)."""
+    label = f"join {kind}"
+    _check_joined(a, b, label)
+    if kind == "equal":
+        wide = _to_float64 if a.info.is_float else _to_int64
+        return Image(wide(a) == wide(b), "bool")
+    if a.dtype == "bool":
+        if kind not in ("max", "min"):
+            raise ValueError(f"{label}: arithmetic on a bool chain; Cast to an integer or float type first")
+        return Image(_INT_OPS[kind](a.data, b.data), "bool")
+    if a.info.is_float:
+        with np.errstate(all="ignore"):  # IEEE results (inf, NaN) are the semantics
+            return _float_image((_JOIN_OPS.get(kind) or _FLOAT_OPS[kind])(_to_float64(a), _to_float64(b)), a.dtype)
+    if kind == "div":
+        raise ValueError(f"{label}: an integer divisor may be 0; Cast to float first")
+    with np.errstate(over="ignore"):
+        return _int_image((_JOIN_OPS.get(kind) or _INT_OPS[kind])(_to_int64(a), _to_int64(b)), a.dtype)
+
+
+def _mixed(a: Image, b: Image, m: NDArray[np.float64]) -> Image:
+    """a m + b (1 - m) in float64, rounded once to the chain type (integers: to nearest, ties to even,
+    saturated)."""
+    with np.errstate(all="ignore"):
+        values = _to_float64(a) * m + _to_float64(b) * (1.0 - m)
+    if a.info.is_float:
+        return _float_image(values, a.dtype)
+    values = np.where(np.isnan(values), 0.0, values)
+    return Image(np.rint(np.clip(values, a.info.lo, a.info.hi)).astype(a.info.storage), a.dtype)
+
+
+def blend(a: Image, b: Image, alpha: float) -> Image:
+    """Blend(branch, alpha): a alpha + b (1 - alpha), in float64, rounded once to the chain type."""
+    _check_joined(a, b, "Blend")
+    if a.dtype == "bool":
+        raise ValueError("Blend: blends numbers, not a bool chain")
+    return _mixed(a, b, np.float64(alpha))
+
+
+def composite(a: Image, b: Image, mask: Image) -> Image:
+    """Composite(background, mask): a m + b (1 - m), m = mask / 255 for a uint8 mask, else the mask as a
+    number (bool: 0 or 1); a one-channel mask weighs every channel."""
+    _check_joined(a, b, "Composite")
+    if mask.data.shape[:3] != a.data.shape[:3]:
+        raise ValueError(f"Composite: a mask of shape {mask.data.shape} for images of shape {a.data.shape}")
+    if a.dtype == "bool":
+        raise ValueError("Composite: composites numbers, not a bool chain")
+    m = _to_float64(mask) / 255.0 if mask.dtype == "uint8" else _to_float64(mask)
+    return _mixed(a, b, m)

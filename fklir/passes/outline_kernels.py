@@ -1,4 +1,4 @@
-"""`fkl-outline-kernels`: move each top-level read ... write chain into its own `fkl.kernel`.
+"""`fkl-outline-kernels`: move each top-level read ... write chain (or DAG) into its own `fkl.kernel`.
 
 One `fkl.kernel` is one launch. Kernels are named `@k0`, `@k1`, ... in chain order (numbering
 skips names that kernels already have). Run after `fkl-validate-chain`. No options.
@@ -24,7 +24,9 @@ class OutlineKernelsPass(ModulePass):
         block = op.body.block
         taken = {o.sym_name.data for o in block.ops if isinstance(o, fkl.KernelOp)}
         index = 0
-        for chain in fkl.chains_in(block):
+        for chain in fkl.graphs_in(block):
+            if not isinstance(chain[0], fkl.ReadOp):  # a kernel already outlined, or no chain
+                continue
             while f"k{index}" in taken:
                 index += 1
             anchor = chain[-1].next_op

@@ -2,7 +2,8 @@
 
 Rules, each reported with the op that breaks it:
 - a chain starts with `fkl.read` and ends with exactly one write op (`fkl.write`, `fkl.split`);
-- every value in between has exactly one user (chains are linear: no fan-out, no dead ends);
+- every value in between has exactly one user (chains are linear: no fan-out, no dead ends); in a DAG at
+  least one, and the input of a geometry op exactly one (the geometry folds into that branch's read);
 - geometry ops (`fkl.read_set`, `fkl.border`, `fkl.crop`, `fkl.resize`, `fkl.warp`,
   `fkl.deinterlace`) come right after the read or after another geometry op, because they fold
   into the read (they change which source pixels each thread loads); `fkl.read_set` replaces what
@@ -46,13 +47,15 @@ def _check_geometry_position(op: Operation) -> None:
 
 
 def _check_block(block: Block) -> None:
-    for op in block.ops:
-        if not isinstance(op, fkl.CHAIN_OPS):
-            continue
-        if not isinstance(op, fkl.ReadOp) and not isinstance(op.operands[0].owner, Operation):
-            raise OpError(op, f"'{op.name}' must consume a value produced by the chain, not a block argument")
-        fkl.check_chain_link(op)
-        _check_geometry_position(op)
+    for graph in fkl.graphs_in(block):
+        check_link = fkl.check_dag_link if fkl.is_dag(graph) else fkl.check_chain_link
+        for op in graph:
+            if not isinstance(op, fkl.CHAIN_OPS):
+                continue
+            if any(not isinstance(operand.owner, Operation) for operand in op.operands):
+                raise OpError(op, f"'{op.name}' must consume a value produced by the chain, not a block argument")
+            check_link(op)
+            _check_geometry_position(op)
 
 
 @dataclass(frozen=True)

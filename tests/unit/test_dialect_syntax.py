@@ -18,6 +18,7 @@ from tests.op_catalogue import round_trip_module
 
 OPS_MLIR = Path(__file__).parents[1] / "filecheck" / "dialects" / "fkl" / "ops.mlir"
 USER_OPS_MLIR = Path(__file__).parents[1] / "filecheck" / "fklir-opt" / "load-user-op.mlir"
+DAG_MLIR = Path(__file__).parents[1] / "filecheck" / "dialects" / "fkl" / "dag.mlir"
 
 # The hoisted forms that ops.mlir does not spell out.
 HOISTED = """
@@ -53,6 +54,7 @@ SOURCES = {
     "catalogue": round_trip_module,
     "hoisted": lambda: HOISTED,
     "user ops": USER_OPS_MLIR.read_text,
+    "dag.mlir": DAG_MLIR.read_text,
 }
 
 

@@ -32,7 +32,7 @@ The dialect is split by kind, each module importing only those before it: `types
 `!fkl.image`, `!fkl.params`), `syntax` (the parsing and printing the ops share), `checks` (shared
 verifier rules), `fields` (values and their parameter slots), `abstract_ops` (the op families and
 `@math_op`), `ops_write`, `ops_geometry` (the read and the geometry folded into it), `ops_compute`,
-`ops_math` (the element-wise math ops), `ops_user` (fkl.op's user ops and their declarations), `kernel`
+`ops_math` (the element-wise math ops), `ops_join` (the ops that join a DAG's branches), `ops_user` (fkl.op's user ops and their declarations), `kernel`
 (fkl.kernel and its slot rules). This package re-exports their public names and defines the dialect.
 """
 
@@ -72,6 +72,9 @@ from fklir.dialects.fkl.fields import value_fields as value_fields
 from fklir.dialects.fkl.kernel import KernelOp as KernelOp
 from fklir.dialects.fkl.kernel import chains_in as chains_in
 from fklir.dialects.fkl.kernel import check_chain_link as check_chain_link
+from fklir.dialects.fkl.kernel import check_dag_link as check_dag_link
+from fklir.dialects.fkl.kernel import graphs_in as graphs_in
+from fklir.dialects.fkl.kernel import is_dag as is_dag
 from fklir.dialects.fkl.kernel import param_slot as param_slot
 from fklir.dialects.fkl.ops_compute import LOOP_BODIES as LOOP_BODIES
 from fklir.dialects.fkl.ops_compute import AddLastOp as AddLastOp
@@ -105,6 +108,11 @@ from fklir.dialects.fkl.ops_geometry import ResizeOp as ResizeOp
 from fklir.dialects.fkl.ops_geometry import RotateOp as RotateOp
 from fklir.dialects.fkl.ops_geometry import WarpOp as WarpOp
 from fklir.dialects.fkl.ops_geometry import YieldOp as YieldOp
+from fklir.dialects.fkl.ops_join import JOIN_KINDS as JOIN_KINDS
+from fklir.dialects.fkl.ops_join import JOIN_OPS as JOIN_OPS
+from fklir.dialects.fkl.ops_join import BlendOp as BlendOp
+from fklir.dialects.fkl.ops_join import CompositeOp as CompositeOp
+from fklir.dialects.fkl.ops_join import JoinOp as JoinOp
 
 # Every @math_op class, by name: a new element-wise math op is its class in ops_math and nothing here.
 from fklir.dialects.fkl.ops_math import *  # noqa: F403
@@ -123,6 +131,7 @@ from fklir.dialects.fkl.ops_write import TSplitOp as TSplitOp
 from fklir.dialects.fkl.ops_write import WriteOp as WriteOp
 from fklir.dialects.fkl.traits import ChannelWise as ChannelWise
 from fklir.dialects.fkl.traits import Geometry as Geometry
+from fklir.dialects.fkl.traits import Join as Join
 from fklir.dialects.fkl.traits import Memory as Memory
 from fklir.dialects.fkl.traits import PixelWise as PixelWise
 from fklir.dialects.fkl.types import DYNAMIC as DYNAMIC
@@ -175,6 +184,9 @@ FKL = Dialect(
         DeinterlaceOp,
         FlipOp,
         RotateOp,
+        JoinOp,
+        BlendOp,
+        CompositeOp,
         KernelOp,
         *MATH_OPS,
         *USER_OPS,
@@ -194,4 +206,4 @@ PIXEL_OPS = ops_with(PixelWise)  # a chain with one of these computes per pixel
 COMPUTE_OPS = CHANNELWISE_OPS + PIXEL_OPS
 GEOMETRY_OPS = ops_with(Geometry)  # these fold into the read
 # Every op that can sit in a read ... write chain.
-CHAIN_OPS: tuple[type[IRDLOperation], ...] = (ReadOp, *GEOMETRY_OPS, *COMPUTE_OPS, *WRITE_OPS)
+CHAIN_OPS: tuple[type[IRDLOperation], ...] = (ReadOp, *GEOMETRY_OPS, *COMPUTE_OPS, *JOIN_OPS, *WRITE_OPS)

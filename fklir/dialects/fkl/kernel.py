@@ -27,6 +27,7 @@ from fklir.dialects.fkl.fields import field_slot, is_per_plane, value_fields
 from fklir.dialects.fkl.ops_geometry import CropOp, ReadOp
 from fklir.dialects.fkl.ops_write import WRITE_OPS
 from fklir.dialects.fkl.syntax import SPECIAL_NUMBERS, fit_int64, format_number
+from fklir.dialects.fkl.traits import Geometry, Join
 from fklir.dialects.fkl.types import DYNAMIC, PLANE_MAP_SLOT, ParamsType, known
 
 # ---------------------------------------------------------------------------------------------
@@ -98,7 +99,7 @@ def _check_slot_values(kernel: KernelOp, slots: dict[str, tuple[str, str, int]])
 def _check_plane_map(kernel: KernelOp, slots: dict[str, tuple[str, str, int]]) -> None:
     """A kernel of several chains (a divergent batch) runs chain planemap[z] on plane z: it needs the
     slot, of i32, and values that name its chains."""
-    chains = sum(isinstance(op, WRITE_OPS) for op in kernel.body.block.ops)
+    chains = 1 if kernel.is_graph() else sum(isinstance(op, WRITE_OPS) for op in kernel.body.block.ops)
     slot = slots.get(PLANE_MAP_SLOT)
     where = f"'fkl.kernel' @{kernel.sym_name.data}"
     if slot is None:
@@ -173,6 +174,47 @@ def chains_in(block: Block) -> list[list[Operation]]:
     return [chain_from(op) for op in block.ops if isinstance(op, ReadOp)]
 
 
+def graphs_in(block: Block) -> list[list[Operation]]:
+    """The connected graphs of `block` (ops joined by the values they pass), each in block order, in the order
+    of their first ops: a linear chain is a graph; a DAG (SPEC §8) is one graph of several reads or writes."""
+    ops = list(block.ops)
+    root = {op: op for op in ops}
+
+    def find(op: Operation) -> Operation:
+        while root[op] is not op:
+            root[op] = root[root[op]]
+            op = root[op]
+        return op
+
+    for op in ops:
+        for operand in op.operands:
+            owner = operand.owner
+            if isinstance(owner, Operation) and owner in root:
+                root[find(owner)] = find(op)
+    graphs: dict[Operation, list[Operation]] = {}
+    for op in ops:
+        graphs.setdefault(find(op), []).append(op)
+    return list(graphs.values())
+
+
+def is_dag(ops: list[Operation]) -> bool:
+    """Whether a graph's ops join branches or fork a value (SPEC §8), rather than form one straight chain."""
+    return any(op.has_trait(Join) or any(len(list(r.uses)) > 1 for r in op.results) for op in ops)
+
+
+def check_dag_link(op: Operation) -> None:
+    """OpError unless `op` of a DAG passes its result on: a value no op uses is never written. A geometry
+    op's input has that one use: the geometry folds into its read, which a fork before it would prevent."""
+    if op.results and not list(op.results[0].uses):
+        raise OpError(op, f"'{op.name}' result is never used: every value of a graph must reach a write")
+    if op.has_trait(Geometry) and op.operands and len(list(op.operands[0].uses)) > 1:
+        raise OpError(
+            op,
+            f"'{op.name}' reads a value that other ops use too: geometry folds into its read, so a branch that "
+            "needs other geometry reads the input again (fkl.Input)",
+        )
+
+
 def check_chain_link(op: Operation) -> None:
     """OpError unless `op` passes its result on to exactly one op (a write passes nothing on): a chain is a
     straight line from a read to a write."""
@@ -185,10 +227,24 @@ def check_chain_link(op: Operation) -> None:
         raise OpError(op, f"'{op.name}' result has {len(uses)} users: a chain must be a straight line")
 
 
+def _check_graph(kernel: KernelOp, ops: list[Operation]) -> None:
+    """A DAG kernel's body is one graph: reads, the ops between, writes."""
+    where = f"'fkl.kernel' @{kernel.sym_name.data}"
+    if len(graphs_in(kernel.body.block)) > 1:
+        raise VerifyException(f"{where}: a kernel with a graph (joined or forked values) holds that one graph only")
+    if not any(isinstance(op, WRITE_OPS) for op in ops):
+        raise VerifyException(f"{where}: its graph writes nothing")
+    for op in ops:
+        check_dag_link(op)
+
+
 def _check_chains(kernel: KernelOp) -> None:
-    """A kernel's body is read ... write chains, one after the other, each op in one of them."""
-    at = 0
+    """A kernel's body is read ... write chains, one after the other, each op in one of them (or one DAG)."""
     ops = list(kernel.body.block.ops)
+    if is_dag(ops):
+        _check_graph(kernel, ops)
+        return
+    at = 0
     for chain in kernel.chains():
         for op in chain:
             check_chain_link(op)
@@ -260,6 +316,10 @@ class KernelOp(IRDLOperation):
     def chains(self) -> list[list[Operation]]:
         """The kernel's read ... write chains in order (several in a divergent kernel; see chains_in)."""
         return chains_in(self.body.block)
+
+    def is_graph(self) -> bool:
+        """Whether the kernel holds a DAG (joined or forked values, SPEC §8) rather than chains."""
+        return is_dag(list(self.body.block.ops))
 
     def verify_(self) -> None:
         if self.body.block.args:

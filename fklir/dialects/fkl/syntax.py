@@ -216,6 +216,57 @@ class TypeSuffix(CustomDirective):
 
 
 @irdl_custom_directive
+class JoinTypes(CustomDirective):
+    """`: T` or `: T -> T2` of an op that joins two values of one type T (fkl.join, fkl.blend): both
+    operands take T; a join of values of other types prints the first's (its verifier reports it)."""
+
+    input: TypeDirective
+    other: TypeDirective
+    result: TypeDirective
+
+    def parse(self, parser: Parser, state: ParsingState) -> None:
+        in_type, out_type = parse_types(parser)
+        set_input_type(parser, state, self.input, in_type)
+        set_input_type(parser, state, self.other, in_type)
+        self.result.set(state, (out_type,))
+
+    def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        (in_type,) = self.input.get(op)
+        (out_type,) = self.result.get(op)
+        print_types(printer, in_type, out_type)
+        _printed(state)
+
+
+@irdl_custom_directive
+class MaskTypes(CustomDirective):
+    """`: T, M` of fkl.composite: its two images and the result take T, its mask M."""
+
+    input: TypeDirective
+    other: TypeDirective
+    mask: TypeDirective
+    result: TypeDirective
+
+    def parse(self, parser: Parser, state: ParsingState) -> None:
+        parser.parse_punctuation(":")
+        in_type = parser.parse_type()
+        parser.parse_punctuation(",")
+        mask_type = parser.parse_type()
+        set_input_type(parser, state, self.input, in_type)
+        set_input_type(parser, state, self.other, in_type)
+        set_input_type(parser, state, self.mask, mask_type)
+        self.result.set(state, (in_type,))
+
+    def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        (in_type,) = self.input.get(op)
+        (mask_type,) = self.mask.get(op)
+        printer.print_string(" : ")
+        printer.print_attribute(in_type)
+        printer.print_string(", ")
+        printer.print_attribute(mask_type)
+        _printed(state)
+
+
+@irdl_custom_directive
 class Word(CustomDirective):
     """A bare identifier held as a StringAttr (`linear`, `mean`, ...)."""
 

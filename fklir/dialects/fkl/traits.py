@@ -25,3 +25,8 @@ class Geometry(OpTrait):
 
 class Memory(OpTrait):
     """The op reads or writes a buffer: the two ends of a chain."""
+
+
+class Join(OpTrait):
+    """The op joins two branches of a DAG (SPEC §8): each output pixel is a function of the pixels at the
+    same place of two (or three) images of one shape. A kernel with one is a graph, not a chain."""

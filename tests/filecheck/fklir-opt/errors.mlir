@@ -1,7 +1,7 @@
 // How fklir-opt reports bad input: `FILE:LINE:COL: error: message` on stderr, exit code 1, never a
 // Python traceback. The file has three chunks; without --verify-diagnostics fklir-opt stops at the
 // first chunk that fails, so each RUN line reaches a different error:
-//   chunk 1 (valid ops, but a fan-out)  -> a pass error under -p fkl-validate-chain;
+//   chunk 1 (valid ops, but a dead end) -> a pass error under -p fkl-validate-chain;
 //   chunk 2 (0.5 on a ui8 chain)        -> a verifier error when chunk 1 is not checked by a pass;
 //   chunk 3 (a missing `]`)             -> a parse error when nothing is verified.
 // `sh -c '...; echo "exit code $?"'` pins the exit status itself (lit's `not` accepts any failure).
@@ -16,12 +16,12 @@
 
 %0 = fkl.read "src" : !fkl.image<?x?x3xf32>
   %1 = fkl.mul %0, 2.0 : !fkl.image<?x?x3xf32>
-fkl.write %1, "a" : !fkl.image<?x?x3xf32>
-fkl.write %1, "b" : !fkl.image<?x?x3xf32>
+fkl.write %0, "a" : !fkl.image<?x?x3xf32>
+// (the read forks: a graph, whose fkl.mul reaches no write)
 
 // The pass names the op that breaks the rule, at its own line and column (the `%1` line above).
 // PASS-NOT:  Traceback
-// PASS:      errors.mlir:[[# @LINE - 6]]:3: error: 'fkl.mul' result has 2 users: a chain must be a straight line
+// PASS:      errors.mlir:[[# @LINE - 6]]:3: error: 'fkl.mul' result is never used: every value of a graph must reach a write
 // PASS-NOT:  Traceback
 // PASS:      exit code 1
 

@@ -64,10 +64,10 @@ fkl.write %b1, "b_out" : !fkl.image<?x?x?xnone>
 // The pipeline stops at the first broken rule: a structural error (validate) ...
 %0 = fkl.read "src" : !fkl.image<?x?x3xf32>
 %1 = fkl.mul %0, 2.0 : !fkl.image<?x?x3xf32>
-fkl.write %1, "a" : !fkl.image<?x?x3xf32>
+%2 = fkl.add %1, 1.0 : !fkl.image<?x?x3xf32>
 fkl.write %1, "b" : !fkl.image<?x?x3xf32>
 
-// CHECK:      fkl-default-pipeline.mlir:[[# @LINE - 4]]:1: error: 'fkl.mul' result has 2 users: a chain must be a straight line
+// CHECK:      fkl-default-pipeline.mlir:[[# @LINE - 3]]:1: error: 'fkl.add' result is never used: every value of a graph must reach a write
 // CHECK-NEXT: {{//}} -----
 
 // -----

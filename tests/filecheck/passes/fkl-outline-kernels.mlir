@@ -82,3 +82,28 @@ fkl.kernel @only params !fkl.params<> {
 // CHECK-NEXT:    }
 // CHECK-NEXT:  }
 // CHECK-NOT:   fkl.kernel
+
+// -----
+
+// A DAG is one kernel: its reads, joins and writes, in block order.
+%0 = fkl.read "src" : !fkl.image<?x?x1xf32>
+%1 = fkl.read "in1" : !fkl.image<?x?x1xf32>
+%2 = fkl.join add %0, %1 : !fkl.image<?x?x1xf32>
+fkl.write %2, "out0" : !fkl.image<?x?x1xf32>
+fkl.write %0, "out1" : !fkl.image<?x?x1xf32>
+%3 = fkl.read "b" : !fkl.image<?x?x1xf32>
+fkl.write %3, "b_out" : !fkl.image<?x?x1xf32>
+
+// CHECK-LABEL: builtin.module {
+// CHECK-NEXT:    fkl.kernel @k0 params !fkl.params<> {
+// CHECK-NEXT:      %0 = fkl.read "src" : !fkl.image<?x?x1xf32>
+// CHECK-NEXT:      %1 = fkl.read "in1" : !fkl.image<?x?x1xf32>
+// CHECK-NEXT:      %2 = fkl.join add %0, %1 : !fkl.image<?x?x1xf32>
+// CHECK-NEXT:      fkl.write %2, "out0" : !fkl.image<?x?x1xf32>
+// CHECK-NEXT:      fkl.write %0, "out1" : !fkl.image<?x?x1xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    fkl.kernel @k1 params !fkl.params<> {
+// CHECK-NEXT:      %{{.*}} = fkl.read "b" : !fkl.image<?x?x1xf32>
+// CHECK-NEXT:      fkl.write %{{.*}}, "b_out" : !fkl.image<?x?x1xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }

@@ -92,13 +92,16 @@ fkl.kernel @k0 params !fkl.params<> {
 
 // -----
 
-// Fan-out: one value written twice.
+// Fan-out: one value written twice is a graph of two outputs (SPEC §8's MidWrite): valid, unchanged.
 %0 = fkl.read "src" : !fkl.image<?x?x3xf32>
 %1 = fkl.sub %0, 2.0 : !fkl.image<?x?x3xf32>
-// CHECK:      fkl-validate-chain.mlir:[[# @LINE - 1]]:1: error: 'fkl.sub' result has 2 users: a chain must be a straight line
 fkl.write %1, "a" : !fkl.image<?x?x3xf32>
 fkl.write %1, "b" : !fkl.image<?x?x3xf32>
-
+// CHECK-LABEL: builtin.module {
+// CHECK:         fkl.write %1, "a" : !fkl.image<?x?x3xf32>
+// CHECK-NEXT:    fkl.write %1, "b" : !fkl.image<?x?x3xf32>
+// CHECK-NEXT:  }
+// CHECK-EMPTY:
 // CHECK-NEXT: {{//}} -----
 
 // -----
@@ -107,10 +110,46 @@ fkl.write %1, "b" : !fkl.image<?x?x3xf32>
 fkl.kernel @k0 params !fkl.params<> {
   %0 = fkl.read "src" : !fkl.image<?x?x3xf32>
   %1 = fkl.crop %0, rects [[0, 0, 2, 2]] : !fkl.image<?x?x3xf32>
-// CHECK:      fkl-validate-chain.mlir:[[# @LINE - 1]]:3: error: 'fkl.crop' result has 2 users: a chain must be a straight line
   %2 = fkl.add %1, 2.0 : !fkl.image<?x?x3xf32>
   %3 = fkl.max %1, 0.0 : !fkl.image<?x?x3xf32>
+// CHECK:      fkl-validate-chain.mlir:[[# @LINE - 1]]:3: error: 'fkl.max' result is never used: every value of a graph must reach a write
   fkl.write %2, "dst" : !fkl.image<?x?x3xf32>
 }
+
+// -----
+
+// A DAG (SPEC §8): two reads joined, the join forked into two writes. Valid, unchanged.
+%0 = fkl.read "src" : !fkl.image<?x?x3xf32>
+%1 = fkl.read "in1" : !fkl.image<?x?x3xf32>
+%2 = fkl.resize %1, size [4, 4], linear : !fkl.image<?x?x3xf32>
+%3 = fkl.join absdiff %0, %2 : !fkl.image<?x?x3xf32>
+fkl.write %3, "out0" : !fkl.image<?x?x3xf32>
+%4 = fkl.threshold %3, 25.0 : !fkl.image<?x?x3xf32>
+fkl.write %4, "out1" : !fkl.image<?x?x3xf32>
+
+// CHECK-LABEL: builtin.module {
+// CHECK:         %3 = fkl.join absdiff %0, %2 : !fkl.image<?x?x3xf32>
+// CHECK-NEXT:    fkl.write %3, "out0" : !fkl.image<?x?x3xf32>
+// CHECK-NEXT:    %4 = fkl.threshold %3, 25.0 : !fkl.image<?x?x3xf32>
+// CHECK-NEXT:    fkl.write %4, "out1" : !fkl.image<?x?x3xf32>
+
+// -----
+
+// A DAG whose value forks before geometry: the geometry could not fold into the read.
+%0 = fkl.read "src" : !fkl.image<?x?x3xf32>
+%1 = fkl.resize %0, size [4, 4], linear : !fkl.image<?x?x3xf32>
+// CHECK: fkl-validate-chain.mlir:[[# @LINE - 1]]:1: error: 'fkl.resize' reads a value that other ops use too: geometry folds into its read, so a branch that needs other geometry reads the input again (fkl.Input)
+%2 = fkl.join add %0, %1 : !fkl.image<?x?x3xf32>
+fkl.write %2, "out0" : !fkl.image<?x?x3xf32>
+
+// -----
+
+// A DAG value that reaches no write.
+%0 = fkl.read "src" : !fkl.image<?x?x3xf32>
+%1 = fkl.read "in1" : !fkl.image<?x?x3xf32>
+%2 = fkl.join add %0, %1 : !fkl.image<?x?x3xf32>
+%3 = fkl.join sub %0, %1 : !fkl.image<?x?x3xf32>
+// CHECK: fkl-validate-chain.mlir:[[# @LINE - 1]]:1: error: 'fkl.join' result is never used: every value of a graph must reach a write
+fkl.write %2, "out0" : !fkl.image<?x?x3xf32>
 
 // CHECK-NOT:  {{.}}

@@ -1095,3 +1095,71 @@ fkl.kernel @k0 params !fkl.params<mul1: f32 x 3> {
 %0 = fkl.read "s" : !fkl.image<?x?x3xui8, planes 2>
 %1 = fkl.resize %0, size [8, 8], linear, preserve, background per_plane [1, 2, 3] : !fkl.image<?x?x3xui8, planes 2> -> !fkl.image<?x?x3xf32, planes 2>
 // CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.resize' has 3 per-plane values for 2 planes (give one row of values per plane)
+
+// -----
+
+%0 = fkl.read "src" : !fkl.image<?x?x3xf32>
+%1 = fkl.read "in1" : !fkl.image<?x?x1xf32>
+%2 = fkl.cast %1 to f32 : !fkl.image<?x?x1xf32> -> !fkl.image<?x?x1xf32>
+%3 = "fkl.join"(%0, %2) <{kind = "add"}> : (!fkl.image<?x?x3xf32>, !fkl.image<?x?x1xf32>) -> !fkl.image<?x?x3xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.join' joins !fkl.image<?x?x3xf32> (the result of 'fkl.read') and !fkl.image<?x?x1xf32> (the result of 'fkl.cast'): the images must have one element type, channel count and plane count
+
+// -----
+
+%0 = fkl.read "src" : !fkl.image<?x?x3xui8>
+%1 = fkl.read "in1" : !fkl.image<?x?x3xui8>
+%2 = fkl.join div %0, %1 : !fkl.image<?x?x3xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.join' div of two uint8 images: an integer divisor may be 0; Cast to float first
+
+// -----
+
+%0 = fkl.read "src" : !fkl.image<?x?x3xf32>
+%1 = fkl.join pow %0, %0 : !fkl.image<?x?x3xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.join' kind must be one of add, sub, mul, div, max, min, absdiff, equal, got 'pow'
+
+// -----
+
+%0 = fkl.read "src" : !fkl.image<?x?x3xi1>
+%1 = fkl.join add %0, %0 : !fkl.image<?x?x3xi1>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.join' computes add
+
+// -----
+
+%0 = fkl.read "src" : !fkl.image<?x?x3xf32>
+%1 = "fkl.blend"(%0, %0) <{value = array<f64: 0.5, 0.25>}> : (!fkl.image<?x?x3xf32>, !fkl.image<?x?x3xf32>) -> !fkl.image<?x?x3xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.blend' takes one alpha, got 2 values
+
+// -----
+
+%0 = fkl.read "src" : !fkl.image<?x?x3xui8>
+%1 = fkl.read "in1" : !fkl.image<?x?x2xui8>
+%2 = fkl.composite %0, %0, %1 : !fkl.image<?x?x3xui8>, !fkl.image<?x?x2xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.composite' mask !fkl.image<?x?x2xui8> (the result of 'fkl.read'): a mask has 1 channel or one per channel of the image (3)
+
+// -----
+
+%0 = fkl.read "src" : !fkl.image<?x?x3xui8>
+%1 = fkl.read "in1" : !fkl.image<?x?x1xi16>
+%2 = fkl.composite %0, %0, %1 : !fkl.image<?x?x3xui8>, !fkl.image<?x?x1xi16>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.composite' mask !fkl.image<?x?x1xi16> (the result of 'fkl.read'): a mask is uint8 (m = mask / 255), bool or float, not int16
+
+// -----
+
+fkl.kernel @k0 params !fkl.params<> {
+  %0 = fkl.read "src" : !fkl.image<?x?x1xf32>
+  %1 = fkl.join add %0, %0 : !fkl.image<?x?x1xf32>
+  %2 = fkl.join sub %0, %0 : !fkl.image<?x?x1xf32>
+  fkl.write %2, "out0" : !fkl.image<?x?x1xf32>
+}
+// CHECK: invalid.mlir:[[# @LINE - 4]]:3: error: 'fkl.join' result is never used: every value of a graph must reach a write
+
+// -----
+
+fkl.kernel @k0 params !fkl.params<> {
+  %0 = fkl.read "src" : !fkl.image<?x?x1xf32>
+  %1 = fkl.join add %0, %0 : !fkl.image<?x?x1xf32>
+  fkl.write %1, "out0" : !fkl.image<?x?x1xf32>
+  %2 = fkl.read "b" : !fkl.image<?x?x1xf32>
+  fkl.write %2, "b_out" : !fkl.image<?x?x1xf32>
+}
+// CHECK: error: 'fkl.kernel' @k0: a kernel with a graph (joined or forked values) holds that one graph only
