@@ -42,7 +42,7 @@ from fklir.backend.kernel_layout import (
     PLANE_MAP_SLOT,
     KernelLayout,
 )
-from fklir.backend.plan import ChainPlan, ChainSampling, KernelPlan, Sampler
+from fklir.backend.plan import ChainPlan, ChainSampling, GraphPlan, KernelPlan, Sampler
 from fklir.backend.sampling import PIXEL_BLOCK_X, PixelTaps
 
 CPU_ROWS_PER_CHUNK = 16  # sampled kernels (CPU): rows a thread takes at a time
@@ -67,6 +67,10 @@ def _emit_params(layout: KernelLayout) -> list[str]:
         lines.append(f"    const void* src_table[{layout.src_table}];  // one source image per plane")
     if layout.dst_table:
         lines.append(f"    void* dst_table[{layout.dst_table}];  // one output buffer per channel")
+    for i, (dtype, channels, kind) in enumerate(layout.inputs, start=1):
+        lines.append(f"    fkl::InputSurface in{i};  // call argument {i}: {dtype} x {channels}, {kind}")
+    for k, (dtype, channels, kind) in enumerate(layout.outputs, start=1):
+        lines.append(f"    fkl::OutputSurface out{k};  // output {k}: {dtype} x {channels}, {_WRITE_COMMENT[kind]}")
     for name, kind, count in layout.slots:
         lines.append(f"    {SLOT_CPP_TYPE[kind]} {name}[{count}];")
     counts = {name: count for name, _, count in layout.slots}
@@ -79,11 +83,12 @@ def _emit_params(layout: KernelLayout) -> list[str]:
     return lines
 
 
-def _emit_write(write_kind: str, t_out: str, channels: int) -> list[str]:
-    """Statements that store the pixel `out` at (x, y) of plane z."""
+def _emit_write(write_kind: str, t_out: str, channels: int, surface: str = "p.h") -> list[str]:
+    """Statements that store the pixel `out` at (x, y) of plane z (of the header's output, or of a DAG's
+    output `surface`, p.out<k>: every output has the header's size)."""
     if write_kind == "packed":
         return [
-            f"    {t_out}* px = ({t_out}*)p.h.dst + z * p.h.dst_plane_stride + y * p.h.dst_pitch"
+            f"    {t_out}* px = ({t_out}*){surface}.dst + z * {surface}.dst_plane_stride + y * {surface}.dst_pitch"
             f" + (fkl::i64)x * {channels};",
             f"    for (int c = 0; c < {channels}; ++c) px[c] = out[c];",
         ]
@@ -93,7 +98,7 @@ def _emit_write(write_kind: str, t_out: str, channels: int) -> list[str]:
     ]
     if write_kind == "planar":  # [B][C][H][W]
         lines += [
-            f"    {t_out}* base = ({t_out}*)p.h.dst + z * p.h.dst_plane_stride;",
+            f"    {t_out}* base = ({t_out}*){surface}.dst + z * {surface}.dst_plane_stride;",
             f"    for (int c = 0; c < {channels}; ++c) base[c * plane + at] = out[c];",
         ]
     elif write_kind == "tsplit":  # [C][B][H][W]
@@ -240,39 +245,48 @@ def _emit_sampled_entries(plan: KernelPlan) -> list[str]:
             "}",
             "",
         ]
-        entries = [
-            *_sampled_gpu_entry_head(GPU_ENTRY, PIXELS_PER_THREAD),
-            "    if (y >= p.h.dst_h) return;",
-            WAIT_FOR_PREVIOUS,
-            "#pragma unroll",
-            f"    for (int k = 0; k < {PIXELS_PER_THREAD}; ++k) {{",
-            f"        const fkl::i32 x = x0 + k * {PIXEL_BLOCK_X};",
-            "        if (x < p.h.dst_w) dispatch(p, x, y, blockIdx.z);",
-            "    }",
-            "}",
-        ]
-    else:
-        dispatch = []
-        entries = [
-            *_sampled_gpu_entry(GPU_ENTRY, first, PIXELS_PER_THREAD, plan.samplings[0].gpu),
-            *_sampled_gpu_entry(GPU_NARROW_ENTRY, first, 1, PixelTaps()),
-        ]
+        return [*dispatch, *_per_pixel_entries("dispatch", channels)]
+    entries = [
+        *_sampled_gpu_entry(GPU_ENTRY, first, PIXELS_PER_THREAD, plan.samplings[0].gpu),
+        *_sampled_gpu_entry(GPU_NARROW_ENTRY, first, 1, PixelTaps()),
+    ]
+    return _sampled_entries(entries, _sampled_cpu_entry((first, plan.samplings[0].cpu), channels))
+
+
+def _sampled_entries(gpu: list[str], cpu: list[str]) -> list[str]:
     return [
-        *dispatch,
         "#if defined(__CUDACC__)",
         f"// Thread (tx, ty) of block (bx, by, z) makes pixels x = bx * {PIXEL_BLOCK_X} * N + tx + k * {PIXEL_BLOCK_X},"
         " k < N,",
         "// of row y = by * blockDim.y + ty in plane z: a warp still writes consecutive pixels, and what",
         "// depends only on the row and the plane (rects, scales, the row's taps) is computed once.",
-        *entries,
+        *gpu,
         "#else",
-        *_sampled_cpu_entry(None if divergent else (first, plan.samplings[0].cpu), channels),
+        *cpu,
         "#endif",
     ]
 
 
-def _sampled_cpu_entry(sampled: tuple[ChainPlan, Sampler] | None, channels: int) -> list[str]:
-    """The CPU entry of a sampled kernel (one chain and its CPU sampling, or None for a divergent one): a team of
+def _per_pixel_entries(call: str, channels: int) -> list[str]:
+    """The entries of a kernel whose every output pixel is `call(p, x, y, z)` (a divergent batch's dispatch, a
+    DAG's graph_pixel)."""
+    gpu = [
+        *_sampled_gpu_entry_head(GPU_ENTRY, PIXELS_PER_THREAD),
+        "    if (y >= p.h.dst_h) return;",
+        WAIT_FOR_PREVIOUS,
+        "#pragma unroll",
+        f"    for (int k = 0; k < {PIXELS_PER_THREAD}; ++k) {{",
+        f"        const fkl::i32 x = x0 + k * {PIXEL_BLOCK_X};",
+        f"        if (x < p.h.dst_w) {call}(p, x, y, blockIdx.z);",
+        "    }",
+        "}",
+    ]
+    return _sampled_entries(gpu, _sampled_cpu_entry(None, channels, call))
+
+
+def _sampled_cpu_entry(sampled: tuple[ChainPlan, Sampler] | None, channels: int, call: str = "dispatch") -> list[str]:
+    """The CPU entry of a sampled kernel (one chain and its CPU sampling, or None for one whose pixels are each
+    `call(p, x, y, z)`: a divergent batch, a DAG): a team of
     threads shares out the rows of all planes (run_rows), in chunks taken as threads come free, so that a thread
     the system runs late (2 cores shared with other work) does not hold up the call with half of it.
     Each thread works on its own copy of the parameter block: an output store through a byte pointer
@@ -283,7 +297,7 @@ def _sampled_cpu_entry(sampled: tuple[ChainPlan, Sampler] | None, channels: int)
     helpers: list[str] = []
     if sampled is None:
         state: list[str] = []
-        per_row = ["            for (fkl::i32 x = 0; x < p.h.dst_w; ++x) dispatch(p, x, y, z);"]
+        per_row = [f"            for (fkl::i32 x = 0; x < p.h.dst_w; ++x) {call}(p, x, y, z);"]
     else:
         chain, sampling = sampled
         helpers = [*chain.cpu_helpers, *sampling.cpu_functions(chain)]
@@ -377,3 +391,36 @@ def render(plan: KernelPlan) -> EmittedKernel:
     else:
         lines += _emit_sampled_entries(plan)
     return EmittedKernel("\n".join(lines) + "\n", layout, plan.include_dirs)
+
+
+def render_graph(plan: GraphPlan) -> EmittedKernel:
+    """The C++ translation unit and host layout of a DAG kernel (SPEC §8), printed from its plan: each branch's
+    stages in its namespace b<k>, a store per output, and `graph_pixel`, the whole graph on one output pixel."""
+    lines = [
+        f"// Generated by fklir (codegen v{CODEGEN_VERSION}) from fkl.kernel @{plan.name} (a DAG).",
+        '#include "fkl/kernel.h"',
+        "",
+        *plan.user_bodies,
+        *_emit_params(plan.layout),
+        "",
+    ]
+    for k, branch in enumerate(plan.branches):
+        lines += [f"namespace b{k} {{  // branch {k}", "", *branch.stages, "", f"}}  // namespace b{k}", ""]
+    for k, output in enumerate(plan.outputs):
+        t_out, channels = CPP_TYPE[output.out.dtype], output.out.channels
+        lines += [
+            f"// output {k}: {_WRITE_COMMENT[output.write_kind]}",
+            f"FKL_HD void store{k}(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z, const {t_out} out[{channels}]) {{",
+            *_emit_write(output.write_kind, t_out, channels, output.surface),
+            "}",
+        ]
+    lines += [
+        "",
+        "// The graph on output pixel (x, y) of plane z: each branch sampled, each op, each output stored.",
+        "FKL_HD void graph_pixel(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z) {",
+        *(f"    {line}" for line in plan.body),
+        "}",
+        "",
+        *_per_pixel_entries("graph_pixel", plan.layout.out_channels),
+    ]
+    return EmittedKernel("\n".join(lines) + "\n", plan.layout, plan.include_dirs)

@@ -72,10 +72,13 @@ def _size_fn(k: int, body: list[str]) -> list[str]:
     ]
 
 
-def emit_stages(read: fkl.ReadOp, geometry: list[Operation], counts: dict[str, int]) -> list[str]:
-    """The `Plane` struct, stage0 (the read), one stage per geometry op, then `plane_of`."""
+def emit_stages(
+    read: fkl.ReadOp, geometry: list[Operation], counts: dict[str, int], surface: str = "p.h"
+) -> list[str]:
+    """The `Plane` struct, stage0 (the read of `surface`: the header's source, or a DAG's further input
+    `p.in<i>`), one stage per geometry op, then `plane_of`."""
     shares = _plane_shares(geometry)
-    lines = [*_plane_struct(shares), "", *_emit_read(read)]
+    lines = [*_plane_struct(shares), "", *_emit_read(read, surface)]
     for k, op in enumerate(geometry, start=1):
         previous = geometry[k - 2] if k >= 2 else read
         lines += STAGE.emit(op, k, previous, image_of(op.operands[0].type), image_of(op.results[0].type), counts)
@@ -159,7 +162,7 @@ def _plane_of(shares: list[PlaneShare]) -> list[str]:
     ]
 
 
-def _emit_read(read: fkl.ReadOp) -> list[str]:
+def _emit_read(read: fkl.ReadOp, surface: str) -> list[str]:
     rtype = image_of(read.source_type)
     t, channels = CPP_TYPE[rtype.dtype], rtype.channels.data
     planar = rtype.layout.data == "planar"
@@ -167,19 +170,19 @@ def _emit_read(read: fkl.ReadOp) -> list[str]:
         base = f"(const {t}*)p.src_table[z]"
         where = "image z of the pointer table"
     else:
-        base = f"(const {t}*)p.h.src + {_plane_expr(rtype)} * p.h.src_plane_stride"
+        base = f"(const {t}*){surface}.src + {_plane_expr(rtype)} * {surface}.src_plane_stride"
         where = "source plane z"
     if planar:
         body = [
             f"    const {t}* plane = {base};",
-            "    const fkl::u32 channel_stride = (fkl::u32)p.h.src_h * (fkl::u32)p.h.src_w;",
-            "    const fkl::u32 at = (fkl::u32)y * (fkl::u32)p.h.src_w + (fkl::u32)x;",
+            f"    const fkl::u32 channel_stride = (fkl::u32){surface}.src_h * (fkl::u32){surface}.src_w;",
+            f"    const fkl::u32 at = (fkl::u32)y * (fkl::u32){surface}.src_w + (fkl::u32)x;",
             f"    for (int c = 0; c < {channels}; ++c) out[c] = plane[c * channel_stride + at];",
         ]
         comment = f"// stage0: fkl.read (planar, TensorPack) — pixel (x, y) of {where}, channel c from plane c."
     else:
         body = [
-            f"    const {t}* px = {base} + ((fkl::u32)y * (fkl::u32)p.h.src_pitch + (fkl::u32)x * {channels}u);",
+            f"    const {t}* px = {base} + ((fkl::u32)y * (fkl::u32){surface}.src_pitch + (fkl::u32)x * {channels}u);",
             f"    for (int c = 0; c < {channels}; ++c) out[c] = px[c];",
         ]
         comment = f"// stage0: fkl.read — pixel (x, y) of {where}."
@@ -188,7 +191,7 @@ def _emit_read(read: fkl.ReadOp) -> list[str]:
         _signature(0, rtype.dtype, channels),
         *body,
         "}",
-        *_size_fn(0, ["    return {p.h.src_w, p.h.src_h};"]),
+        *_size_fn(0, [f"    return {{{surface}.src_w, {surface}.src_h}};"]),
     ]
 
 

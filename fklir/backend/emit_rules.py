@@ -6,6 +6,8 @@ The emitters ask a registry, never the op which class it is (cf. xDSL's `@impl(a
 - PIXEL: any compute op on a whole pixel, the array `src` into the declared array `dst`; a
   channel-wise op loops its element rule over the channels;
 - TITLE: the comment above an op's pixel block (the op's name when it has no rule);
+- JOIN: an op that joins a DAG's branches (fkl.join, fkl.blend, fkl.composite), its operands' pixel arrays
+  into the declared array `dst`;
 - F16_FAST: a float16 op on the GPU's fast conversions (emit_compute.compute_fast): the f32 expression on
   `src` with the op's value converted by fkl::f32_of_f16_fast; a chain takes that path only when each of
   its ops has such a rule.
@@ -20,7 +22,7 @@ names each member's struct through `struct()` rather than a table.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Concatenate, Generic, ParamSpec, TypeVar
 
 from xdsl.ir import Operation
@@ -90,6 +92,8 @@ ELEMENT = OpRules[[str, str], tuple[str, str]]("element-wise C++ emission")
 PIXEL = OpRules[[str, str], list[str]]("C++ emission")
 TITLE = OpRules[[], str]("title")
 F16_FAST = OpRules[[str, str], tuple[str, str]]("float16 fast-path emission")
+# An op that joins a DAG's branches: its operands' pixel arrays into the declared array `dst`.
+JOIN = OpRules[[Sequence[str], str], list[str]]("join emission")
 
 _OPS_BY_NAME = {op.name: op for op in fkl.FKL.operations}
 
@@ -269,6 +273,35 @@ def _color_conversion(op: fkl.ColorConversionOp, src: str, dst: str) -> list[str
     alpha = "true" if code.add_alpha else "false"
     order = ", ".join(map(str, code.order))
     return [f"fkl::ColorConversion::reorder<{alpha}, {order}>({src}, {dst});"]
+
+
+# ---------------------------------------------------------------------------------------------
+# The joins of a DAG's branches (SPEC §8): two pixels of one type, element by element
+# ---------------------------------------------------------------------------------------------
+
+
+@JOIN.register(fkl.JoinOp)
+def _join(op: fkl.JoinOp, operands: Sequence[str], dst: str) -> list[str]:
+    a, b = operands
+    return [f"for (int c = 0; c < {_channels_in(op)}; ++c) {dst}[c] = fkl::{op.struct}::exec({a}[c], {b}[c]);"]
+
+
+@JOIN.register(fkl.BlendOp)
+def _blend(op: fkl.BlendOp, operands: Sequence[str], dst: str) -> list[str]:
+    a, b = operands
+    return [f"for (int c = 0; c < {_channels_in(op)}; ++c) {dst}[c] = fkl::Blend::exec({a}[c], {b}[c], p.{slot_of(op)}[0]);"]
+
+
+@JOIN.register(fkl.CompositeOp)
+def _composite(op: fkl.CompositeOp, operands: Sequence[str], dst: str) -> list[str]:
+    a, b, mask = operands
+    weight = f"{mask}[0]" if image_of(op.mask.type).channels.data == 1 else f"{mask}[c]"
+    return [f"for (int c = 0; c < {_channels_in(op)}; ++c) {dst}[c] = fkl::Composite::exec({a}[c], {b}[c], {weight});"]
+
+
+@TITLE.register(fkl.JoinOp)
+def _join_title(op: fkl.JoinOp) -> str:
+    return f"{op.name} {op.kind.data}"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -39,6 +39,10 @@ class KernelLayout(NamedTuple):
     flat_block: int = 0  # flat kernels: threads per block, which the thread -> element mapping assumes
     pixels_per_thread: int = 1  # sampled kernels on the GPU: pixels along x per thread (grid x = w / (32 * this))
     wide_min_src_w: int = 1  # sampled kernels: narrower sources launch the narrow entry (column pairs need 2)
+    # a DAG kernel (SPEC §8): its call arguments 1.. (dtype, channels, "packed" | "planar"), each a
+    # Params::in<i> (fkl::InputSurface), and its outputs 1.. (dtype, channels, write kind), each a Params::out<k>
+    inputs: tuple[tuple[str, int, str], ...] = ()
+    outputs: tuple[tuple[str, int, str], ...] = ()
 
 
 class BuiltKernel(NamedTuple):

@@ -14,7 +14,7 @@ from fklir.backend.emit_compute import (
     emit_compute_pixel,
     is_channelwise,
 )
-from fklir.backend.emit_cpp import USER_BODIES_LINE, EmittedKernel, render
+from fklir.backend.emit_cpp import USER_BODIES_LINE, EmittedKernel, render, render_graph
 from fklir.backend.emit_flat import FlatShape, PixelFlatShape, flat_shape, pixel_flat_shape
 from fklir.backend.emit_geometry import (
     emit_nearest_columns,
@@ -30,6 +30,7 @@ from fklir.backend.emit_geometry import (
     shares_plane,
 )
 from fklir.backend.emit_rules import is_float_division
+from fklir.backend.graph_plan import plan_graph
 from fklir.backend.emit_user import emit_user_bodies, user_declarations, user_include_dirs
 from fklir.backend.kernel_layout import PIXELS_PER_THREAD, KernelLayout
 from fklir.backend.plan import ChainPlan, ChainSampling, KernelPlan, PixelType, Sampler
@@ -63,7 +64,10 @@ def plan_kernel(kernel: fkl.KernelOp) -> KernelPlan:
 
 
 def emit_kernel(kernel: fkl.KernelOp) -> EmittedKernel:
-    """The C++ translation unit and host layout of one hoisted, typed `fkl.kernel`: its plan, printed."""
+    """The C++ translation unit and host layout of one hoisted, typed `fkl.kernel`: its plan, printed (a DAG
+    kernel's by graph_plan and render_graph)."""
+    if kernel.is_graph():
+        return render_graph(plan_graph(kernel))
     return render(plan_kernel(kernel))
 
 
@@ -71,6 +75,8 @@ def layout_of(kernel: fkl.KernelOp) -> KernelLayout:
     """The binary interface of one hoisted, typed `fkl.kernel` (its plan's layout): its parameter block's
     fields (the C++ `Params` that emit_kernel prints and the ctypes struct of runtime/params.py are both made
     from it), its mode and what sets its launch geometry. No C++ is emitted to learn it."""
+    if kernel.is_graph():
+        return plan_graph(kernel).layout
     return plan_kernel(kernel).layout
 
 

@@ -84,3 +84,32 @@ class KernelPlan(NamedTuple):
     samplings: tuple[ChainSampling, ...]  # a sampled kernel's, one per chain; none for a flat kernel
     user_bodies: tuple[str, ...]  # the user ops' C++ bodies under their #line directives
     include_dirs: tuple[Path, ...]  # the user ops' folders
+
+
+class BranchPlan(NamedTuple):
+    """One read of a DAG kernel (SPEC §8) and the geometry it samples through: namespace b<k> of its C++."""
+
+    stage: PixelType  # the pixel its last stage makes
+    last_stage: int  # the number of its last stage function (0: the read itself)
+    stages: tuple[str, ...]  # Plane, its stage functions (reading p.h's source or a p.in<i>), plane_of
+
+
+class OutputPlan(NamedTuple):
+    """One output of a DAG kernel: `store<k>` writes it."""
+
+    surface: str  # the parameter block's record of its buffer: p.h (output 0) or p.out<k>
+    write_kind: str  # "packed" | "planar"
+    out: PixelType
+
+
+class GraphPlan(NamedTuple):
+    """What the templates print a DAG kernel from: its branches, its outputs, and `graph_pixel`'s body (each
+    branch sampled, each op by its rule, each output stored), in the graph's order."""
+
+    name: str
+    layout: KernelLayout
+    branches: tuple[BranchPlan, ...]
+    outputs: tuple[OutputPlan, ...]  # by output index
+    body: tuple[str, ...]
+    user_bodies: tuple[str, ...]
+    include_dirs: tuple[Path, ...]

@@ -16,6 +16,38 @@ FLIP_MODES = ("vertical", "horizontal", "both")  # cv2.flip's flipCode 0, 1 (> 0
 ROTATIONS = ("clockwise_90", "turn_180", "counterclockwise_90")  # cv2.ROTATE_90_CLOCKWISE, _180, _90_COUNTERCLOCKWISE
 # The slot of a divergent kernel's parameter block that maps each output plane to its chain.
 PLANE_MAP_SLOT = "planemap"
+# A DAG's joins (SPEC §8: fkl.join's kinds; the C++ struct fkl::<Name> of the op headers computes each).
+JOIN_KINDS = {
+    "add": "Add",
+    "sub": "Sub",
+    "mul": "Mul",
+    "div": "Div",
+    "max": "Max",
+    "min": "Min",
+    "absdiff": "AbsDiff",
+    "equal": "Equal",
+}
+
+
+# A DAG's buffers by name: call argument i is read as "src" (i = 0, the kernel header's source) or "in<i>", and
+# output k is written to "out<k>" (k = 0: the header's destination), so that the frontend, the backend and the
+# runtime agree on which buffer is which without a table.
+def input_name(i: int) -> str:
+    return "src" if i == 0 else f"in{i}"
+
+
+def output_name(k: int) -> str:
+    return f"out{k}"
+
+
+def input_index(name: str) -> int:
+    """The call argument a read of `name` takes: i for "in<i>", else 0 (a chain's one input)."""
+    return int(name[2:]) if name.startswith("in") and name[2:].isdigit() else 0
+
+
+def output_index(name: str) -> int:
+    """The output a write to `name` makes: k for "out<k>", else 0 (a chain's one output)."""
+    return int(name[3:]) if name.startswith("out") and name[3:].isdigit() else 0
 
 
 def invert_warp_matrix(values: tuple[float, ...]) -> list[float]:

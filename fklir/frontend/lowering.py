@@ -13,7 +13,8 @@ from xdsl.rewriter import InsertPoint
 
 from fklir.dialects import fkl
 from fklir.dialects.value_rules import RecipeStep
-from fklir.frontend.ops import Crop, Op, Read, Write
+from fklir.dialects.constants import input_name, output_name
+from fklir.frontend.ops import Crop, Input, Joining, MidWrite, Op, Read, Write
 from fklir.passes.default_pipeline import DEFAULT_PASSES
 
 # Marks the op a runtime-value descriptor lowered to with the descriptor's index in its chain, until
@@ -100,6 +101,46 @@ def lower_pipeline(
             _lower_one(b, chain, source_type, "src", [i], i if i < given else 0)
         return module
     _lower_one(b, chain, source_type, "src", None, None)
+    return module
+
+
+def _lower_ops(b: Builder, ops: Sequence[Op], value: SSAValue, sources: Sequence[fkl.ImageType]) -> SSAValue:
+    """A graph's run of ops on `value`: each branch a join takes lowered first (its own read), so that the IR
+    stays in SSA order."""
+    for op in ops:
+        if isinstance(op, Joining):
+            operands = [_lower_branch(b, branch, sources) for branch in op.branches()]
+            value = op.lower_join(b, value, operands)
+        else:
+            value = op.lower(b, value)
+    return value
+
+
+def _lower_branch(b: Builder, branch: Input, sources: Sequence[fkl.ImageType]) -> SSAValue:
+    read = fkl.ReadOp(input_name(branch.index), sources[branch.index])
+    read.location = branch.ir_location()
+    b.insert(read)
+    return _lower_ops(b, branch.ops, read.result, sources)
+
+
+def lower_graph(ops: Sequence[Op], sources: Sequence[fkl.ImageType]) -> ModuleOp:
+    """The module of a composed DAG (SPEC §8) on call arguments of the types `sources`: the chain reads argument
+    0 ("src"), each fkl.Input(i, ...) branch argument i ("in<i>"); MidWrite / MidSplit and the final write make
+    outputs 0, 1, ... ("out<k>") in chain order."""
+    module = ModuleOp([])
+    b = Builder(InsertPoint.at_end(module.body.block))
+    read, *middle, write = ops
+    assert isinstance(read, Read) and isinstance(write, Write)
+    value = read.lower_read(b, sources[0], input_name(0))
+    outputs = 0
+    run: list[Op] = []
+    for op in middle:
+        if not isinstance(op, MidWrite):
+            run.append(op)
+            continue
+        value = op.lower_mid(b, _lower_ops(b, run, value, sources), output_name(outputs))
+        run, outputs = [], outputs + 1
+    write.lower_write(b, _lower_ops(b, run, value, sources), None, output_name(outputs))
     return module
 
 

@@ -12,11 +12,11 @@ import itertools
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 
 from fklir.dialects import value_rules
 from fklir.dialects.binary_declarations import BINARY_DECLARATIONS
-from fklir.dialects.constants import DEINTERLACE_MODES, REDUCTIONS, WARP_KINDS, invert_warp_matrix
+from fklir.dialects.constants import DEINTERLACE_MODES, JOIN_KINDS, REDUCTIONS, WARP_KINDS, invert_warp_matrix
 from fklir.dialects.math_declarations import MATH_DECLARATIONS
 from fklir.frontend.values import (
     PerImage,
@@ -214,8 +214,8 @@ class Write(Op):
     # Subclasses assign theirs unannotated: an annotated class attribute is a field (see Op).
     IR_OP: ClassVar[IrClass[WriteIrOp]] = IrClass("WriteOp")
 
-    def lower_write(self, b: Builder, x: SSAValue, planes: list[int] | None) -> None:
-        op = type(self).IR_OP(x, "dst", planes)
+    def lower_write(self, b: Builder, x: SSAValue, planes: list[int] | None, dest: str = "dst") -> None:
+        op = type(self).IR_OP(x, dest, planes)
         op.location = self.ir_location()
         b.insert(op)
 
@@ -395,6 +395,12 @@ class _BinaryValue(Op):
     values: Values
 
     IR_OP: ClassVar[IrClass[fkl.BinaryValueOp]]
+
+    def __new__(cls, value: object = None) -> Any:
+        """`Add(fkl.Input(1, ...))`: the op of the chain's value and a branch's (SPEC §8), a Join."""
+        if isinstance(value, Input):
+            return Join(cls.__name__, value)
+        return super().__new__(cls)
 
     def __init__(self, value: object):
         """`value`: one number or one per channel (a sequence, 1-D array or tensor), or `fkl.per_image(rows)`."""
@@ -1231,9 +1237,177 @@ class Deinterlace(Geometry):
         return list(sizes)
 
 
+# --------------------------------------------------------------------------------------------
+# DAG pipelines (SPEC §8): branches, the ops that join them, writes along the way
+# --------------------------------------------------------------------------------------------
+
+
+class Input(Op):
+    """`Input(i, *ops)`: a branch that reads call argument i (0: the main chain's input, read again) through
+    its own read-side geometry (BorderReader, Crop, Resize, Warping, ...: they fold into its read) and element
+    ops. It is the operand of Add ... Min, AbsDiff, Equal (`Sub(Input(1))`), Blend and Composite."""
+
+    index: int
+    ops: tuple[Op, ...]
+
+    def __init__(self, index: object, *ops: Op):
+        if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+            raise ValueError(f"Input: the call argument index must be an int >= 0, got {index!r}")
+        for op in ops:
+            if not isinstance(op, Op) or isinstance(op, Read | Write | Input | MidWrite):
+                raise TypeError(
+                    f"Input: a branch holds geometry and element ops (its read is the call argument), not {op!r}"
+                )
+        object.__setattr__(self, "index", index)
+        object.__setattr__(self, "ops", tuple(ops))
+        object.__setattr__(self, "location", _user_location())
+
+    def __repr__(self) -> str:
+        return f"Input({', '.join(repr(v) for v in (self.index, *self.ops))})"
+
+    def structure(self) -> tuple[object, ...]:
+        return ("Input", self.index, tuple(op.structure() for op in self.ops))
+
+    def description(self) -> tuple[object, ...]:
+        return ("Input", self.index, tuple(op.description() for op in self.ops))
+
+
+class Joining(Op):
+    """Base of the ops that take branches (fkl.Input) as operands: each lowers with its branches' values."""
+
+    def branches(self) -> tuple[Input, ...]:
+        raise NotImplementedError
+
+    def lower_join(self, b: Builder, x: SSAValue, operands: Sequence[SSAValue]) -> SSAValue:
+        """The op of the chain's value `x` and its branches' values `operands` (in branches() order)."""
+        raise NotImplementedError
+
+    def lower(self, b: Builder, x: SSAValue) -> SSAValue:
+        raise ValueError(f"{self.op_name} joins a branch: compose builds a graph for it")
+
+    def structure(self) -> tuple[object, ...]:
+        return (type(self).__qualname__, tuple(branch.structure() for branch in self.branches()))
+
+
+class Join(Joining):
+    """`Add(Input(...))` ... `Min`, `AbsDiff`, `Equal` of a branch: the chain's value `op` the branch's, per
+    element (fkl.join); both have one element type, channel count and size."""
+
+    kind: str
+    branch: Input
+
+    def __init__(self, op_name: str, branch: Input):
+        kind = op_name.lower()
+        if kind not in JOIN_KINDS:
+            names = ", ".join(JOIN_KINDS.values())
+            raise TypeError(f"{op_name}: takes a value, not a branch (fkl.Input); the ops that join one are {names}")
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "branch", branch)
+        object.__setattr__(self, "location", _user_location())
+
+    @property
+    def op_name(self) -> str:
+        return JOIN_KINDS[self.kind]
+
+    def __repr__(self) -> str:
+        return f"{self.op_name}({self.branch!r})"
+
+    def branches(self) -> tuple[Input, ...]:
+        return (self.branch,)
+
+    def lower_join(self, b: Builder, x: SSAValue, operands: Sequence[SSAValue]) -> SSAValue:
+        from fklir.dialects import fkl
+
+        return self._place(b, fkl.JoinOp(self.kind, x, operands[0]))
+
+
+def _branch(op: str, what: str, value: object) -> Input:
+    if not isinstance(value, Input):
+        raise TypeError(f"{op}: {what} is a branch, fkl.Input(i, *ops), got {value!r}")
+    return value
+
+
+class Blend(Joining):
+    """`Blend(branch, alpha)`: a * alpha + b * (1 - alpha) of the chain's value a and the branch's b, in
+    float64, rounded once to the chain type (integers: to nearest, ties to even, saturated)."""
+
+    branch: Input
+    alpha: float
+
+    def __init__(self, branch: object, alpha: object):
+        object.__setattr__(self, "branch", _branch("Blend", "the first argument", branch))
+        values = numbers("Blend", alpha, "alpha")
+        if len(values) != 1 or values[0] != values[0]:
+            raise ValueError(f"Blend: alpha is one number, got {alpha!r}")
+        object.__setattr__(self, "alpha", values[0])
+        object.__setattr__(self, "location", _user_location())
+
+    def branches(self) -> tuple[Input, ...]:
+        return (self.branch,)
+
+    def lower_join(self, b: Builder, x: SSAValue, operands: Sequence[SSAValue]) -> SSAValue:
+        from fklir.dialects import fkl
+
+        return self._place(b, fkl.BlendOp(x, operands[0], self.alpha))
+
+    def structure(self) -> tuple[object, ...]:
+        return self.description()
+
+
+class Composite(Joining):
+    """`Composite(background, mask)`: a * m + b * (1 - m) of the chain's value a (the foreground), the
+    background branch's b and the mask branch's m (cvcuda.composite's meaning: a uint8 mask is m = mask / 255;
+    one channel weighs every channel), in float64, rounded once to the chain type."""
+
+    background: Input
+    mask: Input
+
+    def __init__(self, background: object, mask: object):
+        object.__setattr__(self, "background", _branch("Composite", "background", background))
+        object.__setattr__(self, "mask", _branch("Composite", "mask", mask))
+        object.__setattr__(self, "location", _user_location())
+
+    def branches(self) -> tuple[Input, ...]:
+        return (self.background, self.mask)
+
+    def lower_join(self, b: Builder, x: SSAValue, operands: Sequence[SSAValue]) -> SSAValue:
+        from fklir.dialects import fkl
+
+        return self._place(b, fkl.CompositeOp(x, operands[0], operands[1]))
+
+
+class MidWrite(Op):
+    """`MidWrite()`: writes the chain's current value (packed, as TensorWrite) as an extra output and goes on;
+    a call returns its outputs in chain order."""
+
+    WRITE: ClassVar[type[Write]] = TensorWrite
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "location", _user_location())
+
+    def lower_mid(self, b: Builder, x: SSAValue, dest: str) -> SSAValue:
+        op = type(self).WRITE.IR_OP(x, dest, None)
+        op.location = self.ir_location()
+        b.insert(op)
+        return x
+
+    def lower(self, b: Builder, x: SSAValue) -> SSAValue:
+        raise ValueError(f"{self.op_name} writes an extra output: compose builds a graph for it")
+
+
+class MidSplit(MidWrite):
+    """`MidSplit()`: MidWrite's planar form (as TensorSplit: (C, H, W) or (B, C, H, W))."""
+
+    WRITE = TensorSplit
+
+
+# The descriptors that make a composed chain a graph (SPEC §8).
+GRAPH_DESCRIPTORS = (Joining, MidWrite)
+
+
 # Every public descriptor by name: what `fklir` exports (fklir.__all__ and its lazy names). A new op's descriptor
 # is public by being defined in this module under a name without a leading underscore.
-_FAMILIES = (Op, Read, Write, Geometry)  # bases that ops derive from, not ops
+_FAMILIES = (Op, Read, Write, Geometry, Joining)  # bases that ops derive from, not ops
 PUBLIC_DESCRIPTORS: dict[str, type[Op]] = {
     name: value
     for name, value in globals().items()

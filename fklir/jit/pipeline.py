@@ -22,6 +22,7 @@ from fklir.frontend.values import dtype_name, integers
 from fklir.jit.binding import Binding
 from fklir.jit.cpu_executor import CpuExecutor
 from fklir.jit.gpu_executor import GpuExecutor
+from fklir.jit.graph import GraphPipeline, is_graph
 from fklir.jit.signature import Signature, batch_capacity, input_signature
 from fklir.limits import check_index
 from fklir.runtime import cuda_driver
@@ -613,8 +614,11 @@ def _print(module: "ModuleOp") -> str:
     return out.getvalue() + "\n"
 
 
-def compose(*ops: fops.Op, target: str = "gpu") -> Pipeline:
-    """One fused kernel for the chain `ops` (TensorRead() ... TensorWrite())."""
+def compose(*ops: fops.Op, target: str = "gpu") -> Any:
+    """One fused kernel for the chain `ops` (TensorRead() ... TensorWrite()): a Pipeline, or a GraphPipeline
+    when the chain joins branches (fkl.Input) or writes along the way (MidWrite), SPEC §8."""
+    if is_graph(ops):
+        return GraphPipeline(ops, target)
     pipe = Pipeline(ops, target)
     pipe._find_known_plans()
     return pipe

@@ -44,6 +44,10 @@ class Extent(NamedTuple):
     channels_out: int
 
 
+# A DAG call's further inputs ((pointer, width, height) each) and outputs (pointers): LaunchPlan.set_surfaces.
+Surfaces = tuple[Sequence[tuple[int, int, int]], Sequence[int]]
+
+
 class LaunchCounter:
     """Kernel launches (GPU) and fused-loop calls (CPU) since start: tests assert one per call."""
 
@@ -164,9 +168,18 @@ class LaunchPlan:
             self._plane_bits = h.dst_plane_stride * _itemsize(self.layout.out_dtype)
         self.extent = e
 
-    def fill(self, src: int, dst: int, e: Extent, sources: Sequence[int], outputs: Sequence[int], values: Any) -> None:
-        """A call's values block, sizes and pointers, and a list input's or SplitWrite's tables (run holds the
-        lock)."""
+    def fill(
+        self,
+        src: int,
+        dst: int,
+        e: Extent,
+        sources: Sequence[int],
+        outputs: Sequence[int],
+        values: Any,
+        surfaces: Surfaces | None = None,
+    ) -> None:
+        """A call's values block, sizes and pointers, a list input's or SplitWrite's tables, and a DAG's further
+        inputs and outputs (run holds the lock)."""
         if values is not None:
             self.use_values(values)
         if sources:
@@ -175,6 +188,24 @@ class LaunchPlan:
             self.set_outputs(outputs)
         self.set_extent(e)
         self.set_pointers(src, dst)
+        if surfaces is not None:
+            self.set_surfaces(*surfaces)
+
+    def set_surfaces(self, inputs: Sequence[tuple[int, int, int]], outputs: Sequence[int]) -> None:
+        """A DAG kernel's call arguments 1.. ((pointer, width, height) each, Params::in<i>) and outputs 1..
+        (pointers, Params::out<k>, of the extent's size); after set_extent."""
+        e, params = self.extent, self.params
+        for i, ((ptr, w, h), (_, channels, _)) in enumerate(zip(inputs, self.layout.inputs, strict=True), start=1):
+            surface = getattr(params, f"in{i}")
+            surface.src = ptr
+            surface.src_pitch = w * channels
+            surface.src_plane_stride = h * w * channels
+            surface.src_w, surface.src_h = w, h
+        for k, (ptr, (_, channels, _)) in enumerate(zip(outputs, self.layout.outputs, strict=True), start=1):
+            surface = getattr(params, f"out{k}")
+            surface.dst = ptr
+            surface.dst_pitch = e.dst_w * channels
+            surface.dst_plane_stride = e.dst_h * e.dst_w * channels
 
     def set_pointers(self, src: int, dst: int) -> None:
         # a loop over preallocated buffers passes the same pair every call: comparing two ints is
@@ -219,10 +250,11 @@ class CpuLaunch(LaunchPlan):
         sources: Sequence[int] = (),
         outputs: Sequence[int] = (),
         values: Any = None,
+        surfaces: Surfaces | None = None,
     ) -> None:
         """One call: its block (fill), then fkl_run."""
         with self.lock:
-            self.fill(src, dst, e, sources, outputs, values)
+            self.fill(src, dst, e, sources, outputs, values, surfaces)
             LAUNCHES.count += 1
             self.entry(self.address)
 
@@ -352,10 +384,11 @@ class GpuLaunch(LaunchPlan):
         sources: Sequence[int] = (),
         outputs: Sequence[int] = (),
         values: Any = None,
+        surfaces: Surfaces | None = None,
     ) -> None:
         """One call: its block (fill), then the launch."""
         with self.lock:
-            self.fill(src, dst, e, sources, outputs, values)
+            self.fill(src, dst, e, sources, outputs, values, surfaces)
             self.launch(stream)
 
     def launch(self, stream: int) -> None:

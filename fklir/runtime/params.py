@@ -1,4 +1,5 @@
-"""The parameter block as a ctypes struct: the fixed `fkl::KernelHeader`, then one array per slot.
+"""The parameter block as a ctypes struct: the fixed `fkl::KernelHeader`, a DAG's further inputs and outputs,
+then one array per slot.
 
 Built once per launch plan; per call only the header's pointers and sizes change, in place.
 The layout mirrors the emitted C++ `struct Params` (natural C alignment on both sides).
@@ -41,6 +42,24 @@ class KernelHeader(ctypes.Structure):
     ]
 
 
+class InputSurface(ctypes.Structure):
+    """Mirror of fkl::InputSurface: a DAG kernel's call argument i >= 1 (Params::in<i>)."""
+
+    _fields_ = [
+        ("src", ctypes.c_void_p),
+        ("src_plane_stride", ctypes.c_int64),
+        ("src_pitch", ctypes.c_int64),
+        ("src_w", ctypes.c_int32),
+        ("src_h", ctypes.c_int32),
+    ]
+
+
+class OutputSurface(ctypes.Structure):
+    """Mirror of fkl::OutputSurface: a DAG kernel's output k >= 1 (Params::out<k>)."""
+
+    _fields_ = [("dst", ctypes.c_void_p), ("dst_plane_stride", ctypes.c_int64), ("dst_pitch", ctypes.c_int64)]
+
+
 class RectStruct(ctypes.Structure):
     """Mirror of fkl::Rect."""
 
@@ -53,12 +72,19 @@ SLOT_CTYPE: dict[str, Any] = {record.slot_kind: record.ctype for record in dtype
 def params_struct_type(layout: Any) -> type[ctypes.Structure]:
     """Mirror of the emitted `struct Params` of a kernel layout (backend.kernel_plan.layout_of, whose fields the
     C++ struct is printed from too): header, pointer tables, slots, then float reciprocals."""
-    return _params_struct_type(layout.slots, layout.src_table, layout.dst_table, layout.reciprocals)
+    return _params_struct_type(
+        layout.slots, layout.src_table, layout.dst_table, layout.reciprocals, len(layout.inputs), len(layout.outputs)
+    )
 
 
 @functools.cache
 def _params_struct_type(
-    slots: tuple[tuple[str, str, int], ...], src_table: int, dst_table: int, reciprocals: tuple[str, ...]
+    slots: tuple[tuple[str, str, int], ...],
+    src_table: int,
+    dst_table: int,
+    reciprocals: tuple[str, ...],
+    inputs: int = 0,
+    outputs: int = 0,
 ) -> type[ctypes.Structure]:
     """One class per layout: a loop composing new values every frame makes a plan per frame, and a class is
     costly to make."""
@@ -67,6 +93,8 @@ def _params_struct_type(
         fields.append(("src_table", ctypes.c_void_p * src_table))
     if dst_table:
         fields.append(("dst_table", ctypes.c_void_p * dst_table))
+    fields += [(f"in{i}", InputSurface) for i in range(1, inputs + 1)]
+    fields += [(f"out{k}", OutputSurface) for k in range(1, outputs + 1)]
     fields += [(name, SLOT_CTYPE[kind] * count) for name, kind, count in slots]
     counts = {name: count for name, _, count in slots}
     fields += [(f"{name}_rcp", ctypes.c_float * counts[name]) for name in reciprocals]

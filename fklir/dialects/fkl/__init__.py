@@ -108,7 +108,7 @@ from fklir.dialects.fkl.ops_geometry import ResizeOp as ResizeOp
 from fklir.dialects.fkl.ops_geometry import RotateOp as RotateOp
 from fklir.dialects.fkl.ops_geometry import WarpOp as WarpOp
 from fklir.dialects.fkl.ops_geometry import YieldOp as YieldOp
-from fklir.dialects.fkl.ops_join import JOIN_KINDS as JOIN_KINDS
+from fklir.dialects.constants import JOIN_KINDS as JOIN_KINDS
 from fklir.dialects.fkl.ops_join import JOIN_OPS as JOIN_OPS
 from fklir.dialects.fkl.ops_join import BlendOp as BlendOp
 from fklir.dialects.fkl.ops_join import CompositeOp as CompositeOp

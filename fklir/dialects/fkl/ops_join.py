@@ -23,6 +23,7 @@ from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, r
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+from fklir.dialects.constants import JOIN_KINDS
 from fklir.dialects.fkl.abstract_ops import TypeRuleOp
 from fklir.dialects.fkl.checks import check_not_bool
 from fklir.dialects.fkl.fields import check_value_or_slot, field_values
@@ -30,17 +31,6 @@ from fklir.dialects.fkl.syntax import JoinTypes, MaskTypes, NumberOrSlot, Word
 from fklir.dialects.fkl.traits import Join
 from fklir.dialects.fkl.types import ImageType, is_float_name, known, reshaped
 
-# fkl.join's kinds: the C++ struct fkl::<Name> of the op headers computes each, on two values of the chain type.
-JOIN_KINDS: dict[str, str] = {
-    "add": "Add",
-    "sub": "Sub",
-    "mul": "Mul",
-    "div": "Div",
-    "max": "Max",
-    "min": "Min",
-    "absdiff": "AbsDiff",
-    "equal": "Equal",
-}
 _BOOL_KINDS = ("max", "min", "equal")  # or, and, equality of bools; the rest is arithmetic
 
 

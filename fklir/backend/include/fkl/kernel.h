@@ -1,5 +1,5 @@
 // fkl/kernel.h — what every generated kernel shares: the whole op library (fkl.h, plus the
-// channel ops of color.h and vector.h, and planes.h for the CPU's pixel-wise flat loops), the fixed
+// channel ops of color.h and vector.h, join.h's DAG joins, and planes.h for the CPU's pixel-wise flat loops), the fixed
 // head of its parameter block and the small sampling helpers that geometry stages call. The emitter (fklir/backend/emit_cpp.py)
 // writes the rest: one function per geometry stage, the compute chain, the write, the entry point.
 #pragma once
@@ -7,6 +7,7 @@
 #include "fkl/color.h"
 #include "fkl/vector.h"
 #include "fkl/planes.h"
+#include "fkl/join.h"
 
 namespace fkl {
 
@@ -26,6 +27,23 @@ struct KernelHeader {
     i32 dst_planes;        // output planes (the launch's z extent)
     i32 aligned;           // 1 when src and dst allow 16-byte vector access (flat kernels)
     i64 n;                 // flat kernels: number of elements to produce
+};
+
+// A DAG kernel's further buffers (SPEC §8): call argument i >= 1 is Params::in<i> and output k >= 1
+// Params::out<k> (argument 0 and output 0 are the header's). The fields are named as the header's, so that a
+// branch's stages read p.in1.src_pitch where a chain's read p.h.src_pitch; every output has the header's size.
+struct InputSurface {
+    const void* src;
+    i64 src_plane_stride;
+    i64 src_pitch;
+    i32 src_w;
+    i32 src_h;
+};
+
+struct OutputSurface {
+    void* dst;
+    i64 dst_plane_stride;
+    i64 dst_pitch;
 };
 
 // The size of the image a geometry stage produces.

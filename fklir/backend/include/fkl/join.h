@@ -1,0 +1,52 @@
+// fkl/join.h — the ops that join two images of a DAG (SPEC §8) beyond arith.h's Add ... Min, Equal and
+// math.h's AbsDiff, which fkl.join calls on two elements of the chain type: Blend and Composite.
+//
+// Both mix in f64 and round once to the chain type T: a float type by its conversion (to nearest),
+// an integer type as SaturateCast does (NaN -> 0, clamped, to nearest with ties to even).
+#pragma once
+
+#include "core.h"
+#include "cast.h"
+
+namespace fkl {
+
+namespace detail {
+
+// A mix's f64 value as T: floats converted, integers saturated.
+template <typename T>
+FKL_HD T mixed_as(f64 v) {
+    if constexpr (T(1) / T(2) == T(0)) {
+        return SaturateCast<T>::exec(v);
+    } else {
+        return Cast<T>::exec(v);
+    }
+}
+
+}  // namespace detail
+
+// Composite's weight m of a mask element: mask / 255 for a uint8 mask, 0 or 1 for bool, the value for floats.
+FKL_HD f64 mask_weight(u8 m) { return (f64)m * (1.0 / 255.0); }
+FKL_HD f64 mask_weight(bool m) { return m ? 1.0 : 0.0; }
+FKL_HD f64 mask_weight(f16 m) { return (f64)to_f32(m); }
+FKL_HD f64 mask_weight(bf16 m) { return (f64)to_f32(m); }
+FKL_HD f64 mask_weight(f32 m) { return (f64)m; }
+FKL_HD f64 mask_weight(f64 m) { return m; }
+
+// a * alpha + b * (1 - alpha)
+struct Blend {
+    template <typename T>
+    static FKL_HD T exec(T a, T b, f64 alpha) {
+        return detail::mixed_as<T>(detail::to_f64(a) * alpha + detail::to_f64(b) * (1.0 - alpha));
+    }
+};
+
+// a * m + b * (1 - m), m = mask_weight(mask) (cvcuda.composite: the foreground a over the background b)
+struct Composite {
+    template <typename T, typename M>
+    static FKL_HD T exec(T a, T b, M mask) {
+        const f64 m = mask_weight(mask);
+        return detail::mixed_as<T>(detail::to_f64(a) * m + detail::to_f64(b) * (1.0 - m));
+    }
+};
+
+}  // namespace fkl

@@ -1,0 +1,323 @@
+"""DAG pipelines (SPEC §8): a composed chain whose ops join branches (`fkl.Input(i, *ops)` as the operand of
+Add ... Min, AbsDiff, Equal, Blend, Composite) and write along the way (MidWrite, MidSplit), compiled into one
+kernel that reads each input pixel it needs once per output pixel.
+
+    diff, mask = fkl.compose(TensorRead(), Cast("float32"), AbsDiff(Input(1, Cast("float32"))), MidWrite(),
+                             VectorReduce("Max"), Threshold(25.0), SaturateCast("uint8"), TensorWrite())(a, b)
+
+A call takes one array per input (argument i is what `Input(i)` reads; 0 the chain's own read), all of one
+batch size, and returns the outputs in chain order (`out=` a tuple of them). Every branch must reach the
+size of the chain's output (its geometry resizes or crops it there): a mismatch is a ValueError naming the
+op that joins it. The plan is keyed by the inputs' element types, channels and planes and by the ops'
+descriptions, values included: a new value set lowers the graph again but finds its compiled kernel in the
+caches (the kernel's key is its IR without values).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from fklir.dialects.constants import PLANE_MAP_SLOT
+from fklir.frontend import ops as fops
+from fklir.jit.signature import Signature, input_signature
+from fklir.limits import U32_MAX, check_index, check_product
+from fklir.runtime.launch import CpuLaunch, Extent, GpuLaunch, LaunchPlan
+
+if TYPE_CHECKING:
+    from xdsl.dialects.builtin import ModuleOp
+
+    from fklir.dialects import fkl
+
+_READS = (fops.TensorRead, fops.TensorPack)
+_WRITES = (fops.TensorWrite, fops.TensorSplit)
+
+
+def is_graph(ops: Sequence[object]) -> bool:
+    """Whether composed `ops` make a DAG: a join of a branch, or a write along the way."""
+    return any(isinstance(op, fops.GRAPH_DESCRIPTORS) for op in ops)
+
+
+def _branches(ops: Sequence[fops.Op]) -> list[tuple[fops.Joining, fops.Input]]:
+    """Every (joining op, branch) of `ops`, branches' own joins included, in lowering order."""
+    found: list[tuple[fops.Joining, fops.Input]] = []
+    for op in ops:
+        if isinstance(op, fops.Joining):
+            for branch in op.branches():
+                found += _branches(branch.ops)
+                found.append((op, branch))
+    return found
+
+
+def _geometry(ops: Sequence[fops.Op]) -> list[fops.Geometry]:
+    return [op for op in ops if isinstance(op, fops.Geometry)]
+
+
+def _check_run(ops: Sequence[fops.Op], where: str) -> None:
+    """A run of ops after a read: geometry first (it folds into the read), one rect, no per-image values."""
+    after_read = True
+    for op in ops:
+        if not isinstance(op, fops.Op):
+            raise TypeError(f"compose: {op!r} is not an fklir op")
+        if isinstance(op, fops.Geometry) and not after_read:
+            raise ValueError(
+                f"compose: {op.op_name} in {where} must come right after its read or another geometry op "
+                "(geometry folds into the read)"
+            )
+        after_read = after_read and isinstance(op, fops.Geometry)
+        if isinstance(op, fops.Crop) and op.batched:
+            raise ValueError(f"compose: Crop([rects]) in {where}: a graph takes one rect per Crop")
+        if op.per_image() is not None:
+            raise ValueError(f"compose: {op.op_name} in {where}: a graph takes one value set per op, not per_image")
+        if isinstance(op, fops.Joining):
+            for branch in op.branches():
+                _check_run(branch.ops, f"the branch {branch!r}")
+
+
+class GraphPipeline:
+    """A composed DAG. Call it on one array per input; it returns its outputs in chain order."""
+
+    def __init__(self, ops: Sequence[fops.Op], target: str):
+        if target not in ("gpu", "cpu"):
+            raise ValueError(f"compose: target must be 'gpu' or 'cpu', got {target!r}")
+        if not ops or not isinstance(ops[0], _READS):
+            raise ValueError("compose: a graph starts with TensorRead() or TensorPack(ch)")
+        if not isinstance(ops[-1], _WRITES):
+            raise ValueError("compose: a graph ends with TensorWrite() or TensorSplit()")
+        for op in ops[1:-1]:
+            if isinstance(op, fops.Read | fops.Write):
+                raise ValueError(f"compose: {op.op_name} may only start or end the chain")
+        if getattr(ops[0], "binding", None) is not None or getattr(ops[-1], "binding", None) is not None:
+            raise ValueError("compose: a graph takes its arrays per call, not bound ones (TensorRead(x))")
+        _check_run(ops[1:-1], "the chain")
+        self.ops = tuple(ops)
+        self.target = target
+        self.read_planar = isinstance(ops[0], fops.TensorPack)
+        self._branches = _branches(ops[1:-1])
+        read = {0} | {branch.index for _, branch in self._branches}
+        self.inputs = max(read) + 1
+        if missing := sorted(set(range(self.inputs)) - read):
+            raise ValueError(
+                f"compose: the graph reads call argument {self.inputs - 1} but no branch reads argument(s) {missing}; "
+                "number the inputs 0, 1, 2, ... (fkl.Input(i))"
+            )
+        mids = [op for op in ops if isinstance(op, fops.MidWrite)]
+        self.write_kinds = tuple("planar" if isinstance(op, fops.MidSplit | fops.TensorSplit) else "packed" for op in (*mids, ops[-1]))
+        self._plans: dict[tuple[object, ...], LaunchPlan] = {}
+        self._description = repr(tuple(op.description() for op in self.ops))
+
+    @property
+    def outputs(self) -> int:
+        return len(self.write_kinds)
+
+    # ---- the cold path --------------------------------------------------------------------------
+
+    def _module(self, sigs: Sequence[Signature]) -> ModuleOp:
+        """The module after the default passes, for call arguments of signatures `sigs`."""
+        from xdsl.utils.exceptions import VerifyException
+
+        from fklir.diagnostics import OpError, first_invalid_op, located_message
+        from fklir.dialects import fkl
+        from fklir.frontend.lowering import lower_graph, run_passes
+
+        layout = "planar" if self.read_planar else "packed"
+        sources = [fkl.ImageType(s.dtype, s.channels, s.planes, layout=layout if i == 0 else "packed") for i, s in enumerate(sigs)]
+        module = lower_graph(self.ops, sources)
+        try:
+            return run_passes(module)
+        except OpError as e:
+            raise ValueError(located_message(e.op, str(e))) from None
+        except VerifyException as e:
+            failure = first_invalid_op(module)
+            raise ValueError(located_message(*failure) if failure else str(e)) from None
+
+    def _kernel(self, sigs: Sequence[Signature]) -> fkl.KernelOp:
+        from fklir.frontend.lowering import kernels_of
+
+        (kernel,) = kernels_of(self._module(sigs))
+        return kernel
+
+    def _plan(self, sigs: tuple[Signature, ...], device: int) -> LaunchPlan:
+        key = (sigs, device)
+        if (plan := self._plans.get(key)) is not None:
+            return plan
+        from fklir.backend import build
+
+        kernel = self._kernel(sigs)
+        if self.target == "gpu":
+            from fklir.backend.kernel_plan import layout_of
+            from fklir.runtime import cuda_driver
+            from fklir.runtime.launch import check_param_block
+
+            check_param_block(layout_of(kernel), self.ops[-1].op_name, "the graph")
+            with cuda_driver.using_device(device):
+                built = build.build_kernel(kernel, "gpu", device)
+                plan = GpuLaunch(built.entry, built.layout, built.values)
+        else:
+            built = build.build_kernel(kernel, "cpu", device)
+            plan = CpuLaunch(built.entry, built.layout, built.values)
+        assert PLANE_MAP_SLOT not in built.values
+        plan.op_names = (self.ops[0].op_name, self.ops[-1].op_name)
+        self._plans[key] = plan
+        return plan
+
+    def ir(self, *inputs: tuple[object, Sequence[int]]) -> str:
+        """The fkl IR after the default passes, for inputs given as (dtype, shape) pairs, one per argument."""
+        from fklir.jit.pipeline import _print  # pyright: ignore[reportPrivateUsage]
+
+        return _print(self._module(self._signatures([(tuple(shape), str(dtype)) for dtype, shape in inputs])[0]))
+
+    def source_for(self, *inputs: tuple[object, Sequence[int]]) -> str:
+        """The C++ that this graph compiles for inputs given as (dtype, shape) pairs, one per argument."""
+        from fklir.backend.kernel_plan import emit_kernel
+
+        sigs = self._signatures([(tuple(shape), str(dtype)) for dtype, shape in inputs])[0]
+        return emit_kernel(self._kernel(sigs)).source
+
+    # ---- a call ---------------------------------------------------------------------------------
+
+    def _signatures(self, described: Sequence[tuple[tuple[int, ...], str]]) -> tuple[tuple[Signature, ...], list[tuple[int, int]]]:
+        """Each argument's signature and size; every argument of one batch size."""
+        if len(described) != self.inputs:
+            raise ValueError(
+                f"compose: the graph reads {self.inputs} input(s) (TensorRead and fkl.Input(1..{self.inputs - 1})); "
+                f"the call gave {len(described)}"
+            )
+        sigs: list[Signature] = []
+        sizes: list[tuple[int, int]] = []
+        for i, (shape, dtype) in enumerate(described):
+            sig, width, height = input_signature(shape, dtype, self.read_planar and i == 0)
+            what = "TensorRead" if i == 0 else f"Input({i})"
+            check_index(what, "input width", width)
+            check_index(what, "input height", height)
+            check_index(what, "input planes", sig.planes)
+            check_product(what, "elements of one input plane", (height, width, sig.channels), U32_MAX)
+            sigs.append(sig)
+            sizes.append((width, height))
+        planes = {s.planes for s in sigs}
+        if len(planes) > 1:
+            shown = ", ".join(f"argument {i}: {s.planes}" for i, s in enumerate(sigs))
+            raise ValueError(f"compose: the graph's inputs must have one batch size (planes), got {shown}")
+        return tuple(sigs), sizes
+
+    def _extent(self, sigs: Sequence[Signature], sizes: Sequence[tuple[int, int]], plan: LaunchPlan) -> Extent:
+        """The call's extent: the chain's output size, which every branch must reach."""
+        planes = sigs[0].planes
+        (out_w, out_h), *_ = out_sizes(_geometry(self.ops), sizes[0], planes)
+        for joining, branch in self._branches:
+            got = out_sizes(_geometry(branch.ops), sizes[branch.index], planes)[0]
+            if got != (out_w, out_h):
+                raise ValueError(
+                    f"{joining.op_name}: the branch {branch!r} makes {got[0]}x{got[1]} pixels where the chain has "
+                    f"{out_w}x{out_h}; joined images must have one size (resize or crop the branch to it)"
+                )
+        first = sigs[0]
+        e = Extent(sizes[0][0], sizes[0][1], planes, first.channels, out_w, out_h, planes, plan.layout.out_channels)
+        plan.admit(e)
+        return e
+
+    def _out_shapes(self, sigs: Sequence[Signature], e: Extent, layout: Any) -> list[tuple[tuple[int, ...], str]]:
+        batched = any(s.batched for s in sigs)
+        kinds = [(layout.out_dtype, layout.out_channels, layout.write), *layout.outputs]
+        shapes: list[tuple[tuple[int, ...], str]] = []
+        for dtype, channels, kind in kinds:
+            planes = (e.dst_planes,) if batched else ()
+            if kind == "planar":
+                shape = (*planes, channels, e.dst_h, e.dst_w)
+            else:
+                shape = (*planes, e.dst_h, e.dst_w, *((channels,) if channels > 1 else ()))
+            shapes.append((shape, dtype))
+        return shapes
+
+    def _given_outputs(self, out: object) -> list[object] | None:
+        if out is None:
+            return None
+        given = list(out) if isinstance(out, list | tuple) else [out]
+        if len(given) != self.outputs:
+            raise ValueError(f"out: the graph writes {self.outputs} output(s), in chain order; got {len(given)}")
+        return given
+
+    def __call__(self, *inputs: object, out: object = None, stream: object = None) -> Any:
+        """Run the graph on one array per input, into `out` (a tuple, one per output) when given, on `stream`
+        when given (GPU). Returns the outputs in chain order (one output: the array itself)."""
+        results = self._call_cpu(inputs, out, stream) if self.target == "cpu" else self._call_gpu(inputs, out, stream)
+        return tuple(results) if len(results) > 1 else results[0]
+
+    def _call_cpu(self, inputs: Sequence[object], out: object, stream: object) -> list[Any]:
+        import numpy as np
+
+        from fklir.runtime.interop import describe_host_array
+
+        if stream is not None:
+            raise ValueError("the CPU target has no streams: call without stream=")
+        arrays = [describe_host_array(x, "TensorRead input" if i == 0 else f"Input({i}) input") for i, x in enumerate(inputs)]
+        sigs, sizes = self._signatures([(a.shape, a.dtype_name) for a in arrays])
+        plan = self._plan(sigs, 0)
+        e = self._extent(sigs, sizes, plan)
+        shapes = self._out_shapes(sigs, e, plan.layout)
+        given = self._given_outputs(out)
+        results: list[Any] = []
+        for k, (shape, dtype) in enumerate(shapes):
+            if given is None:
+                results.append(np.empty(shape, np.dtype(dtype)))
+                continue
+            _check_out(describe_host_array(given[k], f"out[{k}]"), k, shape, dtype)
+            results.append(given[k])
+        assert isinstance(plan, CpuLaunch)
+        if all(r.size for r in results):
+            pointers = [int(r.ctypes.data) for r in results]
+            surfaces = ([(a.ptr, w, h) for a, (w, h) in zip(arrays[1:], sizes[1:], strict=True)], pointers[1:])
+            plan.run(arrays[0].ptr, pointers[0], e, values=None, surfaces=surfaces)
+        return results
+
+    def _call_gpu(self, inputs: Sequence[object], out: object, stream: object) -> list[Any]:
+        from fklir.jit.default_stream import launch_stream
+        from fklir.runtime.interop import describe_gpu_array, empty_like_framework
+
+        arrays = [describe_gpu_array(x, "TensorRead input" if i == 0 else f"Input({i}) input") for i, x in enumerate(inputs)]
+        devices = {a.device for a in arrays}
+        if len(devices) > 1:
+            raise ValueError(f"compose: the graph's inputs are on devices {[a.device for a in arrays]}; use one device")
+        src = arrays[0]
+        sigs, sizes = self._signatures([(a.shape, a.dtype_name) for a in arrays])
+        plan = self._plan(sigs, src.device)
+        e = self._extent(sigs, sizes, plan)
+        shapes = self._out_shapes(sigs, e, plan.layout)
+        given = self._given_outputs(out)
+        results: list[Any] = []
+        pointers: list[int] = []
+        for k, (shape, dtype) in enumerate(shapes):
+            if given is None:
+                made, ptr = empty_like_framework(src.framework, shape, dtype, src.device, src.obj)
+            else:
+                dst = describe_gpu_array(given[k], f"out[{k}]")
+                _check_out(dst, k, shape, dtype)
+                if dst.device != src.device:
+                    raise ValueError(f"out[{k}]: on device {dst.device}, the inputs on device {src.device}")
+                made, ptr = given[k], dst.ptr
+            results.append(made)
+            pointers.append(ptr)
+        handle, owned = launch_stream(src, stream)
+        assert isinstance(plan, GpuLaunch)
+        if e.dst_w and e.dst_h and e.dst_planes:
+            surfaces = ([(a.ptr, w, h) for a, (w, h) in zip(arrays[1:], sizes[1:], strict=True)], pointers[1:])
+            plan.run(src.ptr, pointers[0], e, handle, values=None, surfaces=surfaces)
+        if owned:
+            plan.synchronize(handle)
+        return results
+
+
+def _check_out(dst: Any, k: int, shape: tuple[int, ...], dtype: str) -> None:
+    from fklir.runtime.interop import require_writable
+
+    require_writable(dst, f"out[{k}]")
+    if dst.shape != shape or dst.dtype_name != dtype:
+        raise ValueError(f"out[{k}]: expected a {dtype} array of shape {shape}, got {dst.dtype_name} {dst.shape}")
+
+
+def out_sizes(geometry: Sequence[fops.Geometry], size: tuple[int, int], planes: int) -> list[tuple[int, int]]:
+    """The size a run of geometry makes of a (width, height) input of `planes` planes."""
+    sizes = [size] * max(planes, 1)
+    for op in geometry:
+        sizes = op.out_sizes(sizes)
+    return sizes
