@@ -21,17 +21,22 @@ from fklir.errors import ReadOnlyOutputError as ReadOnlyOutputError
 if TYPE_CHECKING:
     from fklir.frontend.ops import Add as Add
     from fklir.frontend.ops import AddLast as AddLast
+    from fklir.frontend.ops import Blend as Blend
     from fklir.frontend.ops import BorderReader as BorderReader
     from fklir.frontend.ops import Cast as Cast
     from fklir.frontend.ops import ColorConversion as ColorConversion
+    from fklir.frontend.ops import Composite as Composite
     from fklir.frontend.ops import Crop as Crop
     from fklir.frontend.ops import Deinterlace as Deinterlace
     from fklir.frontend.ops import Discard as Discard
     from fklir.frontend.ops import Div as Div
     from fklir.frontend.ops import Equal as Equal
     from fklir.frontend.ops import Flip as Flip
+    from fklir.frontend.ops import Input as Input
     from fklir.frontend.ops import IsEven as IsEven
     from fklir.frontend.ops import Max as Max
+    from fklir.frontend.ops import MidSplit as MidSplit
+    from fklir.frontend.ops import MidWrite as MidWrite
     from fklir.frontend.ops import Min as Min
     from fklir.frontend.ops import Mul as Mul
     from fklir.frontend.ops import MxVFloat3 as MxVFloat3
@@ -60,6 +65,7 @@ if TYPE_CHECKING:
     from fklir.jit.circular import CircularTensor as CircularTensor
     from fklir.jit.default_stream import default_stream as default_stream
     from fklir.jit.default_stream import set_default_stream as set_default_stream
+    from fklir.jit.graph import GraphPipeline as GraphPipeline
     from fklir.jit.pipeline import DivergentPipeline as DivergentPipeline
     from fklir.jit.pipeline import Pipeline as Pipeline
     from fklir.jit.pipeline import compose as compose
@@ -74,6 +80,7 @@ _LAZY = {
     "CircularTensor": "fklir.jit.circular",
     "Pipeline": "fklir.jit.pipeline",
     "DivergentPipeline": "fklir.jit.pipeline",
+    "GraphPipeline": "fklir.jit.graph",
     "compose": "fklir.jit.pipeline",
     "compose_divergent": "fklir.jit.pipeline",
     "default_stream": "fklir.jit.default_stream",
@@ -92,6 +99,7 @@ _PUBLIC = [
     "DeviceBuffer",
     "DivergentPipeline",
     "FklirError",
+    "GraphPipeline",
     "NoDriverError",
     "PerImage",
     "Pipeline",

@@ -410,7 +410,8 @@ def render_graph(plan: GraphPlan) -> EmittedKernel:
         t_out, channels = CPP_TYPE[output.out.dtype], output.out.channels
         lines += [
             f"// output {k}: {_WRITE_COMMENT[output.write_kind]}",
-            f"FKL_HD void store{k}(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z, const {t_out} out[{channels}]) {{",
+            f"FKL_HD void store{k}(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z, "
+            f"const {t_out} out[{channels}]) {{",
             *_emit_write(output.write_kind, t_out, channels, output.surface),
             "}",
         ]

@@ -72,9 +72,7 @@ def _size_fn(k: int, body: list[str]) -> list[str]:
     ]
 
 
-def emit_stages(
-    read: fkl.ReadOp, geometry: list[Operation], counts: dict[str, int], surface: str = "p.h"
-) -> list[str]:
+def emit_stages(read: fkl.ReadOp, geometry: list[Operation], counts: dict[str, int], surface: str = "p.h") -> list[str]:
     """The `Plane` struct, stage0 (the read of `surface`: the header's source, or a DAG's further input
     `p.in<i>`), one stage per geometry op, then `plane_of`."""
     shares = _plane_shares(geometry)

@@ -289,7 +289,9 @@ def _join(op: fkl.JoinOp, operands: Sequence[str], dst: str) -> list[str]:
 @JOIN.register(fkl.BlendOp)
 def _blend(op: fkl.BlendOp, operands: Sequence[str], dst: str) -> list[str]:
     a, b = operands
-    return [f"for (int c = 0; c < {_channels_in(op)}; ++c) {dst}[c] = fkl::Blend::exec({a}[c], {b}[c], p.{slot_of(op)}[0]);"]
+    return [
+        f"for (int c = 0; c < {_channels_in(op)}; ++c) {dst}[c] = fkl::Blend::exec({a}[c], {b}[c], p.{slot_of(op)}[0]);"
+    ]
 
 
 @JOIN.register(fkl.CompositeOp)

@@ -7,6 +7,8 @@ in each branch: the values between stay in registers."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from xdsl.ir import Operation, SSAValue
 
 from fklir.backend.chains import WRITE_KIND
@@ -86,7 +88,7 @@ class _Analysis:
         for op in self.kernel.body.block.ops:
             if isinstance(op, fkl.ReadOp):
                 self.read(op)
-            elif isinstance(op, fkl.WRITE_OPS):
+            elif isinstance(op, fkl.WriteOp | fkl.SplitOp | fkl.TSplitOp | fkl.SplitWriteOp):
                 self.write(op)
             elif isinstance(op, fkl.GEOMETRY_OPS):
                 raise ValueError(f"'{op.name}' must fold into its read (run fkl-backward-fusion)")
@@ -94,7 +96,7 @@ class _Analysis:
                 self.compute(op)
 
 
-def _numbered(found: dict[int, object], what: str, first: int) -> None:
+def _numbered(found: Mapping[int, object], what: str, first: int) -> None:
     if sorted(found) != list(range(first, first + len(found))):
         raise ValueError(f"a graph's {what} must be numbered {first}, {first + 1}, ... without gaps: {sorted(found)}")
 

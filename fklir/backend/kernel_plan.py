@@ -30,8 +30,8 @@ from fklir.backend.emit_geometry import (
     shares_plane,
 )
 from fklir.backend.emit_rules import is_float_division
-from fklir.backend.graph_plan import plan_graph
 from fklir.backend.emit_user import emit_user_bodies, user_declarations, user_include_dirs
+from fklir.backend.graph_plan import plan_graph
 from fklir.backend.kernel_layout import PIXELS_PER_THREAD, KernelLayout
 from fklir.backend.plan import ChainPlan, ChainSampling, KernelPlan, PixelType, Sampler
 from fklir.backend.sampling import BlockTaps, NearestColumns, PairTaps, PixelTaps, RowSpans, WarpRows

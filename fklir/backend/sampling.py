@@ -221,8 +221,9 @@ class WarpRows(PixelTaps):
             write_run = ["                x = end;"]
         elif chain.write_kind == "packed":
             line = f"&rows.line[(size_t)x * {in_channels}]"
+            run_out = f"{out_row} + (fkl::i64)x * {channels}"
             write_run = [
-                f"                compute_run(p, {chain.plane_arg}{line}, {out_row} + (fkl::i64)x * {channels}, end - x);",
+                f"                compute_run(p, {chain.plane_arg}{line}, {run_out}, end - x);",
                 "                x = end;",
             ]
         else:

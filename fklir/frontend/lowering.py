@@ -12,8 +12,8 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
 from fklir.dialects import fkl
-from fklir.dialects.value_rules import RecipeStep
 from fklir.dialects.constants import input_name, output_name
+from fklir.dialects.value_rules import RecipeStep
 from fklir.frontend.ops import Crop, Input, Joining, MidWrite, Op, Read, Write
 from fklir.passes.default_pipeline import DEFAULT_PASSES
 
@@ -207,6 +207,17 @@ def _runtime_slots(op: Operation) -> list[tuple[str, str, fkl.ImageType]]:
             slots.append((op.background_slot.data, "background", out_type))
         return slots
     return []
+
+
+def print_module(module: ModuleOp) -> str:
+    """The module as fklir-opt prints it (a pipeline's `ir()`)."""
+    import io
+
+    from xdsl.printer import Printer
+
+    out = io.StringIO()
+    Printer(stream=out).print_op(module)
+    return out.getvalue() + "\n"
 
 
 def kernels_of(module: ModuleOp) -> list[fkl.KernelOp]:

@@ -397,9 +397,9 @@ class _BinaryValue(Op):
     IR_OP: ClassVar[IrClass[fkl.BinaryValueOp]]
 
     def __new__(cls, value: object = None) -> Any:
-        """`Add(fkl.Input(1, ...))`: the op of the chain's value and a branch's (SPEC §8), a Join."""
+        """`Add(fkl.Input(1, ...))`: the op of the chain's value and a branch's (SPEC §8), a _Join."""
         if isinstance(value, Input):
-            return Join(cls.__name__, value)
+            return _Join(cls.__name__, value)
         return super().__new__(cls)
 
     def __init__(self, value: object):
@@ -1289,7 +1289,7 @@ class Joining(Op):
         return (type(self).__qualname__, tuple(branch.structure() for branch in self.branches()))
 
 
-class Join(Joining):
+class _Join(Joining):
     """`Add(Input(...))` ... `Min`, `AbsDiff`, `Equal` of a branch: the chain's value `op` the branch's, per
     element (fkl.join); both have one element type, channel count and size."""
 

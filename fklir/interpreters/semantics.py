@@ -656,7 +656,7 @@ def join(kind: str, a: Image, b: Image) -> Image:
         return _int_image((_JOIN_OPS.get(kind) or _INT_OPS[kind])(_to_int64(a), _to_int64(b)), a.dtype)
 
 
-def _mixed(a: Image, b: Image, m: NDArray[np.float64]) -> Image:
+def _mixed(a: Image, b: Image, m: NDArray[np.float64] | np.float64) -> Image:
     """a m + b (1 - m) in float64, rounded once to the chain type (integers: to nearest, ties to even,
     saturated)."""
     with np.errstate(all="ignore"):

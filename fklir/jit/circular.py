@@ -108,8 +108,9 @@ class CircularTensor:
         for op in ops:
             if isinstance(op, fops.Read | fops.Write):
                 raise ValueError(f"CircularTensor.update: ops are compute ops only; got {type(op).__name__}")
-        self._update = compose(fops.TensorRead(), *ops, fops.TensorWrite(), target=self.target)
-        self._update_key = key
+        update = compose(fops.TensorRead(), *ops, fops.TensorWrite(), target=self.target)
+        assert isinstance(update, Pipeline)  # a chain of compute ops: no graph
+        self._update, self._update_key = update, key
         return self._update
 
 

@@ -102,7 +102,9 @@ class GraphPipeline:
                 "number the inputs 0, 1, 2, ... (fkl.Input(i))"
             )
         mids = [op for op in ops if isinstance(op, fops.MidWrite)]
-        self.write_kinds = tuple("planar" if isinstance(op, fops.MidSplit | fops.TensorSplit) else "packed" for op in (*mids, ops[-1]))
+        self.write_kinds = tuple(
+            "planar" if isinstance(op, fops.MidSplit | fops.TensorSplit) else "packed" for op in (*mids, ops[-1])
+        )
         self._plans: dict[tuple[object, ...], LaunchPlan] = {}
         self._description = repr(tuple(op.description() for op in self.ops))
 
@@ -121,7 +123,10 @@ class GraphPipeline:
         from fklir.frontend.lowering import lower_graph, run_passes
 
         layout = "planar" if self.read_planar else "packed"
-        sources = [fkl.ImageType(s.dtype, s.channels, s.planes, layout=layout if i == 0 else "packed") for i, s in enumerate(sigs)]
+        sources = [
+            fkl.ImageType(s.dtype, s.channels, s.planes, layout=layout if i == 0 else "packed")
+            for i, s in enumerate(sigs)
+        ]
         module = lower_graph(self.ops, sources)
         try:
             return run_passes(module)
@@ -163,9 +168,9 @@ class GraphPipeline:
 
     def ir(self, *inputs: tuple[object, Sequence[int]]) -> str:
         """The fkl IR after the default passes, for inputs given as (dtype, shape) pairs, one per argument."""
-        from fklir.jit.pipeline import _print  # pyright: ignore[reportPrivateUsage]
+        from fklir.frontend.lowering import print_module
 
-        return _print(self._module(self._signatures([(tuple(shape), str(dtype)) for dtype, shape in inputs])[0]))
+        return print_module(self._module(self._signatures([(tuple(shape), str(dtype)) for dtype, shape in inputs])[0]))
 
     def source_for(self, *inputs: tuple[object, Sequence[int]]) -> str:
         """The C++ that this graph compiles for inputs given as (dtype, shape) pairs, one per argument."""
@@ -176,7 +181,9 @@ class GraphPipeline:
 
     # ---- a call ---------------------------------------------------------------------------------
 
-    def _signatures(self, described: Sequence[tuple[tuple[int, ...], str]]) -> tuple[tuple[Signature, ...], list[tuple[int, int]]]:
+    def _signatures(
+        self, described: Sequence[tuple[tuple[int, ...], str]]
+    ) -> tuple[tuple[Signature, ...], list[tuple[int, int]]]:
         """Each argument's signature and size; every argument of one batch size."""
         if len(described) != self.inputs:
             raise ValueError(
@@ -250,7 +257,9 @@ class GraphPipeline:
 
         if stream is not None:
             raise ValueError("the CPU target has no streams: call without stream=")
-        arrays = [describe_host_array(x, "TensorRead input" if i == 0 else f"Input({i}) input") for i, x in enumerate(inputs)]
+        arrays = [
+            describe_host_array(x, "TensorRead input" if i == 0 else f"Input({i}) input") for i, x in enumerate(inputs)
+        ]
         sigs, sizes = self._signatures([(a.shape, a.dtype_name) for a in arrays])
         plan = self._plan(sigs, 0)
         e = self._extent(sigs, sizes, plan)
@@ -274,7 +283,9 @@ class GraphPipeline:
         from fklir.jit.default_stream import launch_stream
         from fklir.runtime.interop import describe_gpu_array, empty_like_framework
 
-        arrays = [describe_gpu_array(x, "TensorRead input" if i == 0 else f"Input({i}) input") for i, x in enumerate(inputs)]
+        arrays = [
+            describe_gpu_array(x, "TensorRead input" if i == 0 else f"Input({i}) input") for i, x in enumerate(inputs)
+        ]
         devices = {a.device for a in arrays}
         if len(devices) > 1:
             raise ValueError(f"compose: the graph's inputs are on devices {[a.device for a in arrays]}; use one device")

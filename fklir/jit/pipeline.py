@@ -399,7 +399,9 @@ class Pipeline:
 
     def ir(self, dtype: object = None, shape: Sequence[int] | None = None) -> str:
         """The fkl IR after the default passes, as text (for the last call's input, or the given one)."""
-        return _print(self._module(self._signature_for(dtype, shape)))
+        from fklir.frontend.lowering import print_module
+
+        return print_module(self._module(self._signature_for(dtype, shape)))
 
     def source_for(self, dtype: object, shape: Sequence[int]) -> str:
         """The C++ that this pipeline compiles for an input of `dtype` and `shape`."""
@@ -604,17 +606,7 @@ def _preload(target: str) -> None:
     _PRELOADED.add(target)
 
 
-def _print(module: "ModuleOp") -> str:
-    import io
-
-    from xdsl.printer import Printer
-
-    out = io.StringIO()
-    Printer(stream=out).print_op(module)
-    return out.getvalue() + "\n"
-
-
-def compose(*ops: fops.Op, target: str = "gpu") -> Any:
+def compose(*ops: fops.Op, target: str = "gpu") -> Pipeline | GraphPipeline:
     """One fused kernel for the chain `ops` (TensorRead() ... TensorWrite()): a Pipeline, or a GraphPipeline
     when the chain joins branches (fkl.Input) or writes along the way (MidWrite), SPEC §8."""
     if is_graph(ops):

@@ -195,6 +195,7 @@ class LaunchPlan:
         """A DAG kernel's call arguments 1.. ((pointer, width, height) each, Params::in<i>) and outputs 1..
         (pointers, Params::out<k>, of the extent's size); after set_extent."""
         e, params = self.extent, self.params
+        assert e is not None  # set_extent ran first
         for i, ((ptr, w, h), (_, channels, _)) in enumerate(zip(inputs, self.layout.inputs, strict=True), start=1):
             surface = getattr(params, f"in{i}")
             surface.src = ptr

@@ -30,7 +30,8 @@ import fklir as fkl
 from fklir.backend.emit_cpp import EmittedKernel
 from fklir.backend.kernel_plan import emit_kernel
 from fklir.frontend.lowering import kernels_of
-from fklir.frontend.ops import Op, Read, StaticLoop, Write
+from fklir.frontend.ops import Joining, Op, Read, StaticLoop, Write
+from fklir.jit.graph import GraphPipeline
 from fklir.jit.pipeline import Pipeline
 from tests import op_catalogue
 from tests.runtime import chains as runtime_chains
@@ -54,20 +55,30 @@ class Case:
     shape: tuple[int, ...]
     images: int = 0
     plane_map: tuple[int, ...] | None = None
+    # a DAG's further call arguments (SPEC §8): (dtype, shape) of arguments 1, 2, ...
+    arguments: tuple[tuple[str, tuple[int, ...]], ...] = ()
 
-    def pipeline(self, target: str) -> Pipeline:
+    def pipeline(self, target: str) -> Pipeline | GraphPipeline:
         if self.plane_map is not None:
             return fkl.compose_divergent(self.plane_map, *self.chains, target=target)
         (chain,) = self.chains
         return fkl.compose(*chain, target=target)
 
     def ops(self) -> Iterator[Op]:
-        """Every descriptor of the case, StaticLoop bodies included."""
+        """Every descriptor of the case, StaticLoop bodies and a DAG's branches included."""
         for chain in self.chains:
-            for op in chain:
-                yield op
-                if isinstance(op, StaticLoop):
-                    yield op.body
+            yield from _with_inner(chain)
+
+
+def _with_inner(ops: Sequence[Op]) -> Iterator[Op]:
+    for op in ops:
+        yield op
+        if isinstance(op, StaticLoop):
+            yield op.body
+        if isinstance(op, Joining):
+            for branch in op.branches():
+                yield branch
+                yield from _with_inner(branch.ops)
 
 
 def emit(case: Case, target: str) -> EmittedKernel:
@@ -77,6 +88,9 @@ def emit(case: Case, target: str) -> EmittedKernel:
     planar read or a generator is what a call computes, so this goes through the call's own steps
     (`_input` / `_generator_input`, then `_module`). A refactor that moves them edits only this."""
     pipe = case.pipeline(target)
+    if isinstance(pipe, GraphPipeline):
+        sigs = pipe._signatures([(case.shape, case.dtype), *((shape, dtype) for dtype, shape in case.arguments)])[0]
+        return emit_kernel(pipe._kernel(sigs))
     if pipe.generator is not None:
         sig = pipe._generator_input()[0]
     else:
@@ -405,8 +419,89 @@ def _elementwise() -> list[Case]:
     return cases
 
 
+def _graphs() -> list[Case]:
+    """DAGs (SPEC §8): branches with and without geometry joined by each kind of op, outputs along the way."""
+    frame = ("uint8", (9, 13, 3))
+    f32 = fkl.Cast("float32")
+    return [
+        Case(
+            "dag_u8_absdiff_threshold_mid_write",
+            (
+                (
+                    R(),
+                    f32,
+                    fkl.AbsDiff(fkl.Input(1, f32)),
+                    fkl.MidWrite(),
+                    fkl.VectorReduce("Max"),
+                    fkl.Threshold(25.0),
+                    fkl.SaturateCast("uint8"),
+                    W(),
+                ),
+            ),
+            *frame,
+            arguments=(frame,),
+        ),
+        Case(
+            "dag_u8_composite_mask",
+            ((R(), fkl.Composite(fkl.Input(1), fkl.Input(2)), W()),),
+            *frame,
+            arguments=(frame, ("uint8", (9, 13))),
+        ),
+        Case(
+            "dag_f32_blend_branch_geometry_mid_split",
+            (
+                (
+                    R(),
+                    fkl.Resize(8, 6),
+                    fkl.Blend(fkl.Input(1, fkl.Crop(2, 1, 8, 6), fkl.Mul(0.5)), 0.25),
+                    fkl.MidSplit(),
+                    fkl.Sub(fkl.Input(0, fkl.Resize(8, 6), fkl.Flip("vertical"))),
+                    fkl.TensorSplit(),
+                ),
+            ),
+            "float32",
+            (12, 16, 3),
+            arguments=(("float32", (10, 14, 3)),),
+        ),
+        Case(
+            "dag_i16_joins",
+            (
+                (
+                    R(),
+                    fkl.Add(fkl.Input(1)),
+                    fkl.Sub(fkl.Input(1)),
+                    fkl.Mul(fkl.Input(1)),
+                    fkl.Max(fkl.Input(1)),
+                    fkl.Min(fkl.Input(1)),
+                    fkl.Equal(fkl.Input(1)),
+                    W(),
+                ),
+            ),
+            "int16",
+            (5, 7, 2),
+            arguments=(("int16", (5, 7, 2)),),
+        ),
+        Case(
+            "dag_f32_div_join",
+            ((R(), fkl.Div(fkl.Input(1)), W()),),
+            "float32",
+            (5, 7),
+            arguments=(("float32", (5, 7)),),
+        ),
+    ]
+
+
 def corpus() -> list[Case]:
-    cases = [*_reused(), *_flat(), *_vector(), *_geometry(), *_batching(), *_reads_writes(), *_elementwise()]
+    cases = [
+        *_reused(),
+        *_flat(),
+        *_vector(),
+        *_geometry(),
+        *_batching(),
+        *_reads_writes(),
+        *_elementwise(),
+        *_graphs(),
+    ]
     names = [c.name for c in cases]
     duplicated = sorted({n for n in names if names.count(n) > 1})
     if duplicated:

@@ -13,7 +13,7 @@ from xdsl.utils.test_value import create_ssa_value
 from fklir.backend.build import INCLUDE_DIR
 from fklir.backend.chains import WRITE_KIND
 from fklir.backend.emit_geometry import SHARED, STAGE
-from fklir.backend.emit_rules import ELEMENT, PIXEL, OpRules, enumerator, struct, word_struct
+from fklir.backend.emit_rules import ELEMENT, JOIN, PIXEL, OpRules, enumerator, struct, word_struct
 from fklir.dialects import fkl
 
 # Ops of the dialect that no rule emits: the kernel itself, the read (stage0 of every chain) and the
@@ -24,7 +24,7 @@ HEADERS = "\n".join(path.read_text() for path in sorted(INCLUDE_DIR.glob("fkl/*.
 
 
 def _has_rule(op: type[Operation]) -> bool:
-    return PIXEL.find(op) is not None or STAGE.find(op) is not None or op in WRITE_KIND
+    return any(rules.find(op) is not None for rules in (PIXEL, STAGE, JOIN)) or op in WRITE_KIND
 
 
 @pytest.mark.parametrize("op", OPS, ids=lambda op: op.name)
@@ -37,6 +37,7 @@ def test_each_op_has_the_rule_of_its_category() -> None:
         assert (PIXEL.find(op) is not None) == issubclass(op, fkl.COMPUTE_OPS), op.name
         assert (STAGE.find(op) is not None) == issubclass(op, fkl.GEOMETRY_OPS), op.name
         assert (op in WRITE_KIND) == issubclass(op, fkl.WRITE_OPS), op.name
+        assert (JOIN.find(op) is not None) == issubclass(op, fkl.JOIN_OPS), op.name
 
 
 def test_element_rules_are_exactly_the_channelwise_ops() -> None:

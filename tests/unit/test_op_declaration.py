@@ -49,13 +49,14 @@ def test_a_value_op_takes_values_and_a_unary_op_none() -> None:
 
 
 def test_categories_are_read_from_traits() -> None:
-    traits = (dialect.ChannelWise, dialect.PixelWise, dialect.Geometry)
+    traits = (dialect.ChannelWise, dialect.PixelWise, dialect.Geometry, dialect.Join)
     for op in dialect.FKL.operations:
         declared = [t for t in traits if op.has_trait(t)]
         assert len(declared) <= 1, f"{op.name} declares {declared}"
         assert (op in dialect.CHANNELWISE_OPS) == op.has_trait(dialect.ChannelWise)
         assert (op in dialect.PIXEL_OPS) == op.has_trait(dialect.PixelWise)
         assert (op in dialect.GEOMETRY_OPS) == op.has_trait(dialect.Geometry)
+        assert (op in dialect.JOIN_OPS) == op.has_trait(dialect.Join)
         in_chain = op in dialect.CHAIN_OPS
         assert in_chain == (bool(declared) or op.has_trait(dialect.Memory)), op.name
     assert dialect.AddOp in dialect.CHANNELWISE_OPS and dialect.ColorConversionOp in dialect.PIXEL_OPS

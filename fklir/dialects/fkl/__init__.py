@@ -32,8 +32,9 @@ The dialect is split by kind, each module importing only those before it: `types
 `!fkl.image`, `!fkl.params`), `syntax` (the parsing and printing the ops share), `checks` (shared
 verifier rules), `fields` (values and their parameter slots), `abstract_ops` (the op families and
 `@math_op`), `ops_write`, `ops_geometry` (the read and the geometry folded into it), `ops_compute`,
-`ops_math` (the element-wise math ops), `ops_join` (the ops that join a DAG's branches), `ops_user` (fkl.op's user ops and their declarations), `kernel`
-(fkl.kernel and its slot rules). This package re-exports their public names and defines the dialect.
+`ops_math` (the element-wise math ops), `ops_join` (the ops that join a DAG's branches), `ops_user` (fkl.op's
+user ops and their declarations), `kernel` (fkl.kernel and its slot rules). This package re-exports their
+public names and defines the dialect.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from fklir.dialects.constants import BORDER_MODES as BORDER_MODES
 from fklir.dialects.constants import DEINTERLACE_MODES as DEINTERLACE_MODES
 from fklir.dialects.constants import FLIP_MODES as FLIP_MODES
 from fklir.dialects.constants import INTERPOLATIONS as INTERPOLATIONS
+from fklir.dialects.constants import JOIN_KINDS as JOIN_KINDS
 from fklir.dialects.constants import REDUCTIONS as REDUCTIONS
 from fklir.dialects.constants import ROTATIONS as ROTATIONS
 from fklir.dialects.constants import WARP_KINDS as WARP_KINDS
@@ -108,8 +110,6 @@ from fklir.dialects.fkl.ops_geometry import ResizeOp as ResizeOp
 from fklir.dialects.fkl.ops_geometry import RotateOp as RotateOp
 from fklir.dialects.fkl.ops_geometry import WarpOp as WarpOp
 from fklir.dialects.fkl.ops_geometry import YieldOp as YieldOp
-from fklir.dialects.constants import JOIN_KINDS as JOIN_KINDS
-from fklir.dialects.fkl.ops_join import JOIN_OPS as JOIN_OPS
 from fklir.dialects.fkl.ops_join import BlendOp as BlendOp
 from fklir.dialects.fkl.ops_join import CompositeOp as CompositeOp
 from fklir.dialects.fkl.ops_join import JoinOp as JoinOp
@@ -205,5 +205,6 @@ CHANNELWISE_OPS = ops_with(ChannelWise)  # a chain of these runs on flat element
 PIXEL_OPS = ops_with(PixelWise)  # a chain with one of these computes per pixel
 COMPUTE_OPS = CHANNELWISE_OPS + PIXEL_OPS
 GEOMETRY_OPS = ops_with(Geometry)  # these fold into the read
+JOIN_OPS = ops_with(Join)  # these join a DAG's branches
 # Every op that can sit in a read ... write chain.
 CHAIN_OPS: tuple[type[IRDLOperation], ...] = (ReadOp, *GEOMETRY_OPS, *COMPUTE_OPS, *JOIN_OPS, *WRITE_OPS)

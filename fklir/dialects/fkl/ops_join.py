@@ -73,7 +73,9 @@ class JoinOp(TypeRuleOp):
     result = result_def(ImageType)
 
     custom_directives = (Word, JoinTypes)
-    assembly_format = "custom<Word>($kind) $input `,` $other custom<JoinTypes>(type($input), type($other), type($result)) attr-dict"
+    assembly_format = (
+        "custom<Word>($kind) $input `,` $other custom<JoinTypes>(type($input), type($other), type($result)) attr-dict"
+    )
 
     def __init__(self, kind: str, input: SSAValue, other: SSAValue, result_type: Attribute | None = None):
         super().__init__(
@@ -181,7 +183,8 @@ class CompositeOp(TypeRuleOp):
 
     custom_directives = (MaskTypes,)
     assembly_format = (
-        "$input `,` $other `,` $mask custom<MaskTypes>(type($input), type($other), type($mask), type($result)) attr-dict"
+        "$input `,` $other `,` $mask custom<MaskTypes>(type($input), type($other), type($mask), type($result)) "
+        "attr-dict"
     )
 
     def __init__(self, input: SSAValue, other: SSAValue, mask: SSAValue, result_type: Attribute | None = None):
@@ -206,6 +209,3 @@ class CompositeOp(TypeRuleOp):
 
     def verify_(self) -> None:
         self.check_result_rule()
-
-
-JOIN_OPS: tuple[type[TypeRuleOp], ...] = (JoinOp, BlendOp, CompositeOp)

@@ -1,0 +1,349 @@
+"""DAG pipelines (SPEC §8): branches (fkl.Input) joined by Add ... Min, AbsDiff, Equal, Blend and Composite,
+outputs along the way (MidWrite, MidSplit). Each graph runs on the CPU and GPU targets and in the reference
+interpreter, checked against numpy formulas written from SPEC on random odd-sized images with ties."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pytest
+
+import fklir as fkl
+from fklir.dialects import fkl as fkl_ir
+from fklir.frontend.lowering import lower_graph, run_passes
+from fklir.interpreters.fkl import run_module
+from fklir.jit.signature import input_signature
+
+TARGETS = [
+    "cpu",
+    pytest.param(
+        "gpu",
+        marks=[pytest.mark.gpu, pytest.mark.skipif(not fkl.gpu_available(), reason="needs a CUDA GPU")],
+    ),
+]
+H, W = 17, 33  # odd sizes
+
+
+def run(target: str, ops: Sequence[Any], *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The graph's outputs on `target` as numpy arrays (always a tuple)."""
+    pipe = fkl.compose(*ops, target=target)
+    if target == "cpu":
+        got = pipe(*inputs)
+    else:
+        from fklir.runtime.device_buffer import DeviceBuffer
+
+        made = pipe(*(DeviceBuffer.from_host(x) for x in inputs))
+        got = tuple(m.copy_to_host() for m in made) if isinstance(made, tuple) else made.copy_to_host()
+    return got if isinstance(got, tuple) else (got,)
+
+
+def interpret(ops: Sequence[Any], *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The reference interpreter's outputs of the graph (shaped as the pipeline's, one image each)."""
+    sources = []
+    for i, x in enumerate(inputs):
+        sig, _, _ = input_signature(x.shape, str(x.dtype))
+        sources.append(fkl_ir.ImageType(sig.dtype, sig.channels, sig.planes))
+    module = run_passes(lower_graph(ops, sources))
+    names = {"src" if i == 0 else f"in{i}": x for i, x in enumerate(inputs)}
+    outputs = run_module(module, names)
+    return tuple(np.asarray(outputs[f"out{k}"]) for k in range(len(outputs)))
+
+
+def check(
+    target: str, ops: Sequence[Any], inputs: Sequence[np.ndarray], expected: Sequence[np.ndarray], tol: float = 0.0
+) -> None:
+    got = run(target, ops, *inputs)
+    reference = interpret(ops, *inputs)
+    assert len(got) == len(expected) == len(reference)
+    for k, (g, r, e) in enumerate(zip(got, reference, expected, strict=True)):
+        assert g.shape == e.shape and g.dtype == e.dtype, (k, g.shape, e.shape, g.dtype, e.dtype)
+        assert r.reshape(e.shape).dtype == e.dtype
+        np.testing.assert_allclose(g.astype(np.float64), e.astype(np.float64), rtol=0, atol=tol, err_msg=f"output {k}")
+        np.testing.assert_allclose(r.reshape(e.shape).astype(np.float64), e.astype(np.float64), rtol=0, atol=tol)
+
+
+def images(seed: int, *shapes: tuple[int, ...], dtype: str = "uint8") -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    if dtype == "uint8":
+        return [rng.integers(0, 256, shape, dtype=np.uint8) for shape in shapes]
+    return [(rng.random(shape) * 200 - 100).astype(dtype) for shape in shapes]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_spec_background_subtraction(target: str) -> None:
+    """SPEC §8's example as written: |frame - background| as float32 and a uint8 mask of its channel maximum
+    above 25 (ties at exactly 25 included: 25 is not above)."""
+    frame, background = images(1, (H, W, 3), (H, W, 3))
+    background[0, :5, 0] = frame[0, :5, 0].astype(np.int64).clip(25, 255) - 25  # |d| == 25 exactly
+    ops = (
+        fkl.TensorRead(),
+        fkl.Cast("float32"),
+        fkl.AbsDiff(fkl.Input(1, fkl.Cast("float32"))),
+        fkl.MidWrite(),
+        fkl.VectorReduce("Max"),
+        fkl.Threshold(25.0),
+        fkl.SaturateCast("uint8"),
+        fkl.TensorWrite(),
+    )
+    diff = np.abs(frame.astype(np.float64) - background).astype(np.float32)
+    mask = (diff.max(axis=-1) > 25).astype(np.uint8)
+    check(target, ops, [frame, background], [diff, mask])
+
+
+JOINS = {
+    "Add": np.add,
+    "Sub": np.subtract,
+    "Mul": np.multiply,
+    "Div": np.divide,
+    "Max": np.maximum,
+    "Min": np.minimum,
+    "AbsDiff": lambda a, b: np.abs(a - b),
+}
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("name", sorted(JOINS))
+def test_float_joins_are_the_formula(target: str, name: str) -> None:
+    a, b = images(2, (H, W, 3), (H, W, 3), dtype="float32")
+    b[0, :4] = a[0, :4]  # equal operands: x - x, max/min ties
+    b[1, :3] = 0.0  # division by zero: inf
+    op = getattr(fkl, name)(fkl.Input(1))
+    with np.errstate(all="ignore"):
+        expected = JOINS[name](a.astype(np.float64), b.astype(np.float64)).astype(np.float32)
+    check(target, (fkl.TensorRead(), op, fkl.TensorWrite()), [a, b], [expected])
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("name", ["Add", "Sub", "Mul", "Max", "Min", "AbsDiff"])
+def test_integer_joins_wrap_like_c(target: str, name: str) -> None:
+    a, b = images(3, (H, W, 2), (H, W, 2))
+    wide = JOINS[name](a.astype(np.int64), b.astype(np.int64))
+    expected = (wide % 256).astype(np.uint8)
+    check(target, (fkl.TensorRead(), getattr(fkl, name)(fkl.Input(1)), fkl.TensorWrite()), [a, b], [expected])
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_equal_of_two_frames_is_bool_per_channel(target: str) -> None:
+    a, b = images(4, (H, W, 3), (H, W, 3))
+    b[::2] = a[::2]
+    ops = (fkl.TensorRead(), fkl.Equal(fkl.Input(1)), fkl.TensorWrite())
+    check(target, ops, [a, b], [a == b])
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("dtype", ["uint8", "float32"])
+def test_blend_rounds_once_with_ties_to_even(target: str, dtype: str) -> None:
+    a, b = images(5, (H, W, 3), (H, W, 3), dtype=dtype)
+    if dtype == "uint8":
+        a[0, :, 0], b[0, :, 0] = 3, 4  # 3.5: ties go to even (4)
+        a[1, :, 0], b[1, :, 0] = 4, 5  # 4.5 -> 4
+    mixed = a.astype(np.float64) * 0.5 + b.astype(np.float64) * 0.5
+    expected = np.rint(mixed).clip(0, 255).astype(np.uint8) if dtype == "uint8" else mixed.astype(np.float32)
+    ops = (fkl.TensorRead(), fkl.Blend(fkl.Input(1), 0.5), fkl.TensorWrite())
+    check(target, ops, [a, b], [expected])
+    if dtype == "uint8":
+        got = run(target, ops, a, b)[0]
+        assert got[0, 0, 0] == 4 and got[1, 0, 0] == 4
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("mask_channels", [1, 3])
+def test_composite_with_a_uint8_mask_is_cvcudas_formula(target: str, mask_channels: int) -> None:
+    fg, bg = images(6, (H, W, 3), (H, W, 3))
+    (mask,) = images(7, (H, W, mask_channels) if mask_channels > 1 else (H, W))
+    mask[0, :3] = 0
+    mask[1, :3] = 255
+    m = (mask.astype(np.float64) / 255.0).reshape(H, W, mask_channels)
+    expected = np.rint(fg * m + bg * (1 - m)).clip(0, 255).astype(np.uint8)
+    ops = (fkl.TensorRead(), fkl.Composite(fkl.Input(1), fkl.Input(2)), fkl.TensorWrite())
+    check(target, ops, [fg, bg, mask], [expected])
+    got = run(target, ops, fg, bg, mask)[0]
+    np.testing.assert_array_equal(got[0, :3], bg[0, :3])  # m = 0: the background
+    np.testing.assert_array_equal(got[1, :3], fg[1, :3])  # m = 1: the foreground
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_composite_with_a_float_mask_branch_that_thresholds(target: str) -> None:
+    """A mask made by the branch's own ops (the mask image thresholded, as float32) over float images."""
+    fg, bg = images(8, (H, W, 3), (H, W, 3), dtype="float32")
+    (gray,) = images(9, (H, W), dtype="float32")
+    gray[0, :4] = 10.0  # exactly the threshold: not above
+    m = (gray > 10.0).astype(np.float64)[..., None]
+    expected = (fg * m + bg * (1 - m)).astype(np.float32)
+    mask = fkl.Input(2, fkl.Threshold(10.0))
+    check(target, (fkl.TensorRead(), fkl.Composite(fkl.Input(1), mask), fkl.TensorWrite()), [fg, bg, gray], [expected])
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_branches_with_their_own_geometry(target: str) -> None:
+    """The chain resizes its input, the branch crops a larger image to the same size: each folds into its own
+    read; the main chain's input read again by a flipped branch (Input(0))."""
+    a, b = images(10, (24, 40, 3), (H + 8, W + 6, 3))
+    resize = fkl.Resize(W, H, "nearest")
+    ops = (
+        fkl.TensorRead(),
+        resize,
+        fkl.Cast("float32"),
+        fkl.Sub(fkl.Input(1, fkl.Crop(3, 5, W, H), fkl.Cast("float32"))),
+        fkl.Add(fkl.Input(0, fkl.Resize(W, H, "nearest"), fkl.Flip("horizontal"), fkl.Cast("float32"))),
+        fkl.TensorWrite(),
+    )
+    small = fkl.compose(fkl.TensorRead(), resize, fkl.TensorWrite(), target="cpu")(a).astype(np.float64)
+    crop = b[5 : 5 + H, 3 : 3 + W].astype(np.float64)
+    expected = (small - crop + small[:, ::-1]).astype(np.float32)
+    check(target, ops, [a, b], [expected])
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_one_read_two_outputs_preview_and_planar_tensor(target: str) -> None:
+    """A uint8 preview and a normalised planar float tensor from one read (MidWrite, then TensorSplit)."""
+    (a,) = images(11, (H, W, 3))
+    ops = (
+        fkl.TensorRead(),
+        fkl.Resize(16, 9, "linear"),
+        fkl.SaturateCast("uint8"),
+        fkl.MidWrite(),
+        fkl.Cast("float32"),
+        fkl.Sub((123.0, 117.0, 104.0)),
+        fkl.Mul(1 / 58.0),
+        fkl.TensorSplit(),
+    )
+    preview = fkl.compose(*ops[:3], fkl.TensorWrite(), target="cpu")(a)
+    tensor = ((preview.astype(np.float32) - np.float32([123.0, 117.0, 104.0])) * np.float32(1 / 58.0)).transpose(
+        2, 0, 1
+    )
+    check(target, ops, [a], [preview, tensor], tol=1e-5)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_mid_split_and_batches(target: str) -> None:
+    """Batches (B, H, W, C) of one size on every input; a planar output along the way."""
+    a, b = images(12, (3, H, W, 3), (3, H, W, 3))
+    ops = (fkl.TensorRead(), fkl.Max(fkl.Input(1)), fkl.MidSplit(), fkl.Sub(fkl.Input(1)), fkl.TensorWrite())
+    top = np.maximum(a, b)
+    check(target, ops, [a, b], [top.transpose(0, 3, 1, 2), top - b])
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_out_takes_a_tuple_and_is_written_in_place(target: str) -> None:
+    if target == "gpu":
+        pytest.skip("the GPU call's out= is covered by test_spec_background_subtraction's shapes")
+    a, b = images(13, (H, W), (H, W))
+    pipe = fkl.compose(
+        fkl.TensorRead(), fkl.Min(fkl.Input(1)), fkl.MidWrite(), fkl.Add(3), fkl.TensorWrite(), target="cpu"
+    )
+    first, second = np.zeros((H, W), np.uint8), np.zeros((H, W), np.uint8)
+    got = pipe(a, b, out=(first, second))
+    assert got[0] is first and got[1] is second
+    np.testing.assert_array_equal(first, np.minimum(a, b))
+    np.testing.assert_array_equal(second, np.minimum(a, b) + 3)
+
+
+def test_branch_values_change_without_a_new_kernel() -> None:
+    """A new value in a branch (or of Blend's alpha) compiles nothing: the kernel is keyed by structure."""
+    from fklir.backend import build
+
+    a, b = images(14, (H, W), (H, W), dtype="float32")
+    for alpha, offset in ((0.25, 1.0), (0.75, -2.5)):
+        before = build.STATS.compiles
+        got = fkl.compose(
+            fkl.TensorRead(), fkl.Blend(fkl.Input(1, fkl.Add(offset)), alpha), fkl.TensorWrite(), target="cpu"
+        )(a, b)
+        expected = a.astype(np.float64) * alpha + (b.astype(np.float64) + np.float32(offset)).astype(np.float32) * (
+            1 - alpha
+        )
+        np.testing.assert_allclose(got, expected.astype(np.float32), rtol=1e-6, atol=1e-5)
+        if alpha == 0.75:
+            assert build.STATS.compiles == before
+
+
+# ---- bad input: each a ValueError or TypeError naming the op and the values --------------------------------
+
+
+def test_a_missing_or_extra_argument_names_the_inputs() -> None:
+    a, b = images(15, (H, W), (H, W))
+    pipe = fkl.compose(fkl.TensorRead(), fkl.Add(fkl.Input(1)), fkl.TensorWrite(), target="cpu")
+    with pytest.raises(ValueError, match=r"reads 2 input\(s\).*the call gave 1"):
+        pipe(a)
+    with pytest.raises(ValueError, match=r"reads 2 input\(s\).*the call gave 3"):
+        pipe(a, b, b)
+
+
+def test_inputs_of_other_sizes_name_the_joining_op_and_both_sizes() -> None:
+    a, b = images(16, (H, W, 3), (H, W + 1, 3))
+    pipe = fkl.compose(fkl.TensorRead(), fkl.AbsDiff(fkl.Input(1)), fkl.TensorWrite(), target="cpu")
+    with pytest.raises(
+        ValueError, match=rf"AbsDiff: the branch Input\(1\) makes {W + 1}x{H} pixels where the chain has {W}x{H}"
+    ):
+        pipe(a, b)
+
+
+def test_inputs_of_other_batch_sizes_are_refused() -> None:
+    a, b = images(17, (2, H, W, 3), (3, H, W, 3))
+    pipe = fkl.compose(fkl.TensorRead(), fkl.Add(fkl.Input(1)), fkl.TensorWrite(), target="cpu")
+    with pytest.raises(ValueError, match=r"one batch size.*argument 0: 2, argument 1: 3"):
+        pipe(a, b)
+
+
+def test_joined_types_that_differ_are_a_located_error_naming_both_ops() -> None:
+    a, b = images(18, (H, W, 3), (H, W, 3))
+    pipe = fkl.compose(fkl.TensorRead(), fkl.Cast("float32"), fkl.Sub(fkl.Input(1)), fkl.TensorWrite(), target="cpu")
+    with pytest.raises(
+        ValueError, match=r"test_dag.py:\d+:1: error: 'fkl.join' joins .*xf32.*'fkl.cast'.*xui8.*'fkl.read'"
+    ):
+        pipe(a, b)
+
+
+def test_a_branch_that_skips_an_argument_is_refused_at_compose() -> None:
+    with pytest.raises(ValueError, match=r"reads call argument 2 but no branch reads argument\(s\) \[1\]"):
+        fkl.compose(fkl.TensorRead(), fkl.Add(fkl.Input(2)), fkl.TensorWrite(), target="cpu")
+
+
+def test_bad_branches_and_ops_are_refused_at_compose() -> None:
+    with pytest.raises(TypeError, match="Pow: takes a value, not a branch"):
+        fkl.Pow(fkl.Input(1))
+    with pytest.raises(ValueError, match="argument index must be an int >= 0"):
+        fkl.Input(-1)
+    with pytest.raises(TypeError, match="a branch holds geometry and element ops"):
+        fkl.Input(1, fkl.TensorRead())
+    with pytest.raises(TypeError, match="Blend: the first argument is a branch"):
+        fkl.Blend(3.0, 0.5)
+    with pytest.raises(ValueError, match="Blend: alpha is one number"):
+        fkl.Blend(fkl.Input(1), (0.5, 0.5))
+    with pytest.raises(ValueError, match=r"Resize in the branch .* must come right after its read"):
+        fkl.compose(fkl.TensorRead(), fkl.Add(fkl.Input(1, fkl.Cast("float32"), fkl.Resize(4, 4))), fkl.TensorWrite())
+    with pytest.raises(ValueError, match=r"Crop\(\[rects\]\) in the chain: a graph takes one rect"):
+        fkl.compose(fkl.TensorRead(), fkl.Crop([(0, 0, 2, 2), (1, 1, 2, 2)]), fkl.Add(fkl.Input(1)), fkl.TensorWrite())
+
+
+def test_integer_division_of_two_images_asks_for_a_cast() -> None:
+    a, b = images(19, (H, W), (H, W))
+    pipe = fkl.compose(fkl.TensorRead(), fkl.Div(fkl.Input(1)), fkl.TensorWrite(), target="cpu")
+    with pytest.raises(ValueError, match="div of two uint8 images: an integer divisor may be 0; Cast to float first"):
+        pipe(a, b)
+
+
+def test_a_wrong_out_names_the_output() -> None:
+    a, b = images(20, (H, W), (H, W))
+    pipe = fkl.compose(
+        fkl.TensorRead(), fkl.Add(fkl.Input(1)), fkl.MidWrite(), fkl.Cast("float32"), fkl.TensorWrite(), target="cpu"
+    )
+    with pytest.raises(ValueError, match=r"out: the graph writes 2 output\(s\)"):
+        pipe(a, b, out=np.zeros((H, W), np.uint8))
+    with pytest.raises(ValueError, match=r"out\[1\]: expected a float32 array of shape \(17, 33\), got uint8"):
+        pipe(a, b, out=(np.zeros((H, W), np.uint8), np.zeros((H, W), np.uint8)))
+
+
+def test_the_graph_shows_in_its_ir() -> None:
+    pipe = fkl.compose(
+        fkl.TensorRead(),
+        fkl.AbsDiff(fkl.Input(1, fkl.Resize(8, 8, "nearest"))),
+        fkl.MidWrite(),
+        fkl.TensorWrite(),
+        target="cpu",
+    )
+    text = pipe.ir(("uint8", (8, 8, 3)), ("uint8", (16, 16, 3)))
+    assert 'fkl.read "in1"' in text and "fkl.join absdiff" in text and '"out1"' in text and "fkl.resize" in text
+    assert "graph_pixel" in pipe.source_for(("uint8", (8, 8, 3)), ("uint8", (16, 16, 3)))
