@@ -43,6 +43,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return DivergentBatchingPass
 
+    def cse_branches() -> type[ModulePass]:
+        from fklir.passes.cse_branches import EliminateCommonBranchesPass
+
+        return EliminateCommonBranchesPass
+
     def default_pipeline() -> type[ModulePass]:
         from fklir.passes.default_pipeline import DefaultPipelinePass
 
@@ -56,5 +61,6 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "fkl-backward-fusion": backward_fusion,
         "fkl-batch-horizontal": batch_horizontal,
         "fkl-batch-divergent": batch_divergent,
+        "fkl-cse": cse_branches,
         "fkl-default-pipeline": default_pipeline,
     }

@@ -1,8 +1,8 @@
 """`fkl-default-pipeline`: the passes every composed chain goes through, in order.
 
 validate the chain structure → merge per-rect / per-image chains (horizontal batching) → infer
-types → fold geometry into the reads (backward fusion) → put divergent chains of one output into
-one kernel → outline one kernel per remaining chain → hoist values into parameter blocks. After it
+types → fold geometry into the reads (backward fusion) → merge a DAG's identical branches (cse) → put
+divergent chains of one output into one kernel → outline one kernel per remaining chain → hoist values into parameter blocks. After it
 the module holds exactly one `fkl.kernel` per launch. No options.
 """
 
@@ -17,6 +17,7 @@ from xdsl.passes import ModulePass
 from fklir.passes.backward_fusion import BackwardFusionPass
 from fklir.passes.batch_divergent import DivergentBatchingPass
 from fklir.passes.batch_horizontal import HorizontalBatchingPass
+from fklir.passes.cse_branches import EliminateCommonBranchesPass
 from fklir.passes.hoist_params import HoistParamsPass
 from fklir.passes.infer_types import InferTypesPass
 from fklir.passes.outline_kernels import OutlineKernelsPass
@@ -27,6 +28,7 @@ DEFAULT_PASSES: tuple[ModulePass, ...] = (
     HorizontalBatchingPass(),
     InferTypesPass(),
     BackwardFusionPass(),
+    EliminateCommonBranchesPass(),
     DivergentBatchingPass(),
     OutlineKernelsPass(),
     HoistParamsPass(),

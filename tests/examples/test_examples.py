@@ -31,6 +31,7 @@ EXPECTED = {
     "fklir_opt_walkthrough.py",
     "custom_pass.py",
     "augment.py",
+    "background_subtraction.py",
 }
 SKIPPED = "skipped: "
 # .ci/run installs the ray and torch extras: in CI these must run, not skip for a missing package.

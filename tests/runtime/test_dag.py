@@ -347,3 +347,22 @@ def test_the_graph_shows_in_its_ir() -> None:
     text = pipe.ir(("uint8", (8, 8, 3)), ("uint8", (16, 16, 3)))
     assert 'fkl.read "in1"' in text and "fkl.join absdiff" in text and '"out1"' in text and "fkl.resize" in text
     assert "graph_pixel" in pipe.source_for(("uint8", (8, 8, 3)), ("uint8", (16, 16, 3)))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_identical_branches_are_read_once(target: str) -> None:
+    """fkl-cse: a branch repeated (and one that re-reads the chain's input as it is) becomes one read."""
+    a, b = images(21, (H, W, 3), (H, W, 3))
+    branch = fkl.Input(1, fkl.Cast("float32"))
+    ops = (
+        fkl.TensorRead(),
+        fkl.Cast("float32"),
+        fkl.Add(branch),
+        fkl.Mul(fkl.Input(1, fkl.Cast("float32"))),
+        fkl.Sub(fkl.Input(0, fkl.Cast("float32"))),
+        fkl.TensorWrite(),
+    )
+    text = fkl.compose(*ops, target="cpu").ir(("uint8", (H, W, 3)), ("uint8", (H, W, 3)))
+    assert text.count("fkl.read") == 2 and text.count("fkl.cast") == 2, text
+    fa, fb = a.astype(np.float32), b.astype(np.float32)
+    check(target, ops, [a, b], [(fa + fb) * fb - fa])
