@@ -144,6 +144,9 @@ COMPILED = (
     "batch_u8_rects_resize_per_image",
     "batch_u8_per_image_affine",
     "batch_u8_per_image_geometry",
+    "dag_u8_absdiff_threshold_mid_write",
+    "dag_f32_blend_branch_geometry_mid_split",
+    "dag_u8_composite_mask",
 )
 
 
