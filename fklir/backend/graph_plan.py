@@ -15,11 +15,11 @@ from fklir.backend.chains import WRITE_KIND
 from fklir.backend.cpp_types import CPP_TYPE
 from fklir.backend.emit_cpp import USER_BODIES_LINE
 from fklir.backend.emit_geometry import emit_stages
-from fklir.backend.emit_rules import JOIN, PIXEL, title
+from fklir.backend.emit_rules import JOIN, PIXEL, is_float_division, title
 from fklir.backend.emit_user import emit_user_bodies, user_declarations, user_include_dirs
 from fklir.backend.kernel_layout import PIXELS_PER_THREAD, KernelLayout
 from fklir.backend.plan import BranchPlan, GraphPlan, OutputPlan, PixelType
-from fklir.backend.typed_ir import image_of
+from fklir.backend.typed_ir import image_of, slot_of
 from fklir.dialects import fkl
 from fklir.dialects.constants import input_index, output_index
 
@@ -122,6 +122,8 @@ def plan_graph(kernel: fkl.KernelOp) -> GraphPlan:
         out_planes=first_type.planes.data,
         write=first.write_kind,
         read=source.layout.data,
+        # float32 divisions by values: their reciprocals follow the slots (kernel_plan.float_divisor_slots)
+        reciprocals=tuple(slot_of(op) for op in kernel.body.block.ops if is_float_division(op)),
         pixels_per_thread=PIXELS_PER_THREAD,
         inputs=tuple((t.dtype, t.channels.data, t.layout.data) for t in (inputs[i] for i in range(1, len(inputs)))),
         outputs=tuple((o.out.dtype, o.out.channels, o.write_kind) for o, _ in outputs[1:]),
