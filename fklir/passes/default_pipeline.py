@@ -2,8 +2,8 @@
 
 validate the chain structure → merge per-rect / per-image chains (horizontal batching) → infer
 types → fold geometry into the reads (backward fusion) → merge a DAG's identical branches (cse) → put
-divergent chains of one output into one kernel → outline one kernel per remaining chain → hoist values into parameter blocks. After it
-the module holds exactly one `fkl.kernel` per launch. No options.
+divergent chains of one output into one kernel → outline one kernel per remaining chain (or graph) → hoist
+values into parameter blocks. After it the module holds exactly one `fkl.kernel` per launch. No options.
 """
 
 from __future__ import annotations

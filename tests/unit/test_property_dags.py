@@ -8,7 +8,6 @@ import pytest
 from hypothesis import given
 
 import fklir as fkl
-
 from tests.unit.property_chains import assert_same, property_settings
 from tests.unit.property_dags import DAG_TEMPLATES, DrawnDag, dags, run_dag
 
