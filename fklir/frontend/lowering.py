@@ -104,43 +104,74 @@ def lower_pipeline(
     return module
 
 
-def _lower_ops(b: Builder, ops: Sequence[Op], value: SSAValue, sources: Sequence[fkl.ImageType]) -> SSAValue:
-    """A graph's run of ops on `value`: each branch a join takes lowered first (its own read), so that the IR
-    stays in SSA order."""
+def graph_descriptors(ops: Sequence[Op]) -> list[Op]:
+    """A graph's descriptors in the order lower_graph lowers them (each branch's ops right before the op that
+    joins it): the index of a descriptor here is its `fkl.origin` mark, which runtime_values' recipe names."""
+    flat: list[Op] = []
     for op in ops:
         if isinstance(op, Joining):
-            operands = [_lower_branch(b, branch, sources) for branch in op.branches()]
-            value = op.lower_join(b, value, operands)
-        else:
-            value = op.lower(b, value)
-    return value
+            for branch in op.branches():
+                flat += graph_descriptors(branch.ops)
+        flat.append(op)
+    return flat
 
 
-def _lower_branch(b: Builder, branch: Input, sources: Sequence[fkl.ImageType]) -> SSAValue:
-    read = fkl.ReadOp(input_name(branch.index), sources[branch.index])
-    read.location = branch.ir_location()
-    b.insert(read)
-    return _lower_ops(b, branch.ops, read.result, sources)
+class _GraphLowering:
+    def __init__(self, ops: Sequence[Op], sources: Sequence[fkl.ImageType]):
+        self.b = Builder(InsertPoint.at_end(ModuleOp([]).body.block))
+        self.module = self.b.insertion_point.block.parent_op()
+        self.sources = sources
+        # a descriptor used twice (one Cast object in two branches) has one set of values: its first index
+        self.origin: dict[int, int] = {}
+        for index, op in enumerate(graph_descriptors(ops)):
+            self.origin.setdefault(id(op), index)
+
+    def mark(self, op: Op, value: SSAValue) -> SSAValue:
+        """The op `op` lowered to, marked when its values are runtime values (a graph's Crop: its rect too).
+        Only those: a mark is an attribute, which keeps fkl-cse from merging two descriptors' ops whose values
+        the plan takes at run time (equal now, they may differ in the next pipeline of the structure)."""
+        if (op.RUNTIME_VALUES or isinstance(op, Crop)) and isinstance(value.owner, Operation):
+            value.owner.attributes[ORIGIN] = IntAttr(self.origin[id(op)])
+        return value
+
+    def run(self, ops: Sequence[Op], value: SSAValue) -> SSAValue:
+        """A graph's run of ops on `value`: each branch a join takes lowered first (its own read), so that the IR
+        stays in SSA order."""
+        for op in ops:
+            if isinstance(op, Joining):
+                operands = [self.branch(branch) for branch in op.branches()]
+                value = self.mark(op, op.lower_join(self.b, value, operands))
+            else:
+                value = self.mark(op, op.lower(self.b, value))
+        return value
+
+    def branch(self, branch: Input) -> SSAValue:
+        read = fkl.ReadOp(input_name(branch.index), self.sources[branch.index])
+        read.location = branch.ir_location()
+        self.b.insert(read)
+        return self.run(branch.ops, read.result)
 
 
 def lower_graph(ops: Sequence[Op], sources: Sequence[fkl.ImageType]) -> ModuleOp:
     """The module of a composed DAG (SPEC §8) on call arguments of the types `sources`: the chain reads argument
     0 ("src"), each fkl.Input(i, ...) branch argument i ("in<i>"); MidWrite / MidSplit and the final write make
-    outputs 0, 1, ... ("out<k>") in chain order."""
-    module = ModuleOp([])
-    b = Builder(InsertPoint.at_end(module.body.block))
+    outputs 0, 1, ... ("out<k>") in chain order. Every op a descriptor lowers to carries its index among
+    graph_descriptors(ops) (`fkl.origin`), for runtime_values."""
+    lowering = _GraphLowering(ops, sources)
     read, *middle, write = ops
     assert isinstance(read, Read) and isinstance(write, Write)
-    value = read.lower_read(b, sources[0], input_name(0))
+    value = read.lower_read(lowering.b, sources[0], input_name(0))
     outputs = 0
     run: list[Op] = []
     for op in middle:
         if not isinstance(op, MidWrite):
             run.append(op)
             continue
-        value = op.lower_mid(b, _lower_ops(b, run, value, sources), output_name(outputs))
+        value = op.lower_mid(lowering.b, lowering.run(run, value), output_name(outputs))
         run, outputs = [], outputs + 1
-    write.lower_write(b, _lower_ops(b, run, value, sources), None, output_name(outputs))
+    write.lower_write(lowering.b, lowering.run(run, value), None, output_name(outputs))
+    module = lowering.module
+    assert isinstance(module, ModuleOp)
     return module
 
 
@@ -187,6 +218,10 @@ def _runtime_slots(op: Operation) -> list[tuple[str, str, fkl.ImageType]]:
         return []
     if isinstance(op, fkl.BinaryValueOp) and op.slot is not None:
         return [(op.slot.data, op.name.removeprefix("fkl."), in_type)]
+    if isinstance(op, fkl.BlendOp) and op.slot is not None:
+        return [(op.slot.data, "alpha", in_type)]
+    if isinstance(op, fkl.CropOp) and op.slot is not None:  # a graph's (a chain's rects: Pipeline._values)
+        return [(op.slot.data, "rects", in_type)]
     if isinstance(op, fkl.WarpOp) and op.slot is not None and op.size_slot is not None:
         return [(op.slot.data, "warp_matrix", in_type), (op.size_slot.data, "size", in_type)]
     if isinstance(op, fkl.SaturateOp | fkl.BorderOp | fkl.AddLastOp | fkl.VectorReorderRTOp) and op.slot is not None:

@@ -991,6 +991,10 @@ class Crop(Geometry):
     def structure(self) -> tuple[object, ...]:
         return (type(self).__qualname__, self.batched)  # the rects and their count are values
 
+    def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
+        """A graph's crop (rule "rects"): its rect, on every plane (a chain's rects are packed by Pipeline._values)."""
+        return tuple(float(v) for v in self.flat_rects(count))
+
     def lower_rect(self, b: Builder, x: SSAValue, index: int) -> SSAValue:
         """Only rect `index`: the per-rect chain that horizontal batching merges back (a one-rect crop
         in a chain with a list of rects crops every plane alike)."""
@@ -1315,6 +1319,9 @@ class _Join(Joining):
     def branches(self) -> tuple[Input, ...]:
         return (self.branch,)
 
+    def structure(self) -> tuple[object, ...]:
+        return (self.op_name, self.branch.structure())
+
     def lower_join(self, b: Builder, x: SSAValue, operands: Sequence[SSAValue]) -> SSAValue:
         from fklir.dialects import fkl
 
@@ -1350,8 +1357,10 @@ class Blend(Joining):
 
         return self._place(b, fkl.BlendOp(x, operands[0], self.alpha))
 
-    def structure(self) -> tuple[object, ...]:
-        return self.description()
+    RUNTIME_VALUES: ClassVar[bool] = True
+
+    def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
+        return (self.alpha,)
 
 
 class Composite(Joining):

@@ -8,17 +8,20 @@ kernel that reads each input pixel it needs once per output pixel.
 A call takes one array per input (argument i is what `Input(i)` reads; 0 the chain's own read), all of one
 batch size, and returns the outputs in chain order (`out=` a tuple of them). Every branch must reach the
 size of the chain's output (its geometry resizes or crops it there): a mismatch is a ValueError naming the
-op that joins it. The plan is keyed by the inputs' element types, channels and planes and by the ops'
-descriptions, values included: a new value set lowers the graph again but finds its compiled kernel in the
-caches (the kernel's key is its IR without values).
+op that joins it. Values are runtime values, as in a chain: the plan is keyed by the graph's structure
+(its descriptors' structures and which of them are one object) and the inputs' element types, channels and
+planes, shared by every graph of that structure in the process (_SHARED_GRAPH_PLANS); each pipeline packs its
+own values block for it (the recipe of lowering.runtime_values, checked as the IR checks them), so a new value
+set builds no IR.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from fklir.dialects.constants import PLANE_MAP_SLOT
+from fklir.dialects.value_rules import RecipeStep
 from fklir.frontend import ops as fops
 from fklir.jit.signature import Signature, input_signature
 from fklir.limits import U32_MAX, check_index, check_product
@@ -31,6 +34,18 @@ if TYPE_CHECKING:
 
 _READS = (fops.TensorRead, fops.TensorPack)
 _WRITES = (fops.TensorWrite, fops.TensorSplit)
+
+
+class _GraphPlan(NamedTuple):
+    """A structure's plan for one signature and device, and how a pipeline fills its values."""
+
+    plan: LaunchPlan
+    recipe: tuple[RecipeStep, ...]
+    values: dict[str, tuple[float, ...]]  # the values the plan was built with (slots no recipe step fills)
+
+
+# (structure, argument signatures, device) -> its plan: the graphs of one structure share it.
+_SHARED_GRAPH_PLANS: dict[tuple[object, ...], _GraphPlan] = {}
 
 
 def is_graph(ops: Sequence[object]) -> bool:
@@ -105,8 +120,15 @@ class GraphPipeline:
         self.write_kinds = tuple(
             "planar" if isinstance(op, fops.MidSplit | fops.TensorSplit) else "packed" for op in (*mids, ops[-1])
         )
-        self._plans: dict[tuple[object, ...], LaunchPlan] = {}
-        self._description = repr(tuple(op.description() for op in self.ops))
+        self._plans: dict[tuple[object, ...], tuple[LaunchPlan, Any]] = {}  # (sigs, device) -> plan, values block
+        # the lowering order (lowering.graph_descriptors) and which positions hold one descriptor object: what
+        # fkl-cse may merge, and so part of the structure
+        from fklir.frontend.lowering import graph_descriptors
+
+        self._descriptors = graph_descriptors(self.ops)
+        first: dict[int, int] = {}
+        sharing = tuple(first.setdefault(id(op), k) for k, op in enumerate(self._descriptors))
+        self._structure = (tuple(op.structure() for op in self.ops), sharing, self.read_planar)
 
     @property
     def outputs(self) -> int:
@@ -115,12 +137,16 @@ class GraphPipeline:
     # ---- the cold path --------------------------------------------------------------------------
 
     def _module(self, sigs: Sequence[Signature]) -> ModuleOp:
-        """The module after the default passes, for call arguments of signatures `sigs`."""
+        return self._lowered(sigs)[0]
+
+    def _lowered(self, sigs: Sequence[Signature]) -> tuple[ModuleOp, tuple[RecipeStep, ...]]:
+        """The module after the default passes, for call arguments of signatures `sigs`, and the recipe of its
+        runtime values (lowering.runtime_values, which takes the descriptors' marks off)."""
         from xdsl.utils.exceptions import VerifyException
 
         from fklir.diagnostics import OpError, first_invalid_op, located_message
         from fklir.dialects import fkl
-        from fklir.frontend.lowering import lower_graph, run_passes
+        from fklir.frontend.lowering import lower_graph, run_passes, runtime_values
 
         layout = "planar" if self.read_planar else "packed"
         sources = [
@@ -129,12 +155,13 @@ class GraphPipeline:
         ]
         module = lower_graph(self.ops, sources)
         try:
-            return run_passes(module)
+            run_passes(module)
         except OpError as e:
             raise ValueError(located_message(e.op, str(e))) from None
         except VerifyException as e:
             failure = first_invalid_op(module)
             raise ValueError(located_message(*failure) if failure else str(e)) from None
+        return module, runtime_values(module)
 
     def _kernel(self, sigs: Sequence[Signature]) -> fkl.KernelOp:
         from fklir.frontend.lowering import kernels_of
@@ -142,13 +169,34 @@ class GraphPipeline:
         (kernel,) = kernels_of(self._module(sigs))
         return kernel
 
-    def _plan(self, sigs: tuple[Signature, ...], device: int) -> LaunchPlan:
+    def _plan(self, sigs: tuple[Signature, ...], device: int) -> tuple[LaunchPlan, Any]:
+        """The plan for arguments of `sigs` on `device`, and this pipeline's values block for it."""
         key = (sigs, device)
-        if (plan := self._plans.get(key)) is not None:
-            return plan
-        from fklir.backend import build
+        if (mine := self._plans.get(key)) is not None:
+            return mine
+        shared_key = (self._structure, sigs, device)
+        shared = _SHARED_GRAPH_PLANS.get(shared_key)
+        if shared is None:
+            shared = _SHARED_GRAPH_PLANS[shared_key] = self._build(sigs, device)
+        values = dict(shared.values)
+        for slot, index, op_name, rule, dtype, channels, count in shared.recipe:
+            op = self._descriptors[index]
+            try:
+                values[slot] = op.runtime_slot(op_name, rule, dtype, channels, count)
+            except ValueError as e:
+                filename, line = op.location
+                raise ValueError(f"{filename}:{line}:1: error: {e}") from None
+        mine = self._plans[key] = (shared.plan, shared.plan.pack_values(values))
+        return mine
 
-        kernel = self._kernel(sigs)
+    def _build(self, sigs: tuple[Signature, ...], device: int) -> _GraphPlan:
+        """The plan of a structure new to this process: IR, passes, the recipe of its runtime values, a kernel
+        (compiled, or from the caches)."""
+        from fklir.backend import build
+        from fklir.frontend.lowering import kernels_of
+
+        module, recipe = self._lowered(sigs)
+        (kernel,) = kernels_of(module)
         if self.target == "gpu":
             from fklir.backend.kernel_plan import layout_of
             from fklir.runtime import cuda_driver
@@ -157,14 +205,13 @@ class GraphPipeline:
             check_param_block(layout_of(kernel), self.ops[-1].op_name, "the graph")
             with cuda_driver.using_device(device):
                 built = build.build_kernel(kernel, "gpu", device)
-                plan = GpuLaunch(built.entry, built.layout, built.values)
+                plan: LaunchPlan = GpuLaunch(built.entry, built.layout, built.values)
         else:
             built = build.build_kernel(kernel, "cpu", device)
             plan = CpuLaunch(built.entry, built.layout, built.values)
         assert PLANE_MAP_SLOT not in built.values
         plan.op_names = (self.ops[0].op_name, self.ops[-1].op_name)
-        self._plans[key] = plan
-        return plan
+        return _GraphPlan(plan, recipe, dict(built.values))
 
     def ir(self, *inputs: tuple[object, Sequence[int]]) -> str:
         """The fkl IR after the default passes, for inputs given as (dtype, shape) pairs, one per argument."""
@@ -261,7 +308,7 @@ class GraphPipeline:
             describe_host_array(x, "TensorRead input" if i == 0 else f"Input({i}) input") for i, x in enumerate(inputs)
         ]
         sigs, sizes = self._signatures([(a.shape, a.dtype_name) for a in arrays])
-        plan = self._plan(sigs, 0)
+        plan, values = self._plan(sigs, 0)
         e = self._extent(sigs, sizes, plan)
         shapes = self._out_shapes(sigs, e, plan.layout)
         given = self._given_outputs(out)
@@ -276,7 +323,7 @@ class GraphPipeline:
         if all(r.size for r in results):
             pointers = [int(r.ctypes.data) for r in results]
             surfaces = ([(a.ptr, w, h) for a, (w, h) in zip(arrays[1:], sizes[1:], strict=True)], pointers[1:])
-            plan.run(arrays[0].ptr, pointers[0], e, values=None, surfaces=surfaces)
+            plan.run(arrays[0].ptr, pointers[0], e, values=values, surfaces=surfaces)
         return results
 
     def _call_gpu(self, inputs: Sequence[object], out: object, stream: object) -> list[Any]:
@@ -291,7 +338,7 @@ class GraphPipeline:
             raise ValueError(f"compose: the graph's inputs are on devices {[a.device for a in arrays]}; use one device")
         src = arrays[0]
         sigs, sizes = self._signatures([(a.shape, a.dtype_name) for a in arrays])
-        plan = self._plan(sigs, src.device)
+        plan, values = self._plan(sigs, src.device)
         e = self._extent(sigs, sizes, plan)
         shapes = self._out_shapes(sigs, e, plan.layout)
         given = self._given_outputs(out)
@@ -312,7 +359,7 @@ class GraphPipeline:
         assert isinstance(plan, GpuLaunch)
         if e.dst_w and e.dst_h and e.dst_planes:
             surfaces = ([(a.ptr, w, h) for a, (w, h) in zip(arrays[1:], sizes[1:], strict=True)], pointers[1:])
-            plan.run(src.ptr, pointers[0], e, handle, values=None, surfaces=surfaces)
+            plan.run(src.ptr, pointers[0], e, handle, values=values, surfaces=surfaces)
         if owned:
             plan.synchronize(handle)
         return results

@@ -300,8 +300,10 @@ def _in_memory_tables() -> list[dict[Any, Any]]:
     would lead to a kernel the real driver loaded."""
     build = sys.modules.get("fklir.backend.build")
     pipeline = sys.modules.get("fklir.jit.pipeline")
+    graph = sys.modules.get("fklir.jit.graph")
     tables = [] if build is None else [build._LOADED, build._PLANS]  # pyright: ignore[reportAttributeAccessIssue]
-    return tables + ([] if pipeline is None else [pipeline._SHARED_PLANS])  # pyright: ignore[reportAttributeAccessIssue]
+    tables += [] if pipeline is None else [pipeline._SHARED_PLANS]  # pyright: ignore[reportAttributeAccessIssue]
+    return tables + ([] if graph is None else [graph._SHARED_GRAPH_PLANS])  # pyright: ignore[reportAttributeAccessIssue]
 
 
 def install(driver: FakeDriver, pay_real_import: bool = False) -> None:

@@ -241,22 +241,55 @@ def test_out_takes_a_tuple_and_is_written_in_place(target: str) -> None:
     np.testing.assert_array_equal(second, np.minimum(a, b) + 3)
 
 
-def test_branch_values_change_without_a_new_kernel() -> None:
-    """A new value in a branch (or of Blend's alpha) compiles nothing: the kernel is keyed by structure."""
+def test_branch_values_are_runtime_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    """New values in a branch (an Add, a Crop's rect) and a new Blend alpha: no IR is built, nothing compiles,
+    and each pipeline of the structure computes with its own values."""
     from fklir.backend import build
+    from fklir.frontend import lowering
 
-    a, b = images(14, (H, W), (H, W), dtype="float32")
-    for alpha, offset in ((0.25, 1.0), (0.75, -2.5)):
-        before = build.STATS.compiles
-        got = fkl.compose(
-            fkl.TensorRead(), fkl.Blend(fkl.Input(1, fkl.Add(offset)), alpha), fkl.TensorWrite(), target="cpu"
-        )(a, b)
-        expected = a.astype(np.float64) * alpha + (b.astype(np.float64) + np.float32(offset)).astype(np.float32) * (
-            1 - alpha
-        )
-        np.testing.assert_allclose(got, expected.astype(np.float32), rtol=1e-6, atol=1e-5)
-        if alpha == 0.75:
-            assert build.STATS.compiles == before
+    a, b = images(14, (H, W), (H + 4, W + 4), dtype="float32")
+
+    def pipe(alpha: float, offset: float, x: int) -> Any:
+        branch = fkl.Input(1, fkl.Crop(x, 2, W, H), fkl.Add(offset))
+        return fkl.compose(fkl.TensorRead(), fkl.Blend(branch, alpha), fkl.TensorWrite(), target="cpu")
+
+    def expected(alpha: float, offset: float, x: int) -> np.ndarray:
+        crop = (b[2 : 2 + H, x : x + W] + np.float32(offset)).astype(np.float64)
+        return (a.astype(np.float64) * alpha + crop * (1 - alpha)).astype(np.float32)
+
+    first = pipe(0.25, 1.0, 0)
+    np.testing.assert_allclose(first(a, b), expected(0.25, 1.0, 0), rtol=1e-6, atol=1e-5)
+    compiles = build.STATS.compiles
+
+    def no_ir(*args: object) -> None:
+        raise AssertionError("a new value set built IR")
+
+    monkeypatch.setattr(lowering, "lower_graph", no_ir)
+    for alpha, offset, x in ((0.75, -2.5, 3), (0.5, 10.0, 4)):
+        np.testing.assert_allclose(pipe(alpha, offset, x)(a, b), expected(alpha, offset, x), rtol=1e-6, atol=1e-5)
+    np.testing.assert_allclose(first(a, b), expected(0.25, 1.0, 0), rtol=1e-6, atol=1e-5)  # its own values still
+    assert build.STATS.compiles == compiles
+    with pytest.raises(ValueError, match=r"Crop: rect .* outside"):
+        pipe(0.5, 0.0, 6)(a, b)
+
+
+def test_one_branch_object_used_twice_is_another_structure_than_two_equal_ones() -> None:
+    """fkl-cse merges a branch used twice (one descriptor: one set of values) but not two branches that are equal
+    now (their values are runtime values): the two graphs must not share a plan."""
+    a, b = images(22, (H, W), (H, W), dtype="float32")
+    shared = fkl.Input(1, fkl.Add(1.0))
+    once = fkl.compose(fkl.TensorRead(), fkl.Add(shared), fkl.Mul(shared), fkl.TensorWrite(), target="cpu")
+    fb = b + np.float32(1.0)
+    np.testing.assert_array_equal(once(a, b), (a + fb) * fb)
+    assert once.ir(("float32", (H, W)), ("float32", (H, W))).count("fkl.read") == 2
+    two = fkl.compose(
+        fkl.TensorRead(),
+        fkl.Add(fkl.Input(1, fkl.Add(2.0))),
+        fkl.Mul(fkl.Input(1, fkl.Add(7.0))),
+        fkl.TensorWrite(),
+        target="cpu",
+    )
+    np.testing.assert_array_equal(two(a, b), (a + (b + np.float32(2.0))) * (b + np.float32(7.0)))
 
 
 # ---- bad input: each a ValueError or TypeError naming the op and the values --------------------------------

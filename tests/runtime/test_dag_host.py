@@ -43,7 +43,7 @@ def test_one_launch_with_every_argument_and_output_in_its_place(fake: Any) -> No
     assert (tuple(diff.shape), diff.dtype) == ((H, W, 3), torch.float32)
     assert (tuple(blended.shape), blended.dtype) == ((H, W, 3), torch.uint8)
     assert len(driver.launches) == 1 and driver.launches[0][3] == stream.cuda_stream
-    ((_, plan),) = pipe._plans.items()
+    ((_, (plan, _values)),) = pipe._plans.items()
     assert isinstance(plan, GpuLaunch)
     params: Any = plan.params
     assert (params.h.src, params.h.dst) == (a.data_ptr(), diff.data_ptr())
