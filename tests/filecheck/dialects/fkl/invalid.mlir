@@ -1163,3 +1163,29 @@ fkl.kernel @k0 params !fkl.params<> {
   fkl.write %2, "b_out" : !fkl.image<?x?x1xf32>
 }
 // CHECK: error: 'fkl.kernel' @k0: a kernel with a graph (joined or forked values) holds that one graph only
+
+// -----
+
+%0 = fkl.read "src" : !fkl.image<?x?x3xi1>
+%1 = fkl.blend %0, %0, 0.5 : !fkl.image<?x?x3xi1>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.blend' blends on a bool chain
+
+// -----
+
+%0 = fkl.read "src" : !fkl.image<?x?x3xui8, planes 2>
+%1 = fkl.read "in1" : !fkl.image<?x?x1xui8>
+%2 = fkl.composite %0, %0, %1 : !fkl.image<?x?x3xui8, planes 2>, !fkl.image<?x?x1xui8>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.composite' mask !fkl.image<?x?x1xui8> (the result of 'fkl.read'): the mask must have the image's 2 plane(s)
+
+// -----
+
+%0 = fkl.read "src" : !fkl.image<?x?x3xf32>
+%1 = fkl.read "in1" : !fkl.image<?x?x3xf32, planes 2>
+%2 = "fkl.blend"(%0, %1) <{value = array<f64: 0.5>}> : (!fkl.image<?x?x3xf32>, !fkl.image<?x?x3xf32, planes 2>) -> !fkl.image<?x?x3xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.blend' joins !fkl.image<?x?x3xf32> (the result of 'fkl.read') and !fkl.image<?x?x3xf32, planes 2> (the result of 'fkl.read'): the images must have one element type, channel count and plane count
+
+// -----
+
+%0 = fkl.read "src" : !fkl.image<?x?x3xf32>
+%1 = "fkl.blend"(%0, %0) : (!fkl.image<?x?x3xf32>, !fkl.image<?x?x3xf32>) -> !fkl.image<?x?x3xf32>
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.blend' needs exactly one of an inline value or a parameter slot
