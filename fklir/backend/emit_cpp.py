@@ -69,6 +69,8 @@ def _emit_params(layout: KernelLayout) -> list[str]:
         lines.append(f"    void* dst_table[{layout.dst_table}];  // one output buffer per channel")
     for i, (dtype, channels, kind) in enumerate(layout.inputs, start=1):
         lines.append(f"    fkl::InputSurface in{i};  // call argument {i}: {dtype} x {channels}, {kind}")
+        if layout.src_table:
+            lines.append(f"    const void* in{i}_table[{layout.src_table}];  // one image of argument {i} per plane")
     for k, (dtype, channels, kind) in enumerate(layout.outputs, start=1):
         lines.append(f"    fkl::OutputSurface out{k};  // output {k}: {dtype} x {channels}, {_WRITE_COMMENT[kind]}")
     for name, kind, count in layout.slots:

@@ -165,7 +165,8 @@ def _emit_read(read: fkl.ReadOp, surface: str) -> list[str]:
     t, channels = CPP_TYPE[rtype.dtype], rtype.channels.data
     planar = rtype.layout.data == "planar"
     if len(read.sources) > 1:
-        base = f"(const {t}*)p.src_table[z]"
+        table = "p.src_table" if surface == "p.h" else f"{surface}_table"  # a DAG's argument i: Params::in<i>_table
+        base = f"(const {t}*){table}[z]"
         where = "image z of the pointer table"
     else:
         base = f"(const {t}*){surface}.src + {_plane_expr(rtype)} * {surface}.src_plane_stride"

@@ -39,6 +39,7 @@ class _Analysis:
         self.counts = {name: count for name, _, count in kernel.params.slots}
         self.names: dict[SSAValue, str] = {}
         self.branches: list[BranchPlan] = []
+        self.reads: list[fkl.ReadOp] = []
         self.inputs: dict[int, fkl.ImageType] = {}
         self.outputs: dict[int, tuple[OutputPlan, fkl.ImageType]] = {}
         self.body: list[str] = []
@@ -50,9 +51,11 @@ class _Analysis:
         return name
 
     def read(self, op: fkl.ReadOp) -> None:
-        if len(op.sources) > 1:
-            raise ValueError(f"'{op.name}' of a graph reads one image per call argument, not a pointer table")
         index = input_index(op.sources[0])
+        tables = {len(read.sources) for read in self.reads} | {len(op.sources)}
+        if len(tables) > 1:
+            raise ValueError(f"'{op.name}': a graph's reads are all single images or all lists of one length")
+        self.reads.append(op)
         source = image_of(op.source_type)
         if self.inputs.setdefault(index, source) != source:
             raise ValueError(f"call argument {index} is read as {self.inputs[index]} and as {source}")
@@ -122,6 +125,7 @@ def plan_graph(kernel: fkl.KernelOp) -> GraphPlan:
         out_planes=first_type.planes.data,
         write=first.write_kind,
         read=source.layout.data,
+        src_table=len(analysis.reads[0].sources) if len(analysis.reads[0].sources) > 1 else 0,
         # float32 divisions by values: their reciprocals follow the slots (kernel_plan.float_divisor_slots)
         reciprocals=tuple(slot_of(op) for op in kernel.body.block.ops if is_float_division(op)),
         pixels_per_thread=PIXELS_PER_THREAD,

@@ -36,13 +36,20 @@ def input_name(i: int) -> str:
     return "src" if i == 0 else f"in{i}"
 
 
+def input_names(i: int, count: int) -> list[str]:
+    """The pointer table of call argument i when it is a list of `count` images: one name per image."""
+    return [f"src{b}" if i == 0 else f"in{i}_{b}" for b in range(count)]
+
+
 def output_name(k: int) -> str:
     return f"out{k}"
 
 
 def input_index(name: str) -> int:
-    """The call argument a read of `name` takes: i for "in<i>", else 0 (a chain's one input)."""
-    return int(name[2:]) if name.startswith("in") and name[2:].isdigit() else 0
+    """The call argument a read of `name` takes: i for "in<i>" (or an image "in<i>_<b>" of its list), else 0
+    (a chain's one input)."""
+    index = name[2:].partition("_")[0]
+    return int(index) if name.startswith("in") and index.isdigit() else 0
 
 
 def output_index(name: str) -> int:

@@ -12,7 +12,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
 from fklir.dialects import fkl
-from fklir.dialects.constants import input_name, output_name
+from fklir.dialects.constants import input_name, input_names, output_name
 from fklir.dialects.value_rules import RecipeStep
 from fklir.frontend.ops import Crop, Input, Joining, MidWrite, Op, Read, Write
 from fklir.passes.default_pipeline import DEFAULT_PASSES
@@ -117,10 +117,11 @@ def graph_descriptors(ops: Sequence[Op]) -> list[Op]:
 
 
 class _GraphLowering:
-    def __init__(self, ops: Sequence[Op], sources: Sequence[fkl.ImageType]):
+    def __init__(self, ops: Sequence[Op], sources: Sequence[fkl.ImageType], tables: int):
         self.b = Builder(InsertPoint.at_end(ModuleOp([]).body.block))
         self.module = self.b.insertion_point.block.parent_op()
         self.sources = sources
+        self.tables = tables
         # a descriptor used twice (one Cast object in two branches) has one set of values: its first index
         self.origin: dict[int, int] = {}
         for index, op in enumerate(graph_descriptors(ops)):
@@ -145,22 +146,27 @@ class _GraphLowering:
                 value = self.mark(op, op.lower(self.b, value))
         return value
 
+    def source(self, i: int) -> str | list[str]:
+        """Argument i's buffer: one image, or a list call's pointer table."""
+        return input_names(i, self.tables) if self.tables else input_name(i)
+
     def branch(self, branch: Input) -> SSAValue:
-        read = fkl.ReadOp(input_name(branch.index), self.sources[branch.index])
+        read = fkl.ReadOp(self.source(branch.index), self.sources[branch.index])
         read.location = branch.ir_location()
         self.b.insert(read)
         return self.run(branch.ops, read.result)
 
 
-def lower_graph(ops: Sequence[Op], sources: Sequence[fkl.ImageType]) -> ModuleOp:
+def lower_graph(ops: Sequence[Op], sources: Sequence[fkl.ImageType], tables: int = 0) -> ModuleOp:
     """The module of a composed DAG (SPEC §8) on call arguments of the types `sources`: the chain reads argument
-    0 ("src"), each fkl.Input(i, ...) branch argument i ("in<i>"); MidWrite / MidSplit and the final write make
-    outputs 0, 1, ... ("out<k>") in chain order. Every op a descriptor lowers to carries its index among
+    0 ("src"), each fkl.Input(i, ...) branch argument i ("in<i>"); with `tables`, a list call, each reads a table
+    of that many images ("src0", ... / "in<i>_0", ...); MidWrite / MidSplit and the final write make outputs
+    0, 1, ... ("out<k>") in chain order. Every op a descriptor lowers to carries its index among
     graph_descriptors(ops) (`fkl.origin`), for runtime_values."""
-    lowering = _GraphLowering(ops, sources)
+    lowering = _GraphLowering(ops, sources, tables)
     read, *middle, write = ops
     assert isinstance(read, Read) and isinstance(write, Write)
-    value = read.lower_read(lowering.b, sources[0], input_name(0))
+    value = read.lower_read(lowering.b, sources[0], lowering.source(0))
     outputs = 0
     run: list[Op] = []
     for op in middle:

@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from fklir.dialects.constants import PLANE_MAP_SLOT
 from fklir.dialects.value_rules import RecipeStep
 from fklir.frontend import ops as fops
-from fklir.jit.signature import Signature, input_signature
+from fklir.jit.signature import Signature, batch_capacity, input_signature
 from fklir.limits import U32_MAX, check_index, check_product
-from fklir.runtime.launch import CpuLaunch, Extent, GpuLaunch, LaunchPlan
+from fklir.runtime.launch import CpuLaunch, Extent, GpuLaunch, LaunchPlan, Surfaces
 
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
@@ -150,10 +150,10 @@ class GraphPipeline:
 
         layout = "planar" if self.read_planar else "packed"
         sources = [
-            fkl.ImageType(s.dtype, s.channels, s.planes, layout=layout if i == 0 else "packed")
+            fkl.ImageType(s.dtype, s.channels, s.images or s.planes, layout=layout if i == 0 else "packed")
             for i, s in enumerate(sigs)
         ]
-        module = lower_graph(self.ops, sources)
+        module = lower_graph(self.ops, sources, sigs[0].images)
         try:
             run_passes(module)
         except OpError as e:
@@ -170,7 +170,9 @@ class GraphPipeline:
         return kernel
 
     def _plan(self, sigs: tuple[Signature, ...], device: int) -> tuple[LaunchPlan, Any]:
-        """The plan for arguments of `sigs` on `device`, and this pipeline's values block for it."""
+        """The plan for arguments of `sigs` on `device`, and this pipeline's values block for it. A list call's
+        kernel is compiled for the lists' capacity (jit.signature.batch_capacity): every length up to it shares it."""
+        sigs = tuple(s._replace(images=batch_capacity(s.images)) if s.images else s for s in sigs)
         key = (sigs, device)
         if (mine := self._plans.get(key)) is not None:
             return mine
@@ -217,46 +219,77 @@ class GraphPipeline:
         """The fkl IR after the default passes, for inputs given as (dtype, shape) pairs, one per argument."""
         from fklir.frontend.lowering import print_module
 
-        return print_module(self._module(self._signatures([(tuple(shape), str(dtype)) for dtype, shape in inputs])[0]))
+        return print_module(self._module(self._signatures(_shapes(inputs))[0]))
 
     def source_for(self, *inputs: tuple[object, Sequence[int]]) -> str:
         """The C++ that this graph compiles for inputs given as (dtype, shape) pairs, one per argument."""
         from fklir.backend.kernel_plan import emit_kernel
 
-        sigs = self._signatures([(tuple(shape), str(dtype)) for dtype, shape in inputs])[0]
-        return emit_kernel(self._kernel(sigs)).source
+        return emit_kernel(self._kernel(self._signatures(_shapes(inputs))[0])).source
 
     # ---- a call ---------------------------------------------------------------------------------
 
-    def _signatures(
-        self, described: Sequence[tuple[tuple[int, ...], str]]
-    ) -> tuple[tuple[Signature, ...], list[tuple[int, int]]]:
-        """Each argument's signature and size; every argument of one batch size."""
-        if len(described) != self.inputs:
+    def _arguments(self, inputs: Sequence[object], describe: Any) -> tuple[list[list[Any]], int]:
+        """Each argument's arrays described (a list's images, else the one array), and the list length (0: no
+        list): every argument a list of one length, or none."""
+        if len(inputs) != self.inputs:
             raise ValueError(
                 f"compose: the graph reads {self.inputs} input(s) (TensorRead and fkl.Input(1..{self.inputs - 1})); "
-                f"the call gave {len(described)}"
+                f"the call gave {len(inputs)}"
             )
+        listed = [isinstance(x, list | tuple) for x in inputs]
+        if not any(listed):
+            return [[describe(x, _what(i))] for i, x in enumerate(inputs)], 0
+        lengths = [len(x) if isinstance(x, list | tuple) else None for x in inputs]
+        if not all(listed) or len(set(lengths)) > 1:
+            shown = ", ".join(
+                f"argument {i}: {'an array' if n is None else f'a list of {n}'}" for i, n in enumerate(lengths)
+            )
+            raise ValueError(f"compose: a list call gives every input as a list of one length, got {shown}")
+        count = lengths[0] or 0
+        if not count:
+            raise ValueError("TensorRead: the input lists are empty")
+        described: list[list[Any]] = []
+        for i, x in enumerate(inputs):
+            assert isinstance(x, list | tuple)
+            described.append([describe(a, f"{_what(i)} {b}") for b, a in enumerate(x)])  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+        return described, count
+
+    def _signatures(
+        self, arrays: Sequence[Sequence[Any]], images: int = 0
+    ) -> tuple[tuple[Signature, ...], list[tuple[int, int]]]:
+        """Each argument's signature and size: every argument of one batch size (planes, or the list's length)."""
         sigs: list[Signature] = []
         sizes: list[tuple[int, int]] = []
-        for i, (shape, dtype) in enumerate(described):
+        for i, described in enumerate(arrays):
+            shape, dtype = described[0].shape, described[0].dtype_name
+            for b, other in enumerate(described[1:], start=1):
+                if (other.shape, other.dtype_name) != (shape, dtype):
+                    raise ValueError(
+                        f"{_what(i)}: list image {b} is {other.dtype_name} {other.shape}, image 0 is {dtype} {shape}; "
+                        "a list's images must share one shape and dtype"
+                    )
             sig, width, height = input_signature(shape, dtype, self.read_planar and i == 0)
-            what = "TensorRead" if i == 0 else f"Input({i})"
+            if images:
+                if sig.batched:
+                    raise ValueError(f"{_what(i)}: a list input holds single images (H, W[, C]), not batches")
+                sig = Signature(sig.dtype, sig.channels, 1, False, images)
+            what = _what(i)
             check_index(what, "input width", width)
             check_index(what, "input height", height)
-            check_index(what, "input planes", sig.planes)
+            check_index(what, "list length" if images else "input planes", images or sig.planes)
             check_product(what, "elements of one input plane", (height, width, sig.channels), U32_MAX)
             sigs.append(sig)
             sizes.append((width, height))
-        planes = {s.planes for s in sigs}
+        planes = {s.images or s.planes for s in sigs}
         if len(planes) > 1:
-            shown = ", ".join(f"argument {i}: {s.planes}" for i, s in enumerate(sigs))
+            shown = ", ".join(f"argument {i}: {s.images or s.planes}" for i, s in enumerate(sigs))
             raise ValueError(f"compose: the graph's inputs must have one batch size (planes), got {shown}")
         return tuple(sigs), sizes
 
     def _extent(self, sigs: Sequence[Signature], sizes: Sequence[tuple[int, int]], plan: LaunchPlan) -> Extent:
         """The call's extent: the chain's output size, which every branch must reach."""
-        planes = sigs[0].planes
+        planes = sigs[0].images or sigs[0].planes
         (out_w, out_h), *_ = out_sizes(_geometry(self.ops), sizes[0], planes)
         for joining, branch in self._branches:
             got = out_sizes(_geometry(branch.ops), sizes[branch.index], planes)[0]
@@ -271,7 +304,7 @@ class GraphPipeline:
         return e
 
     def _out_shapes(self, sigs: Sequence[Signature], e: Extent, layout: Any) -> list[tuple[tuple[int, ...], str]]:
-        batched = any(s.batched for s in sigs)
+        batched = any(s.batched or s.images for s in sigs)
         kinds = [(layout.out_dtype, layout.out_channels, layout.write), *layout.outputs]
         shapes: list[tuple[tuple[int, ...], str]] = []
         for dtype, channels, kind in kinds:
@@ -304,10 +337,8 @@ class GraphPipeline:
 
         if stream is not None:
             raise ValueError("the CPU target has no streams: call without stream=")
-        arrays = [
-            describe_host_array(x, "TensorRead input" if i == 0 else f"Input({i}) input") for i, x in enumerate(inputs)
-        ]
-        sigs, sizes = self._signatures([(a.shape, a.dtype_name) for a in arrays])
+        arguments, images = self._arguments(inputs, describe_host_array)
+        sigs, sizes = self._signatures(arguments, images)
         plan, values = self._plan(sigs, 0)
         e = self._extent(sigs, sizes, plan)
         shapes = self._out_shapes(sigs, e, plan.layout)
@@ -322,22 +353,22 @@ class GraphPipeline:
         assert isinstance(plan, CpuLaunch)
         if all(r.size for r in results):
             pointers = [int(r.ctypes.data) for r in results]
-            surfaces = ([(a.ptr, w, h) for a, (w, h) in zip(arrays[1:], sizes[1:], strict=True)], pointers[1:])
-            plan.run(arrays[0].ptr, pointers[0], e, values=values, surfaces=surfaces)
+            tables = [[a.ptr for a in described] for described in arguments] if images else []
+            surfaces = _surfaces(arguments, sizes, pointers, tables)
+            first = arguments[0][0].ptr
+            plan.run(first, pointers[0], e, tables[0] if tables else (), values=values, surfaces=surfaces)
         return results
 
     def _call_gpu(self, inputs: Sequence[object], out: object, stream: object) -> list[Any]:
         from fklir.jit.default_stream import launch_stream
         from fklir.runtime.interop import describe_gpu_array, empty_like_framework
 
-        arrays = [
-            describe_gpu_array(x, "TensorRead input" if i == 0 else f"Input({i}) input") for i, x in enumerate(inputs)
-        ]
-        devices = {a.device for a in arrays}
+        arguments, images = self._arguments(inputs, describe_gpu_array)
+        devices = {a.device for described in arguments for a in described}
         if len(devices) > 1:
-            raise ValueError(f"compose: the graph's inputs are on devices {[a.device for a in arrays]}; use one device")
-        src = arrays[0]
-        sigs, sizes = self._signatures([(a.shape, a.dtype_name) for a in arrays])
+            raise ValueError(f"compose: the graph's inputs are on devices {sorted(devices)}; use one device")
+        src = arguments[0][0]
+        sigs, sizes = self._signatures(arguments, images)
         plan, values = self._plan(sigs, src.device)
         e = self._extent(sigs, sizes, plan)
         shapes = self._out_shapes(sigs, e, plan.layout)
@@ -358,11 +389,38 @@ class GraphPipeline:
         handle, owned = launch_stream(src, stream)
         assert isinstance(plan, GpuLaunch)
         if e.dst_w and e.dst_h and e.dst_planes:
-            surfaces = ([(a.ptr, w, h) for a, (w, h) in zip(arrays[1:], sizes[1:], strict=True)], pointers[1:])
-            plan.run(src.ptr, pointers[0], e, handle, values=values, surfaces=surfaces)
+            tables = [[a.ptr for a in described] for described in arguments] if images else []
+            surfaces = _surfaces(arguments, sizes, pointers, tables)
+            plan.run(src.ptr, pointers[0], e, handle, tables[0] if tables else (), values=values, surfaces=surfaces)
         if owned:
             plan.synchronize(handle)
         return results
+
+
+class _Shape(NamedTuple):
+    """An argument known by its shape and element type only (ir(), source_for())."""
+
+    shape: tuple[int, ...]
+    dtype_name: str
+
+
+def _shapes(inputs: Sequence[tuple[object, Sequence[int]]]) -> list[list[_Shape]]:
+    return [[_Shape(tuple(shape), str(dtype))] for dtype, shape in inputs]
+
+
+def _what(i: int) -> str:
+    return "TensorRead input" if i == 0 else f"Input({i}) input"
+
+
+def _surfaces(
+    arguments: Sequence[Sequence[Any]],
+    sizes: Sequence[tuple[int, int]],
+    outputs: Sequence[int],
+    tables: Sequence[Sequence[int]],
+) -> Surfaces:
+    """LaunchPlan.set_surfaces' arguments: arguments 1.. (their first array, size), outputs 1.., tables 1.."""
+    inputs = [(described[0].ptr, w, h) for described, (w, h) in zip(arguments[1:], sizes[1:], strict=True)]
+    return inputs, outputs[1:], tables[1:]
 
 
 def _check_out(dst: Any, k: int, shape: tuple[int, ...], dtype: str) -> None:

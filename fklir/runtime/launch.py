@@ -44,8 +44,9 @@ class Extent(NamedTuple):
     channels_out: int
 
 
-# A DAG call's further inputs ((pointer, width, height) each) and outputs (pointers): LaunchPlan.set_surfaces.
-Surfaces = tuple[Sequence[tuple[int, int, int]], Sequence[int]]
+# A DAG call's further inputs ((pointer, width, height) each), outputs (pointers) and, in a list call, each
+# further input's pointer table: LaunchPlan.set_surfaces.
+Surfaces = tuple[Sequence[tuple[int, int, int]], Sequence[int], Sequence[Sequence[int]]]
 
 
 class LaunchCounter:
@@ -191,9 +192,12 @@ class LaunchPlan:
         if surfaces is not None:
             self.set_surfaces(*surfaces)
 
-    def set_surfaces(self, inputs: Sequence[tuple[int, int, int]], outputs: Sequence[int]) -> None:
-        """A DAG kernel's call arguments 1.. ((pointer, width, height) each, Params::in<i>) and outputs 1..
-        (pointers, Params::out<k>, of the extent's size); after set_extent."""
+    def set_surfaces(
+        self, inputs: Sequence[tuple[int, int, int]], outputs: Sequence[int], tables: Sequence[Sequence[int]] = ()
+    ) -> None:
+        """A DAG kernel's call arguments 1.. ((pointer, width, height) each, Params::in<i>; in a list call each
+        one's table of image pointers, Params::in<i>_table) and outputs 1.. (pointers, Params::out<k>, of the
+        extent's size); after set_extent."""
         e, params = self.extent, self.params
         assert e is not None  # set_extent ran first
         for i, ((ptr, w, h), (_, channels, _)) in enumerate(zip(inputs, self.layout.inputs, strict=True), start=1):
@@ -202,6 +206,8 @@ class LaunchPlan:
             surface.src_pitch = w * channels
             surface.src_plane_stride = h * w * channels
             surface.src_w, surface.src_h = w, h
+            if tables:
+                getattr(params, f"in{i}_table")[: len(tables[i - 1])] = tables[i - 1]
         for k, (ptr, (_, channels, _)) in enumerate(zip(outputs, self.layout.outputs, strict=True), start=1):
             surface = getattr(params, f"out{k}")
             surface.dst = ptr

@@ -93,7 +93,10 @@ def _params_struct_type(
         fields.append(("src_table", ctypes.c_void_p * src_table))
     if dst_table:
         fields.append(("dst_table", ctypes.c_void_p * dst_table))
-    fields += [(f"in{i}", InputSurface) for i in range(1, inputs + 1)]
+    for i in range(1, inputs + 1):
+        fields.append((f"in{i}", InputSurface))
+        if src_table:  # a DAG's list call: every argument a list, one table each
+            fields.append((f"in{i}_table", ctypes.c_void_p * src_table))
     fields += [(f"out{k}", OutputSurface) for k in range(1, outputs + 1)]
     fields += [(name, SLOT_CTYPE[kind] * count) for name, kind, count in slots]
     counts = {name: count for name, _, count in slots}

@@ -292,6 +292,56 @@ def test_one_branch_object_used_twice_is_another_structure_than_two_equal_ones()
     np.testing.assert_array_equal(two(a, b), (a + (b + np.float32(2.0))) * (b + np.float32(7.0)))
 
 
+@pytest.mark.parametrize("target", TARGETS)
+def test_list_calls_take_every_input_as_a_list(target: str) -> None:
+    """Every argument a list of B same-size images (each list its own size): one kernel over pointer tables,
+    outputs (B, H, W[, C]); 3 and 5 images share the kernel compiled for their capacity."""
+    from fklir.backend import build
+
+    ops = (
+        fkl.TensorRead(),
+        fkl.Cast("float32"),
+        fkl.AbsDiff(fkl.Input(1, fkl.Resize(W, H, "nearest"), fkl.Cast("float32"))),
+        fkl.MidWrite(),
+        fkl.VectorReduce("Max"),
+        fkl.TensorWrite(),
+    )
+    pipe = fkl.compose(*ops, target=target)
+    for count in (3, 5):
+        frames = images(30 + count, *[(H, W, 3)] * count)
+        backgrounds = images(40 + count, *[(H + 6, W + 4, 3)] * count)
+        if count == 5:
+            compiles = build.STATS.compiles
+        if target == "cpu":
+            diff, top = pipe(frames, backgrounds)
+        else:
+            from fklir.runtime.device_buffer import DeviceBuffer
+
+            made = pipe([DeviceBuffer.from_host(f) for f in frames], [DeviceBuffer.from_host(b) for b in backgrounds])
+            diff, top = (m.copy_to_host() for m in made)
+        for b in range(count):
+            alone = fkl.compose(*ops, target="cpu")(frames[b], backgrounds[b])
+            np.testing.assert_array_equal(diff[b], alone[0])
+            np.testing.assert_array_equal(top[b], alone[1])
+        assert diff.shape == (count, H, W, 3) and top.shape == (count, H, W)
+    assert build.STATS.compiles == compiles
+
+
+def test_list_calls_refuse_mixed_arguments() -> None:
+    pipe = fkl.compose(fkl.TensorRead(), fkl.Add(fkl.Input(1)), fkl.TensorWrite(), target="cpu")
+    a, b, c = images(23, (H, W), (H, W), (H, W + 1))
+    with pytest.raises(
+        ValueError, match=r"every input as a list of one length, got argument 0: a list of 2, argument 1: an array"
+    ):
+        pipe([a, b], b)
+    with pytest.raises(ValueError, match=r"argument 0: a list of 2, argument 1: a list of 1"):
+        pipe([a, b], [b])
+    with pytest.raises(
+        ValueError, match=r"Input\(1\) input: list image 1 is uint8 \(17, 34\), image 0 is uint8 \(17, 33\)"
+    ):
+        pipe([a, b], [b, c])
+
+
 # ---- bad input: each a ValueError or TypeError naming the op and the values --------------------------------
 
 

@@ -31,7 +31,7 @@ from fklir.backend.emit_cpp import EmittedKernel
 from fklir.backend.kernel_plan import emit_kernel
 from fklir.frontend.lowering import kernels_of
 from fklir.frontend.ops import Joining, Op, Read, StaticLoop, Write
-from fklir.jit.graph import GraphPipeline
+from fklir.jit.graph import GraphPipeline, _shapes  # pyright: ignore[reportPrivateUsage]
 from fklir.jit.pipeline import Pipeline
 from tests import op_catalogue
 from tests.runtime import chains as runtime_chains
@@ -89,8 +89,7 @@ def emit(case: Case, target: str) -> EmittedKernel:
     (`_input` / `_generator_input`, then `_module`). A refactor that moves them edits only this."""
     pipe = case.pipeline(target)
     if isinstance(pipe, GraphPipeline):
-        sigs = pipe._signatures([(case.shape, case.dtype), *((shape, dtype) for dtype, shape in case.arguments)])[0]
-        return emit_kernel(pipe._kernel(sigs))
+        return emit_kernel(pipe._kernel(pipe._signatures(_shapes([(case.dtype, case.shape), *case.arguments]))[0]))
     if pipe.generator is not None:
         sig = pipe._generator_input()[0]
     else:
