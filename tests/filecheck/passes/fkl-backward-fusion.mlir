@@ -90,3 +90,28 @@ fkl.write %2, "b" : !fkl.image<?x?x3xui8>
 // CHECK-NEXT:    fkl.write %0, "a" : !fkl.image<?x?x3xui8>
 // CHECK-NEXT:    fkl.write %2, "b" : !fkl.image<?x?x3xui8>
 // CHECK-NEXT:  }
+
+// -----
+
+// A DAG: each branch's geometry folds into its own read (backwards vertical fusion per branch).
+%0 = fkl.read "src" : !fkl.image<?x?x3xf32>
+%1 = fkl.resize %0, size [8, 8], nearest : !fkl.image<?x?x3xf32>
+%2 = fkl.read "in1" : !fkl.image<?x?x3xf32>
+%3 = fkl.crop %2, rects [[1, 1, 8, 8]] : !fkl.image<?x?x3xf32>
+%4 = fkl.join sub %1, %3 : !fkl.image<?x?x3xf32>
+fkl.write %4, "out0" : !fkl.image<?x?x3xf32>
+
+// CHECK-LABEL: builtin.module {
+// CHECK-NEXT:    %0 = fkl.read "src" : !fkl.image<?x?x3xf32> sample {
+// CHECK-NEXT:    ^bb0(%src: !fkl.image<?x?x3xf32>):
+// CHECK-NEXT:      %1 = fkl.resize %src, size [8, 8], nearest : !fkl.image<?x?x3xf32>
+// CHECK-NEXT:      fkl.yield %1 : !fkl.image<?x?x3xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %2 = fkl.read "in1" : !fkl.image<?x?x3xf32> sample {
+// CHECK-NEXT:    ^bb0(%src_1: !fkl.image<?x?x3xf32>):
+// CHECK-NEXT:      %3 = fkl.crop %src_1, rects {{\[}}[1, 1, 8, 8]] : !fkl.image<?x?x3xf32>
+// CHECK-NEXT:      fkl.yield %3 : !fkl.image<?x?x3xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %4 = fkl.join sub %0, %2 : !fkl.image<?x?x3xf32>
+// CHECK-NEXT:    fkl.write %4, "out0" : !fkl.image<?x?x3xf32>
+// CHECK-NEXT:  }

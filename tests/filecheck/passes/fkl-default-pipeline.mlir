@@ -61,6 +61,35 @@ fkl.write %b1, "b_out" : !fkl.image<?x?x?xnone>
 
 // -----
 
+// SPEC §8's background subtraction: one kernel, two reads, two writes; Threshold's value hoisted.
+%0 = fkl.read "src" : !fkl.image<?x?x3xui8>
+%1 = fkl.cast %0 to f32 : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x?xnone>
+%2 = fkl.read "in1" : !fkl.image<?x?x3xui8>
+%3 = fkl.cast %2 to f32 : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x?xnone>
+%4 = fkl.join absdiff %1, %3 : !fkl.image<?x?x?xnone>
+fkl.write %4, "out0" : !fkl.image<?x?x?xnone>
+%5 = fkl.vector_reduce %4, max : !fkl.image<?x?x?xnone>
+%6 = fkl.threshold %5, 25.0 : !fkl.image<?x?x?xnone>
+%7 = fkl.saturate_cast %6 to ui8 : !fkl.image<?x?x?xnone>
+fkl.write %7, "out1" : !fkl.image<?x?x?xnone>
+
+// CHECK-LABEL: builtin.module {
+// CHECK-NEXT:    fkl.kernel @k0 params !fkl.params<threshold7: f32 x 1> values {threshold7 = [25.0]} {
+// CHECK-NEXT:      %0 = fkl.read "src" : !fkl.image<?x?x3xui8>
+// CHECK-NEXT:      %1 = fkl.cast %0 to f32 : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xf32>
+// CHECK-NEXT:      %2 = fkl.read "in1" : !fkl.image<?x?x3xui8>
+// CHECK-NEXT:      %3 = fkl.cast %2 to f32 : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xf32>
+// CHECK-NEXT:      %4 = fkl.join absdiff %1, %3 : !fkl.image<?x?x3xf32>
+// CHECK-NEXT:      fkl.write %4, "out0" : !fkl.image<?x?x3xf32>
+// CHECK-NEXT:      %5 = fkl.vector_reduce %4, max : !fkl.image<?x?x3xf32> -> !fkl.image<?x?x1xf32>
+// CHECK-NEXT:      %6 = fkl.threshold %5, param "threshold7" : !fkl.image<?x?x1xf32>
+// CHECK-NEXT:      %7 = fkl.saturate_cast %6 to ui8 : !fkl.image<?x?x1xf32> -> !fkl.image<?x?x1xui8>
+// CHECK-NEXT:      fkl.write %7, "out1" : !fkl.image<?x?x1xui8>
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }
+
+// -----
+
 // The pipeline stops at the first broken rule: a structural error (validate) ...
 %0 = fkl.read "src" : !fkl.image<?x?x3xf32>
 %1 = fkl.mul %0, 2.0 : !fkl.image<?x?x3xf32>
@@ -80,3 +109,4 @@ fkl.write %2, "dst" : !fkl.image<?x?x?xnone>
 
 // CHECK:      fkl-default-pipeline.mlir:[[# @LINE - 3]]:1: error: 'fkl.mul' value 0.5 is not representable in the chain's element type uint8; Cast to float first
 // CHECK-NOT:  {{.}}
+
