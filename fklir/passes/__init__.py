@@ -48,6 +48,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return EliminateCommonBranchesPass
 
+    def eliminate_dead_outputs() -> type[ModulePass]:
+        from fklir.passes.eliminate_dead_outputs import EliminateDeadOutputsPass
+
+        return EliminateDeadOutputsPass
+
     def default_pipeline() -> type[ModulePass]:
         from fklir.passes.default_pipeline import DefaultPipelinePass
 
@@ -62,5 +67,6 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "fkl-batch-horizontal": batch_horizontal,
         "fkl-batch-divergent": batch_divergent,
         "fkl-cse": cse_branches,
+        "fkl-eliminate-dead-outputs": eliminate_dead_outputs,
         "fkl-default-pipeline": default_pipeline,
     }
