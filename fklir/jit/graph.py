@@ -48,11 +48,6 @@ class _GraphPlan(NamedTuple):
 _SHARED_GRAPH_PLANS: dict[tuple[object, ...], _GraphPlan] = {}
 
 
-def is_graph(ops: Sequence[object]) -> bool:
-    """Whether composed `ops` make a DAG: a join of a branch, or a write along the way."""
-    return any(isinstance(op, fops.GRAPH_DESCRIPTORS) for op in ops)
-
-
 def _branches(ops: Sequence[fops.Op]) -> list[tuple[fops.Joining, fops.Input]]:
     """Every (joining op, branch) of `ops`, branches' own joins included, in lowering order."""
     found: list[tuple[fops.Joining, fops.Input]] = []

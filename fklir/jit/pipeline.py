@@ -22,7 +22,6 @@ from fklir.frontend.values import dtype_name, integers
 from fklir.jit.binding import Binding
 from fklir.jit.cpu_executor import CpuExecutor
 from fklir.jit.gpu_executor import GpuExecutor
-from fklir.jit.graph import GraphPipeline, is_graph
 from fklir.jit.signature import Signature, batch_capacity, input_signature
 from fklir.limits import check_index
 from fklir.runtime import cuda_driver
@@ -30,6 +29,8 @@ from fklir.runtime.launch import CpuLaunch, Extent, GpuLaunch, LaunchPlan, check
 
 if TYPE_CHECKING:  # xDSL is imported by the cold path only: a chain known to this process never builds IR
     from xdsl.dialects.builtin import ModuleOp
+
+    from fklir.jit.graph import GraphPipeline
 
 TARGETS = ("gpu", "cpu")
 
@@ -606,10 +607,13 @@ def _preload(target: str) -> None:
     _PRELOADED.add(target)
 
 
-def compose(*ops: fops.Op, target: str = "gpu") -> Pipeline | GraphPipeline:
+def compose(*ops: fops.Op, target: str = "gpu") -> "Pipeline | GraphPipeline":
     """One fused kernel for the chain `ops` (TensorRead() ... TensorWrite()): a Pipeline, or a GraphPipeline
-    when the chain joins branches (fkl.Input) or writes along the way (MidWrite), SPEC §8."""
-    if is_graph(ops):
+    when the chain joins branches (fkl.Input) or writes along the way (MidWrite), SPEC §8 (imported then only:
+    a chain's fresh process does not pay for it)."""
+    if any(isinstance(op, fops.GRAPH_DESCRIPTORS) for op in ops):
+        from fklir.jit.graph import GraphPipeline
+
         return GraphPipeline(ops, target)
     pipe = Pipeline(ops, target)
     pipe._find_known_plans()
