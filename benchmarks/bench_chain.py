@@ -366,6 +366,11 @@ def run_workload(
     return results
 
 
+def ratio(a: float | None, b: float | None) -> str:
+    """a / b to two places, or "-" when either is missing."""
+    return f"{a / b:.2f}" if a is not None and b is not None else "-"
+
+
 def fmt(r: Result | str, host: bool = False) -> str:
     if isinstance(r, str):
         return r

@@ -304,18 +304,14 @@ def run(kit: Any, wl: Workload, method: bc.Method, l2: int, cycles: float, log: 
     return results
 
 
-def ratio(a: float | None, b: float | None) -> str:
-    return f"{a / b:.2f}" if a is not None and b is not None else "-"
-
-
 def row(wl: Workload, r: dict[str, Result | str]) -> str:
     med = {p: statistics.median(v.gpu_us) for p, v in r.items() if isinstance(v, Result)}
     best = min((med[p] for p in RIVALS if p in med), default=None)
     cells = [bc.fmt(r[p]) for p in PEERS]
     cells += [
-        ratio(med.get("fklir"), best),
-        ratio(med.get("fklir"), med.get("fklir x2")),
-        ratio(med.get("fklir"), med.get("copy")),
+        bc.ratio(med.get("fklir"), best),
+        bc.ratio(med.get("fklir"), med.get("fklir x2")),
+        bc.ratio(med.get("fklir"), med.get("copy")),
     ]
     return f"| {wl.label} | " + " | ".join(cells) + " |"
 

@@ -18,6 +18,7 @@ from fklir.dialects import value_rules
 from fklir.dialects.binary_declarations import BINARY_DECLARATIONS
 from fklir.dialects.constants import DEINTERLACE_MODES, JOIN_KINDS, REDUCTIONS, WARP_KINDS, invert_warp_matrix
 from fklir.dialects.math_declarations import MATH_DECLARATIONS
+from fklir.dialects.value_rules import RecipeStep
 from fklir.frontend.values import (
     PerImage,
     border_mode,
@@ -883,6 +884,36 @@ class Geometry(Op):
     def out_sizes(self, sizes: list[Size]) -> list[Size]:
         """Per output plane (w, h), given per input plane (w, h); ValueError when out of bounds."""
         raise NotImplementedError
+
+
+def recipe_values(recipe: Sequence[RecipeStep], descriptors: Sequence[Op]) -> dict[str, tuple[float, ...]]:
+    """Each slot of a plan's recipe (lowering.runtime_values) filled by its descriptor (the step's index in
+    `descriptors`), checked as the IR checks it: a ValueError at the descriptor's line, in the IR's words."""
+    values: dict[str, tuple[float, ...]] = {}
+    for slot, index, op_name, rule, dtype, channels, count in recipe:
+        op = descriptors[index]
+        try:
+            values[slot] = op.runtime_slot(op_name, rule, dtype, channels, count)
+        except ValueError as e:
+            filename, line = op.location
+            raise ValueError(f"{filename}:{line}:1: error: {e}") from None
+    return values
+
+
+def check_geometry_first(ops: Sequence[object], where: str, after: str, caller: str = "compose") -> None:
+    """TypeError (from `caller`) unless each of `ops` (the ops after a read) is a descriptor; ValueError naming
+    the op (`where` with {op}) when a geometry op follows an element op: geometry folds into the read (`after`
+    names it, "TensorRead")."""
+    after_read = True
+    for op in ops:
+        if not isinstance(op, Op):
+            raise TypeError(f"{caller}: {op!r} is not an fklir op")
+        if isinstance(op, Geometry) and not after_read:
+            raise ValueError(
+                f"{where.format(op=op.op_name)} must come right after {after} or another geometry op "
+                "(geometry folds into the read)"
+            )
+        after_read = after_read and isinstance(op, Geometry)
 
 
 class BorderedSizes(list[Size]):

@@ -65,16 +65,8 @@ def _geometry(ops: Sequence[fops.Op]) -> list[fops.Geometry]:
 
 def _check_run(ops: Sequence[fops.Op], where: str) -> None:
     """A run of ops after a read: geometry first (it folds into the read), one rect, no per-image values."""
-    after_read = True
+    fops.check_geometry_first(ops, f"compose: {{op}} in {where}", "its read")
     for op in ops:
-        if not isinstance(op, fops.Op):
-            raise TypeError(f"compose: {op!r} is not an fklir op")
-        if isinstance(op, fops.Geometry) and not after_read:
-            raise ValueError(
-                f"compose: {op.op_name} in {where} must come right after its read or another geometry op "
-                "(geometry folds into the read)"
-            )
-        after_read = after_read and isinstance(op, fops.Geometry)
         if isinstance(op, fops.Crop) and op.batched:
             raise ValueError(f"compose: Crop([rects]) in {where}: a graph takes one rect per Crop")
         if op.per_image() is not None:
@@ -175,14 +167,7 @@ class GraphPipeline:
         shared = _SHARED_GRAPH_PLANS.get(shared_key)
         if shared is None:
             shared = _SHARED_GRAPH_PLANS[shared_key] = self._build(sigs, device)
-        values = dict(shared.values)
-        for slot, index, op_name, rule, dtype, channels, count in shared.recipe:
-            op = self._descriptors[index]
-            try:
-                values[slot] = op.runtime_slot(op_name, rule, dtype, channels, count)
-            except ValueError as e:
-                filename, line = op.location
-                raise ValueError(f"{filename}:{line}:1: error: {e}") from None
+        values = shared.values | fops.recipe_values(shared.recipe, self._descriptors)
         mine = self._plans[key] = (shared.plan, shared.plan.pack_values(values))
         return mine
 

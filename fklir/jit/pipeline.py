@@ -43,18 +43,12 @@ def _check_structure(ops: Sequence[fops.Op], where: str = "compose") -> None:
         raise ValueError(f"{where}: a chain starts with TensorRead(), TensorPack(ch) or ReadSet(...)")
     if not isinstance(ops[-1], fops.WRITE_DESCRIPTORS):
         raise ValueError(f"{where}: a chain ends with TensorWrite(), TensorSplit(), TensorTSplit() or SplitWrite()")
-    after_read = True
     for op in ops[1:-1]:
-        if not isinstance(op, fops.Op):
-            raise TypeError(f"{where}: {op!r} is not an fklir op")
         if isinstance(op, _ENDS):
             raise ValueError(f"{where}: {op.op_name} may only start or end the chain")
-        if isinstance(op, fops.Geometry) and not after_read:
-            raise ValueError(
-                f"{where}: {op.op_name} must come right after TensorRead or another geometry op "
-                "(geometry folds into the read)"
-            )
-        after_read = after_read and isinstance(op, fops.Geometry)
+        if isinstance(op, fops.GRAPH_DESCRIPTORS):  # compose() makes a graph of these; other callers cannot
+            raise ValueError(f"{where}: {op.op_name} makes a graph (SPEC §8), which {where}'s chains cannot be")
+    fops.check_geometry_first(ops[1:-1], f"{where}: {{op}}", "TensorRead", where)
     if sum(1 for op in ops if isinstance(op, fops.Crop) and op.batched) > 1:
         raise ValueError(f"{where}: only one Crop([rects]) per chain")
 
@@ -328,15 +322,7 @@ class Pipeline:
         are checked against the chain as the IR's type rules check them, with the same words."""
         if not recipe:
             return values
-        ours: dict[str, tuple[float, ...]] = {}
-        for slot, index, op_name, rule, dtype, channels, count in recipe:
-            op = self.ops[index]
-            try:
-                ours[slot] = op.runtime_slot(op_name, rule, dtype, channels, count)
-            except ValueError as e:
-                filename, line = op.location
-                raise ValueError(f"{filename}:{line}:1: error: {e}") from None
-        return values | ours
+        return values | fops.recipe_values(recipe, self.ops)
 
     def _parameter_owner(self, sig: Signature) -> tuple[str, str]:
         """(op, what) that a parameter block too large for a GPU kernel is blamed on: the many images,

@@ -22,18 +22,28 @@ from fklir import dtypes
 DIV_FAST_LOW, DIV_FAST_HIGH = 2.0**-60, 2.0**60
 
 
+# The source's fields of fkl::KernelHeader, which fkl::InputSurface repeats (a DAG's further arguments), and the
+# destination's that fkl::OutputSurface repeats.
+_SOURCE_FIELDS: list[tuple[str, Any]] = [
+    ("src", ctypes.c_void_p),
+    ("src_plane_stride", ctypes.c_int64),
+    ("src_pitch", ctypes.c_int64),
+    ("src_w", ctypes.c_int32),
+    ("src_h", ctypes.c_int32),
+]
+_DESTINATION_FIELDS: list[tuple[str, Any]] = [
+    ("dst", ctypes.c_void_p),
+    ("dst_plane_stride", ctypes.c_int64),
+    ("dst_pitch", ctypes.c_int64),
+]
+
+
 class KernelHeader(ctypes.Structure):
     """Mirror of fkl::KernelHeader (fklir/backend/include/fkl/kernel.h)."""
 
     _fields_ = [
-        ("src", ctypes.c_void_p),
-        ("src_plane_stride", ctypes.c_int64),
-        ("src_pitch", ctypes.c_int64),
-        ("src_w", ctypes.c_int32),
-        ("src_h", ctypes.c_int32),
-        ("dst", ctypes.c_void_p),
-        ("dst_plane_stride", ctypes.c_int64),
-        ("dst_pitch", ctypes.c_int64),
+        *_SOURCE_FIELDS,
+        *_DESTINATION_FIELDS,
         ("dst_w", ctypes.c_int32),
         ("dst_h", ctypes.c_int32),
         ("dst_planes", ctypes.c_int32),
@@ -45,19 +55,13 @@ class KernelHeader(ctypes.Structure):
 class InputSurface(ctypes.Structure):
     """Mirror of fkl::InputSurface: a DAG kernel's call argument i >= 1 (Params::in<i>)."""
 
-    _fields_ = [
-        ("src", ctypes.c_void_p),
-        ("src_plane_stride", ctypes.c_int64),
-        ("src_pitch", ctypes.c_int64),
-        ("src_w", ctypes.c_int32),
-        ("src_h", ctypes.c_int32),
-    ]
+    _fields_ = _SOURCE_FIELDS
 
 
 class OutputSurface(ctypes.Structure):
     """Mirror of fkl::OutputSurface: a DAG kernel's output k >= 1 (Params::out<k>)."""
 
-    _fields_ = [("dst", ctypes.c_void_p), ("dst_plane_stride", ctypes.c_int64), ("dst_pitch", ctypes.c_int64)]
+    _fields_ = _DESTINATION_FIELDS
 
 
 class RectStruct(ctypes.Structure):

@@ -449,3 +449,13 @@ def test_identical_branches_are_read_once(target: str) -> None:
     assert text.count("fkl.read") == 2 and text.count("fkl.cast") == 2, text
     fa, fb = a.astype(np.float32), b.astype(np.float32)
     check(target, ops, [a, b], [(fa + fb) * fb - fa])
+
+
+def test_divergent_chains_stay_linear() -> None:
+    with pytest.raises(ValueError, match=r"compose_divergent: Add makes a graph \(SPEC §8\)"):
+        fkl.compose_divergent(
+            [1, 2],
+            [fkl.TensorRead(), fkl.Add(fkl.Input(1)), fkl.TensorWrite()],
+            [fkl.TensorRead(), fkl.TensorWrite()],
+            target="cpu",
+        )

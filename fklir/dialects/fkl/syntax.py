@@ -204,15 +204,27 @@ class TypeSuffix(CustomDirective):
     result: TypeDirective
 
     def parse(self, parser: Parser, state: ParsingState) -> None:
-        in_type, out_type = parse_types(parser)
-        set_input_type(parser, state, self.input, in_type)
-        self.result.set(state, (out_type,))
+        _parse_suffix(parser, state, (self.input,), self.result)
 
     def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
-        (in_type,) = self.input.get(op)
-        (out_type,) = self.result.get(op)
-        print_types(printer, in_type, out_type)
-        _printed(state)
+        _print_suffix(printer, state, op, self.input, self.result)
+
+
+def _parse_suffix(parser: Parser, state: ParsingState, inputs: Sequence[TypeDirective], result: TypeDirective) -> None:
+    """`: T` or `: T -> T2`: each of `inputs` takes T, the result T2."""
+    in_type, out_type = parse_types(parser)
+    for input in inputs:
+        set_input_type(parser, state, input, in_type)
+    result.set(state, (out_type,))
+
+
+def _print_suffix(
+    printer: Printer, state: PrintingState, op: IRDLOperation, input: TypeDirective, result: TypeDirective
+) -> None:
+    (in_type,) = input.get(op)
+    (out_type,) = result.get(op)
+    print_types(printer, in_type, out_type)
+    _printed(state)
 
 
 @irdl_custom_directive
@@ -225,16 +237,10 @@ class JoinTypes(CustomDirective):
     result: TypeDirective
 
     def parse(self, parser: Parser, state: ParsingState) -> None:
-        in_type, out_type = parse_types(parser)
-        set_input_type(parser, state, self.input, in_type)
-        set_input_type(parser, state, self.other, in_type)
-        self.result.set(state, (out_type,))
+        _parse_suffix(parser, state, (self.input, self.other), self.result)
 
     def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
-        (in_type,) = self.input.get(op)
-        (out_type,) = self.result.get(op)
-        print_types(printer, in_type, out_type)
-        _printed(state)
+        _print_suffix(printer, state, op, self.input, self.result)
 
 
 @irdl_custom_directive
