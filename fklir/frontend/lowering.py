@@ -14,7 +14,7 @@ from xdsl.rewriter import InsertPoint
 from fklir.dialects import fkl
 from fklir.dialects.constants import input_name, input_names, output_name
 from fklir.dialects.value_rules import RecipeStep
-from fklir.frontend.ops import Crop, Input, Joining, MidWrite, Op, Read, Write
+from fklir.frontend.ops import Crop, Input, Joining, MidWrite, Op, Read, Write, graph_descriptors
 from fklir.passes.default_pipeline import DEFAULT_PASSES
 
 # Marks the op a runtime-value descriptor lowered to with the descriptor's index in its chain, until
@@ -102,18 +102,6 @@ def lower_pipeline(
         return module
     _lower_one(b, chain, source_type, "src", None, None)
     return module
-
-
-def graph_descriptors(ops: Sequence[Op]) -> list[Op]:
-    """A graph's descriptors in the order lower_graph lowers them (each branch's ops right before the op that
-    joins it): the index of a descriptor here is its `fkl.origin` mark, which runtime_values' recipe names."""
-    flat: list[Op] = []
-    for op in ops:
-        if isinstance(op, Joining):
-            for branch in op.branches():
-                flat += graph_descriptors(branch.ops)
-        flat.append(op)
-    return flat
 
 
 class _GraphLowering:

@@ -1441,6 +1441,19 @@ class MidSplit(MidWrite):
     WRITE = TensorSplit
 
 
+def graph_descriptors(ops: Sequence[Op]) -> list[Op]:
+    """A graph's descriptors in the order lower_graph lowers them (each branch's ops right before the op that
+    joins it): the index of a descriptor here is its `fkl.origin` mark (frontend.lowering), which the recipe
+    of runtime_values names."""
+    flat: list[Op] = []
+    for op in ops:
+        if isinstance(op, Joining):
+            for branch in op.branches():
+                flat += graph_descriptors(branch.ops)
+        flat.append(op)
+    return flat
+
+
 # The descriptors that make a composed chain a graph (SPEC §8).
 GRAPH_DESCRIPTORS = (Joining, MidWrite)
 

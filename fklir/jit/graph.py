@@ -110,9 +110,7 @@ class GraphPipeline:
         self._plans: dict[tuple[object, ...], tuple[LaunchPlan, Any]] = {}  # (sigs, device) -> plan, values block
         # the lowering order (lowering.graph_descriptors) and which positions hold one descriptor object: what
         # fkl-cse may merge, and so part of the structure
-        from fklir.frontend.lowering import graph_descriptors
-
-        self._descriptors = graph_descriptors(self.ops)
+        self._descriptors = fops.graph_descriptors(self.ops)
         first: dict[int, int] = {}
         sharing = tuple(first.setdefault(id(op), k) for k, op in enumerate(self._descriptors))
         self._structure = (tuple(op.structure() for op in self.ops), sharing, self.read_planar)
@@ -172,28 +170,41 @@ class GraphPipeline:
         return mine
 
     def _build(self, sigs: tuple[Signature, ...], device: int) -> _GraphPlan:
-        """The plan of a structure new to this process: IR, passes, the recipe of its runtime values, a kernel
-        (compiled, or from the caches)."""
+        """The plan of a structure new to this process: from the plan records on disk (no IR: a fresh process
+        imports no xDSL), else IR, passes, the recipe of its runtime values and a kernel (compiled, or from
+        the caches), recorded for the next process."""
+        if self.target == "gpu":
+            from fklir.runtime import cuda_driver
+
+            with cuda_driver.using_device(device):  # the kernel loads into the device's context
+                built = self._built(sigs, device)
+            plan: LaunchPlan = GpuLaunch(built.entry, built.layout, built.values)
+        else:
+            built = self._built(sigs, device)
+            plan = CpuLaunch(built.entry, built.layout, built.values)
+        assert PLANE_MAP_SLOT not in built.values
+        plan.op_names = (self.ops[0].op_name, self.ops[-1].op_name)
+        return _GraphPlan(plan, built.recipe, dict(built.values))
+
+    def _built(self, sigs: tuple[Signature, ...], device: int) -> Any:
         from fklir.backend import build
+
+        described = build.description_key(repr(("graph", sigs, self._structure)), self.target, device)
+        built = build.load_plan(described, self.target, device)
+        if built is not None:
+            return built
         from fklir.frontend.lowering import kernels_of
 
         module, recipe = self._lowered(sigs)
         (kernel,) = kernels_of(module)
         if self.target == "gpu":
             from fklir.backend.kernel_plan import layout_of
-            from fklir.runtime import cuda_driver
             from fklir.runtime.launch import check_param_block
 
             check_param_block(layout_of(kernel), self.ops[-1].op_name, "the graph")
-            with cuda_driver.using_device(device):
-                built = build.build_kernel(kernel, "gpu", device)
-                plan: LaunchPlan = GpuLaunch(built.entry, built.layout, built.values)
-        else:
-            built = build.build_kernel(kernel, "cpu", device)
-            plan = CpuLaunch(built.entry, built.layout, built.values)
-        assert PLANE_MAP_SLOT not in built.values
-        plan.op_names = (self.ops[0].op_name, self.ops[-1].op_name)
-        return _GraphPlan(plan, recipe, dict(built.values))
+        built = build.build_kernel(kernel, self.target, device)._replace(recipe=recipe)
+        build.remember_plan(described, built)
+        return built
 
     def ir(self, *inputs: tuple[object, Sequence[int]]) -> str:
         """The fkl IR after the default passes, for inputs given as (dtype, shape) pairs, one per argument."""

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-# Crop + Resize + Mul, a math op, a list call and a user op (fkl.op): each composed and called once; the
+# Crop + Resize + Mul, a math op, a list call, a user op (fkl.op) and a DAG: each composed and called once; the
 # outputs are saved to argv[1], and what the process compiled and imported of xDSL is printed.
 _SCRIPT = """
 import json, sys
@@ -40,16 +40,23 @@ Twice = fkl.op(
     out="same",
 )
 user = fkl.compose(fkl.TensorRead(), Twice(k=3.0), fkl.TensorWrite(), target="cpu")(floats)
+alpha = float(sys.argv[2])  # a DAG (SPEC §8) whose values each process picks anew: runtime values
+branch = fkl.Input(1, fkl.Crop(2, 2, 8, 8), fkl.Add(alpha))
+blended, diff = fkl.compose(
+    fkl.TensorRead(), fkl.Blend(branch, alpha), fkl.MidWrite(), fkl.AbsDiff(fkl.Input(1, fkl.Crop(1, 0, 8, 8))),
+    fkl.TensorWrite(), target="cpu",
+)(floats, images[0].repeat(2, 0).repeat(2, 1))
 np.savez(
-    sys.argv[1], crop=crop, math=math, listed=np.asarray(listed), user=user, floats=floats, images=np.stack(images)
+    sys.argv[1], crop=crop, math=math, listed=np.asarray(listed), user=user, floats=floats, images=np.stack(images),
+    blended=blended, diff=diff,
 )
 xdsl = sorted(m for m in sys.modules if m == "xdsl" or m.startswith("xdsl."))
 print(json.dumps({"compiles": build.STATS.compiles, "xdsl": xdsl}))
 """
 
 
-def _run(env: dict[str, str], out: Path) -> dict[str, object]:
-    command = [sys.executable, "-c", _SCRIPT, str(out)]
+def _run(env: dict[str, str], out: Path, alpha: float = 0.25) -> dict[str, object]:
+    command = [sys.executable, "-c", _SCRIPT, str(out), str(alpha)]
     run = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     assert run.returncode == 0, run.stderr
     return json.loads(run.stdout.splitlines()[-1])
@@ -58,12 +65,17 @@ def _run(env: dict[str, str], out: Path) -> dict[str, object]:
 def test_a_fresh_process_calls_chains_on_disk_without_xdsl(tmp_path: Path) -> None:
     env = {**os.environ, "FKLIR_CACHE_DIR": str(tmp_path / "cache")}
     first = _run(env, tmp_path / "first.npz")
-    assert first["compiles"] == 4 and first["xdsl"], "the first process builds every plan from IR"
-    second = _run(env, tmp_path / "second.npz")
+    assert first["compiles"] == 5 and first["xdsl"], "the first process builds every plan from IR"
+    second = _run(env, tmp_path / "second.npz", alpha=0.75)  # the DAG's values new to the cache
     assert second == {"compiles": 0, "xdsl": []}
     cold, warm = np.load(tmp_path / "first.npz"), np.load(tmp_path / "second.npz")
     for name in ("crop", "math", "listed", "user"):
         np.testing.assert_array_equal(warm[name], cold[name])
+    floats, other = warm["floats"], warm["images"][0].repeat(2, 0).repeat(2, 1)
+    crop = other[2:10, 2:10].astype(np.float64) + np.float32(0.75)
+    expected = floats * 0.75 + crop.astype(np.float32).astype(np.float64) * 0.25
+    np.testing.assert_allclose(warm["blended"], expected.astype(np.float32), rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(warm["diff"], np.abs(warm["blended"] - other[0:8, 1:9]))
     np.testing.assert_array_equal(warm["math"], np.sqrt(warm["floats"]))
     np.testing.assert_array_equal(warm["listed"], warm["images"] * np.float32(2) + np.float32(1))
     np.testing.assert_array_equal(warm["user"], warm["floats"] * np.float32(3))
