@@ -108,8 +108,8 @@ class GraphPipeline:
             "planar" if isinstance(op, fops.MidSplit | fops.TensorSplit) else "packed" for op in (*mids, ops[-1])
         )
         self._plans: dict[tuple[object, ...], tuple[LaunchPlan, Any]] = {}  # (sigs, device) -> plan, values block
-        # the lowering order (lowering.graph_descriptors) and which positions hold one descriptor object: what
-        # fkl-cse may merge, and so part of the structure
+        # the lowering order (frontend.ops.graph_descriptors) and which positions hold one descriptor object:
+        # what fkl-cse may merge, and so part of the structure
         self._descriptors = fops.graph_descriptors(self.ops)
         first: dict[int, int] = {}
         sharing = tuple(first.setdefault(id(op), k) for k, op in enumerate(self._descriptors))
@@ -118,6 +118,14 @@ class GraphPipeline:
     @property
     def outputs(self) -> int:
         return len(self.write_kinds)
+
+    # ---- pickling (DataLoader workers): the ops travel, plans are found again (memory or disk cache) ----------
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"ops": self.ops, "target": self.target}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        GraphPipeline.__init__(self, state["ops"], state["target"])
 
     # ---- the cold path --------------------------------------------------------------------------
 

@@ -459,3 +459,19 @@ def test_divergent_chains_stay_linear() -> None:
             [fkl.TensorRead(), fkl.TensorWrite()],
             target="cpu",
         )
+
+
+def test_a_graph_pickles_with_its_ops_and_values() -> None:
+    """DataLoader workers receive pipelines pickled: a graph travels as its ops (one branch object stays one)."""
+    import pickle
+
+    a, b = images(24, (H, W, 3), (H, W, 3))
+    shared = fkl.Input(1, fkl.Cast("float32"), fkl.Mul(0.5))
+    pipe = fkl.compose(
+        fkl.TensorRead(), fkl.Cast("float32"), fkl.Add(shared), fkl.Max(shared), fkl.TensorWrite(), target="cpu"
+    )
+    before = pipe(a, b)
+    again = pickle.loads(pickle.dumps(pipe))
+    np.testing.assert_array_equal(again(a, b), before)
+    half = b.astype(np.float32) * np.float32(0.5)
+    np.testing.assert_array_equal(before, np.maximum(a.astype(np.float32) + half, half))
