@@ -94,7 +94,7 @@ class CpuExecutor:
         """The call's outputs: new arrays, or the given ones checked (SplitWrite: one per channel)."""
         if out is None:
             return [np.empty(shape, dtype=np.dtype(dtype)) for _ in range(count)]
-        if count == 1 and _fits(out, shape, np.dtype(dtype)):
+        if count == 1 and fits(out, shape, np.dtype(dtype)):
             return [out]
         given = list(out) if count > 1 and isinstance(out, list | tuple) else [out]
         if len(given) != count:
@@ -114,7 +114,7 @@ class CpuExecutor:
         `out` unlike the one expected goes through the full call and its errors."""
         if out is None:
             result = np.empty(entry.out_shape, entry.out_dtype)
-        elif _fits(out, entry.out_shape, entry.out_dtype):
+        elif fits(out, entry.out_shape, entry.out_dtype):
             result = out
         else:
             return self._call(x, out)
@@ -130,7 +130,7 @@ def _remember_host_input(key: tuple[np.dtype[Any], tuple[int, ...], bool], known
     _HOST_INPUTS[key] = known
 
 
-def _fits(out: object, shape: tuple[int, ...], dtype: np.dtype[Any]) -> TypeGuard[np.ndarray[Any, Any]]:
+def fits(out: object, shape: tuple[int, ...], dtype: np.dtype[Any]) -> TypeGuard[np.ndarray[Any, Any]]:
     """Whether `out` is a numpy array that a call writes as it is (else it is described and checked)."""
     return (
         type(out) is np.ndarray

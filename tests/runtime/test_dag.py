@@ -475,3 +475,22 @@ def test_a_graph_pickles_with_its_ops_and_values() -> None:
     np.testing.assert_array_equal(again(a, b), before)
     half = b.astype(np.float32) * np.float32(0.5)
     np.testing.assert_array_equal(before, np.maximum(a.astype(np.float32) + half, half))
+
+
+def test_repeated_calls_take_the_warm_path_with_each_calls_arrays() -> None:
+    """A call on arrays of the dtypes and shapes a full call checked launches with the new arrays (and the
+    given outputs), and a wrong `out` still meets the full call's error."""
+    pipe = fkl.compose(
+        fkl.TensorRead(), fkl.Sub(fkl.Input(1)), fkl.MidWrite(), fkl.Max(fkl.Input(2)), fkl.TensorWrite(), target="cpu"
+    )
+    for seed in range(3):
+        a, b, c = images(50 + seed, (H, W, 3), (H, W, 3), (H, W, 3), dtype="float32")
+        first, second = pipe(a, b, c)
+        np.testing.assert_array_equal(first, a - b)
+        np.testing.assert_array_equal(second, np.maximum(a - b, c))
+    out = (np.empty((H, W, 3), np.float32), np.empty((H, W, 3), np.float32))
+    got = pipe(a, b, c, out=out)
+    assert got[0] is out[0] and got[1] is out[1]
+    np.testing.assert_array_equal(out[1], np.maximum(a - b, c))
+    with pytest.raises(ValueError, match=r"out\[1\]: expected a float32 array of shape \(17, 33, 3\), got float64"):
+        pipe(a, b, c, out=(out[0], np.empty((H, W, 3))))

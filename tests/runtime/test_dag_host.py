@@ -70,3 +70,23 @@ def test_without_a_stream_the_call_waits_and_out_takes_a_tuple(fake: Any) -> Non
     assert driver.calls.get("cuStreamSynchronize", 0) == 1
     with pytest.raises(ValueError, match=r"out\[1\]: expected a uint8 array of shape \(5, 7, 3\), got float32"):
         _pipe()(a, b, m, out=(out[0], out[0]))
+
+
+@pytest.mark.usefixtures("fake")
+def test_a_repeated_call_launches_with_the_new_arrays(fake: Any) -> None:  # noqa: F811
+    """The warm path (arrays with the warm keys of a checked call): new pointers in the header and in<i>, new
+    outputs, one launch per call."""
+    driver, torch = fake
+    pipe = _pipe()
+    stream = torch.cuda.Stream()
+    for _ in range(3):
+        a, b = (torch.empty((H, W, 3), dtype=torch.uint8) for _ in range(2))
+        m = torch.empty((H, W), dtype=torch.uint8)
+        driver.launches.clear()
+        diff, blended = pipe(a, b, m, stream=stream)
+        assert len(driver.launches) == 1
+        ((_, (plan, _values)),) = pipe._plans.items()
+        params: Any = plan.params
+        assert (params.h.src, params.in1.src, params.in2.src) == (a.data_ptr(), b.data_ptr(), m.data_ptr())
+        assert (params.h.dst, params.out1.dst) == (diff.data_ptr(), blended.data_ptr())
+    assert pipe._warm, "the calls after the first took the warm path"
