@@ -494,3 +494,50 @@ def test_repeated_calls_take_the_warm_path_with_each_calls_arrays() -> None:
     np.testing.assert_array_equal(out[1], np.maximum(a - b, c))
     with pytest.raises(ValueError, match=r"out\[1\]: expected a float32 array of shape \(17, 33, 3\), got float64"):
         pipe(a, b, c, out=(out[0], np.empty((H, W, 3))))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("dtype", ["int16", "uint16", "int32", "float16", "bfloat16", "float64"])
+@pytest.mark.parametrize("mask_dtype", ["uint8", "bool", "float16", "float32"])
+def test_blend_and_composite_on_every_type_and_mask(target: str, dtype: str, mask_dtype: str) -> None:
+    """Blend and Composite in float64, rounded once to each chain type (bfloat16 made inside the chain), every
+    kind of mask: against the interpreter, and against numpy where numpy holds the type."""
+    a, b = images(60, (H, W, 2), (H, W, 2))
+    (m,) = images(61, (H, W))
+    mask = fkl.Input(
+        2,
+        *((fkl.Threshold(127.0), fkl.Cast("bool")) if mask_dtype == "bool" else ()),
+        *((fkl.Cast(mask_dtype), fkl.Mul(1 / 255)) if mask_dtype.startswith("float") else ()),
+    )
+    ops = (
+        fkl.TensorRead(),
+        fkl.Cast(dtype),
+        fkl.Blend(fkl.Input(1, fkl.Cast(dtype)), 0.3),
+        fkl.Composite(fkl.Input(1, fkl.Cast(dtype)), mask),
+        fkl.Cast("float64"),
+        fkl.TensorWrite(),
+    )
+    got = run(target, ops, a, b, m)[0]
+    reference = interpret(ops, a, b, m)[0].reshape(got.shape)
+    # nvcc contracts a * m + b * (1 - m) into FMAs, g++ (-ffp-contract=off) and numpy do not: a last-bit
+    # difference, which an integer chain's rounding makes one unit at most
+    step = {"float16": 2.0**-10, "bfloat16": 2.0**-7, "float64": 2.0**-52}.get(dtype)
+    gpu = target == "gpu"
+    tolerance = dict(rtol=step if gpu and step else 0, atol=1 if gpu and step is None else 0)
+    np.testing.assert_allclose(got, reference, **tolerance)
+    if dtype == "bfloat16":
+        return
+    weight = {"uint8": m / 255.0, "bool": (m > 127).astype(np.float64)}.get(mask_dtype)
+    if weight is None:
+        weight = (m.astype(mask_dtype) * np.asarray(1 / 255, mask_dtype)).astype(np.float64)
+    info = np.iinfo(dtype) if dtype.startswith(("int", "uint")) else None
+
+    def rounded(v: np.ndarray) -> np.ndarray:
+        if info is not None:
+            return np.rint(np.clip(v, info.min, info.max)).astype(dtype).astype(np.float64)
+        return v.astype(dtype).astype(np.float64)
+
+    fa, fb = a.astype(np.float64), b.astype(np.float64)
+    blended = rounded(fa * 0.3 + fb * (1 - 0.3))
+    expected = rounded(blended * weight[..., None] + fb * (1 - weight[..., None]))
+    np.testing.assert_allclose(got, expected, **tolerance)

@@ -12,20 +12,22 @@ namespace fkl {
 
 namespace detail {
 
-// A mix's f64 value as T: floats converted, integers saturated.
+// A mix's f64 value as T: integers saturated (to nearest, ties to even), floats converted.
 template <typename T>
-FKL_HD T mixed_as(f64 v) {
-    if constexpr (T(1) / T(2) == T(0)) {
-        return SaturateCast<T>::exec(v);
-    } else {
-        return Cast<T>::exec(v);
-    }
-}
+FKL_HD T mixed_as(f64 v) { return SaturateCast<T>::exec(v); }
+template <>
+FKL_HD f16 mixed_as<f16>(f64 v) { return Cast<f16>::exec(v); }
+template <>
+FKL_HD bf16 mixed_as<bf16>(f64 v) { return Cast<bf16>::exec(v); }
+template <>
+FKL_HD f32 mixed_as<f32>(f64 v) { return (f32)v; }
+template <>
+FKL_HD f64 mixed_as<f64>(f64 v) { return v; }
 
 }  // namespace detail
 
 // Composite's weight m of a mask element: mask / 255 for a uint8 mask, 0 or 1 for bool, the value for floats.
-FKL_HD f64 mask_weight(u8 m) { return (f64)m * (1.0 / 255.0); }
+FKL_HD f64 mask_weight(u8 m) { return (f64)m / 255.0; }
 FKL_HD f64 mask_weight(bool m) { return m ? 1.0 : 0.0; }
 FKL_HD f64 mask_weight(f16 m) { return (f64)to_f32(m); }
 FKL_HD f64 mask_weight(bf16 m) { return (f64)to_f32(m); }
