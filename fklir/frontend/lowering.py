@@ -105,11 +105,12 @@ def lower_pipeline(
 
 
 class _GraphLowering:
-    def __init__(self, ops: Sequence[Op], sources: Sequence[fkl.ImageType], tables: int):
+    def __init__(self, ops: Sequence[Op], sources: Sequence[fkl.ImageType], tables: int, rects: int):
         self.b = Builder(InsertPoint.at_end(ModuleOp([]).body.block))
         self.module = self.b.insertion_point.block.parent_op()
         self.sources = sources
         self.tables = tables
+        self.rects = rects
         # a descriptor used twice (one Cast object in two branches) has one set of values: its first index
         self.origin: dict[int, int] = {}
         for index, op in enumerate(graph_descriptors(ops)):
@@ -130,6 +131,8 @@ class _GraphLowering:
             if isinstance(op, Joining):
                 operands = [self.branch(branch) for branch in op.branches()]
                 value = self.mark(op, op.lower_join(self.b, value, operands))
+            elif isinstance(op, Crop) and op.batched and self.rects:
+                value = self.mark(op, op.lower_capacity(self.b, value, self.rects))
             else:
                 value = self.mark(op, op.lower(self.b, value))
         return value
@@ -145,13 +148,14 @@ class _GraphLowering:
         return self.run(branch.ops, read.result)
 
 
-def lower_graph(ops: Sequence[Op], sources: Sequence[fkl.ImageType], tables: int = 0) -> ModuleOp:
+def lower_graph(ops: Sequence[Op], sources: Sequence[fkl.ImageType], tables: int = 0, rects: int = 0) -> ModuleOp:
     """The module of a composed DAG (SPEC §8) on call arguments of the types `sources`: the chain reads argument
     0 ("src"), each fkl.Input(i, ...) branch argument i ("in<i>"); with `tables`, a list call, each reads a table
-    of that many images ("src0", ... / "in<i>_0", ...); MidWrite / MidSplit and the final write make outputs
-    0, 1, ... ("out<k>") in chain order. Every op a descriptor lowers to carries its index among
+    of that many images ("src0", ... / "in<i>_0", ...); with `rects`, each Crop list crops that many planes (the
+    rest repeat its first rect: the capacity of jit.signature.batch_capacity); MidWrite / MidSplit and the final
+    write make outputs 0, 1, ... ("out<k>") in chain order. Every op a descriptor lowers to carries its index among
     graph_descriptors(ops) (`fkl.origin`), for runtime_values."""
-    lowering = _GraphLowering(ops, sources, tables)
+    lowering = _GraphLowering(ops, sources, tables, rects)
     read, *middle, write = ops
     assert isinstance(read, Read) and isinstance(write, Write)
     value = read.lower_read(lowering.b, sources[0], lowering.source(0))

@@ -1026,6 +1026,14 @@ class Crop(Geometry):
         """A graph's crop (rule "rects"): its rect, on every plane (a chain's rects are packed by Pipeline._values)."""
         return tuple(float(v) for v in self.flat_rects(count))
 
+    def lower_capacity(self, b: Builder, x: SSAValue, capacity: int) -> SSAValue:
+        """A list of rects crops `capacity` planes (a graph's kernel serves every count up to it): the planes past
+        the list repeat its first rect; a call launches only its own."""
+        from fklir.dialects import fkl
+
+        rects = [*self.rects, *[self.rects[0]] * (capacity - len(self.rects))]
+        return self._place(b, fkl.CropOp(x, rects))
+
     def lower_rect(self, b: Builder, x: SSAValue, index: int) -> SSAValue:
         """Only rect `index`: the per-rect chain that horizontal batching merges back (a one-rect crop
         in a chain with a list of rects crops every plane alike)."""

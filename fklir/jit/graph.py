@@ -78,12 +78,20 @@ def _geometry(ops: Sequence[fops.Op]) -> list[fops.Geometry]:
     return [op for op in ops if isinstance(op, fops.Geometry)]
 
 
+def _crop_lists(ops: Sequence[fops.Op]) -> list[fops.Crop]:
+    """Every Crop([rects]) of `ops`, branches' included."""
+    found = [op for op in ops if isinstance(op, fops.Crop) and op.batched]
+    for op in ops:
+        if isinstance(op, fops.Joining):
+            for branch in op.branches():
+                found += _crop_lists(branch.ops)
+    return found
+
+
 def _check_run(ops: Sequence[fops.Op], where: str) -> None:
-    """A run of ops after a read: geometry first (it folds into the read), one rect, no per-image values."""
+    """A run of ops after a read: geometry first (it folds into the read), no per-image values."""
     fops.check_geometry_first(ops, f"compose: {{op}} in {where}", "its read")
     for op in ops:
-        if isinstance(op, fops.Crop) and op.batched:
-            raise ValueError(f"compose: Crop([rects]) in {where}: a graph takes one rect per Crop")
         if op.per_image() is not None:
             raise ValueError(f"compose: {op.op_name} in {where}: a graph takes one value set per op, not per_image")
         if isinstance(op, fops.Joining):
@@ -107,6 +115,15 @@ class GraphPipeline:
         if getattr(ops[0], "binding", None) is not None or getattr(ops[-1], "binding", None) is not None:
             raise ValueError("compose: a graph takes its arrays per call, not bound ones (TensorRead(x))")
         _check_run(ops[1:-1], "the chain")
+        # Crop([rects]) lists: one output plane per rect, each branch cropping its own input with as many rects
+        crops = _crop_lists(ops[1:-1])
+        counts = {len(c.rects) for c in crops}
+        if len(counts) > 1:
+            raise ValueError(
+                f"compose: the graph's Crop lists give {sorted(counts)} rects: one output plane per rect, so every "
+                "Crop([rects]) of a graph takes as many"
+            )
+        self.rects = counts.pop() if counts else 0
         self.ops = tuple(ops)
         self.target = target
         self.read_planar = isinstance(ops[0], fops.TensorPack)
@@ -162,7 +179,7 @@ class GraphPipeline:
             fkl.ImageType(s.dtype, s.channels, s.images or s.planes, layout=layout if i == 0 else "packed")
             for i, s in enumerate(sigs)
         ]
-        module = lower_graph(self.ops, sources, sigs[0].images)
+        module = lower_graph(self.ops, sources, sigs[0].images, sigs[0].rects)
         try:
             run_passes(module)
         except OpError as e:
@@ -182,6 +199,9 @@ class GraphPipeline:
         """The plan for arguments of `sigs` on `device`, and this pipeline's values block for it. A list call's
         kernel is compiled for the lists' capacity (jit.signature.batch_capacity): every length up to it shares it."""
         sigs = tuple(s._replace(images=batch_capacity(s.images)) if s.images else s for s in sigs)
+        # a Crop list of one image is compiled for its capacity, as a chain's: every count up to it shares the kernel
+        rects = batch_capacity(self.rects) if self.rects and sigs[0].planes == 1 and not sigs[0].images else 0
+        sigs = (sigs[0]._replace(rects=rects), *sigs[1:])
         key = (sigs, device)
         if (mine := self._plans.get(key)) is not None:
             return mine
@@ -303,23 +323,25 @@ class GraphPipeline:
         return tuple(sigs), sizes
 
     def _extent(self, sigs: Sequence[Signature], sizes: Sequence[tuple[int, int]], plan: LaunchPlan) -> Extent:
-        """The call's extent: the chain's output size, which every branch must reach."""
+        """The call's extent: the chain's output size, which every branch must reach (a Crop list: every rect's
+        plane of one size)."""
         planes = sigs[0].images or sigs[0].planes
-        (out_w, out_h), *_ = out_sizes(_geometry(self.ops), sizes[0], planes)
+        made = _one_size(out_sizes(_geometry(self.ops), sizes[0], planes))
+        out_w, out_h = made[0]
         for joining, branch in self._branches:
-            got = out_sizes(_geometry(branch.ops), sizes[branch.index], planes)[0]
+            got = _one_size(out_sizes(_geometry(branch.ops), sizes[branch.index], planes))[0]
             if got != (out_w, out_h):
                 raise ValueError(
                     f"{joining.op_name}: the branch {branch!r} makes {got[0]}x{got[1]} pixels where the chain has "
                     f"{out_w}x{out_h}; joined images must have one size (resize or crop the branch to it)"
                 )
         first = sigs[0]
-        e = Extent(sizes[0][0], sizes[0][1], planes, first.channels, out_w, out_h, planes, plan.layout.out_channels)
+        e = Extent(sizes[0][0], sizes[0][1], planes, first.channels, out_w, out_h, len(made), plan.layout.out_channels)
         plan.admit(e)
         return e
 
     def _out_shapes(self, sigs: Sequence[Signature], e: Extent, layout: Any) -> list[tuple[tuple[int, ...], str]]:
-        batched = any(s.batched or s.images for s in sigs)
+        batched = self.rects > 0 or any(s.batched or s.images for s in sigs)
         kinds = [(layout.out_dtype, layout.out_channels, layout.write), *layout.outputs]
         shapes: list[tuple[tuple[int, ...], str]] = []
         for dtype, channels, kind in kinds:
@@ -479,6 +501,14 @@ class _Shape(NamedTuple):
 
 def _shapes(inputs: Sequence[tuple[object, Sequence[int]]]) -> list[list[_Shape]]:
     return [[_Shape(tuple(shape), str(dtype))] for dtype, shape in inputs]
+
+
+def _one_size(sizes: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    if sizes.count(sizes[0]) != len(sizes):
+        raise ValueError(
+            f"Crop: the rects give planes of different sizes {sorted(set(sizes))}; put a Resize after the Crop"
+        )
+    return sizes
 
 
 def _what(i: int) -> str:

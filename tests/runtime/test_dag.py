@@ -342,6 +342,39 @@ def test_list_calls_refuse_mixed_arguments() -> None:
         pipe([a, b], [b, c])
 
 
+@pytest.mark.parametrize("target", TARGETS)
+def test_crop_lists_apply_to_the_branch_they_are_in(target: str) -> None:
+    """Each branch crops its own input with its own rects (as many as the chain's): one output plane per rect;
+    3 and 5 rects share the kernel compiled for their capacity."""
+    from fklir.backend import build
+
+    a, b = images(70, (40, 50, 3), (45, 52, 3))
+
+    def pipe(ours: list[tuple[int, int, int, int]], theirs: list[tuple[int, int, int, int]]) -> tuple[Any, ...]:
+        branch = fkl.Input(1, fkl.Crop(theirs), fkl.Resize(9, 7, "nearest"))
+        return (fkl.TensorRead(), fkl.Crop(ours), fkl.Resize(9, 7, "nearest"), fkl.AbsDiff(branch), fkl.TensorWrite())
+
+    for count in (3, 5):
+        ours = [(2 * k, k, 20 + k, 15) for k in range(count)]
+        theirs = [(k, 3 * k, 11, 30 - k) for k in range(count)]
+        if count == 5:
+            compiles = build.STATS.compiles
+        got = run(target, pipe(ours, theirs), a, b)[0]
+        assert got.shape == (count, 7, 9, 3)
+        for k in range(count):
+            one = run("cpu", pipe([ours[k]], [theirs[k]]), a, b)[0]
+            np.testing.assert_array_equal(got[k], one[0])
+    assert build.STATS.compiles == compiles
+    with pytest.raises(ValueError, match=r"Crop: the rects give planes of different sizes"):
+        fkl.compose(
+            fkl.TensorRead(),
+            fkl.Crop([(0, 0, 4, 4), (0, 0, 5, 5)]),
+            fkl.Add(fkl.Input(1, fkl.Crop([(0, 0, 4, 4)] * 2))),
+            fkl.TensorWrite(),
+            target="cpu",
+        )(a, b)
+
+
 # ---- bad input: each a ValueError or TypeError naming the op and the values --------------------------------
 
 
@@ -397,8 +430,9 @@ def test_bad_branches_and_ops_are_refused_at_compose() -> None:
         fkl.Blend(fkl.Input(1), (0.5, 0.5))
     with pytest.raises(ValueError, match=r"Resize in the branch .* must come right after its read"):
         fkl.compose(fkl.TensorRead(), fkl.Add(fkl.Input(1, fkl.Cast("float32"), fkl.Resize(4, 4))), fkl.TensorWrite())
-    with pytest.raises(ValueError, match=r"Crop\(\[rects\]\) in the chain: a graph takes one rect"):
-        fkl.compose(fkl.TensorRead(), fkl.Crop([(0, 0, 2, 2), (1, 1, 2, 2)]), fkl.Add(fkl.Input(1)), fkl.TensorWrite())
+    two, three = [(0, 0, 2, 2)] * 2, [(0, 0, 2, 2)] * 3
+    with pytest.raises(ValueError, match=r"the graph's Crop lists give \[2, 3\] rects"):
+        fkl.compose(fkl.TensorRead(), fkl.Crop(two), fkl.Add(fkl.Input(1, fkl.Crop(three))), fkl.TensorWrite())
 
 
 def test_integer_division_of_two_images_asks_for_a_cast() -> None:
