@@ -82,6 +82,14 @@ class LaunchPlan:
         self._values_block: object = None  # the block whose values the parameter block holds (None: its own)
         # a list input's pointer table, read once: each attribute read of a ctypes array field makes a new view
         self._src_table: Any = self.params.src_table if layout.src_table else None  # pyright: ignore[reportAttributeAccessIssue]
+        # a DAG's further inputs and outputs (and a list call's tables), read once likewise; the last surfaces
+        # written, which a loop over the same buffers passes again
+        params: Any = self.params
+        inputs, outputs = range(1, len(layout.inputs) + 1), range(1, len(layout.outputs) + 1)
+        self._in_surfaces: list[Any] = [getattr(params, f"in{i}") for i in inputs]
+        self._in_tables: list[Any] = [getattr(params, f"in{i}_table") for i in inputs] if layout.src_table else []
+        self._out_surfaces: list[Any] = [getattr(params, f"out{k}") for k in outputs]
+        self._surfaces: tuple[object, ...] | None = None
         # held from the first write of a call's sizes and pointers to its launch: two threads calling one
         # pipeline with images of different sizes would otherwise launch one's sizes with the other's
         # pointers (out-of-bounds writes). A bound pipeline's argless call takes no lock: its bindings have
@@ -198,21 +206,24 @@ class LaunchPlan:
         """A DAG kernel's call arguments 1.. ((pointer, width, height) each, Params::in<i>; in a list call each
         one's table of image pointers, Params::in<i>_table) and outputs 1.. (pointers, Params::out<k>, of the
         extent's size); after set_extent."""
-        e, params = self.extent, self.params
+        e = self.extent
         assert e is not None  # set_extent ran first
-        for i, ((ptr, w, h), (_, channels, _)) in enumerate(zip(inputs, self.layout.inputs, strict=True), start=1):
-            surface = getattr(params, f"in{i}")
+        key = (e, tuple(inputs), tuple(outputs), tuple(map(tuple, tables)))
+        if key == self._surfaces:
+            return
+        layout = self.layout
+        for surface, (ptr, w, h), (_, channels, _) in zip(self._in_surfaces, inputs, layout.inputs, strict=True):
             surface.src = ptr
             surface.src_pitch = w * channels
             surface.src_plane_stride = h * w * channels
             surface.src_w, surface.src_h = w, h
-            if tables:
-                getattr(params, f"in{i}_table")[: len(tables[i - 1])] = tables[i - 1]
-        for k, (ptr, (_, channels, _)) in enumerate(zip(outputs, self.layout.outputs, strict=True), start=1):
-            surface = getattr(params, f"out{k}")
+        for table, pointers in zip(self._in_tables, tables[: len(self._in_tables)], strict=False):
+            table[: len(pointers)] = pointers
+        for surface, ptr, (_, channels, _) in zip(self._out_surfaces, outputs, layout.outputs, strict=True):
             surface.dst = ptr
             surface.dst_pitch = e.dst_w * channels
             surface.dst_plane_stride = e.dst_h * e.dst_w * channels
+        self._surfaces = key
 
     def set_pointers(self, src: int, dst: int) -> None:
         # a loop over preallocated buffers passes the same pair every call: comparing two ints is
