@@ -6,7 +6,9 @@ kernel that reads each input pixel it needs once per output pixel.
                              VectorReduce("Max"), Threshold(25.0), SaturateCast("uint8"), TensorWrite())(a, b)
 
 A call takes one array per input (argument i is what `Input(i)` reads; 0 the chain's own read), all of one
-batch size, and returns the outputs in chain order (`out=` a tuple of them). Every branch must reach the
+batch size, or every input as a list of one length (a pointer table each), and returns the outputs in chain
+order (`out=` a tuple of them); Crop lists crop their own branch's input, as many rects in each, one output
+plane per rect. Bound buffers (TensorRead(x)) are a chain's only. Every branch must reach the
 size of the chain's output (its geometry resizes or crops it there): a mismatch is a ValueError naming the
 op that joins it. Values are runtime values, as in a chain: the plan is keyed by the graph's structure
 (its descriptors' structures and which of them are one object) and the inputs' element types, channels and
