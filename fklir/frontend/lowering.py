@@ -111,6 +111,7 @@ class _GraphLowering:
         self.sources = sources
         self.tables = tables
         self.rects = rects
+        self.planes = range(sources[0].planes.data)  # the batch's: per-image values lower a row for each
         # a descriptor used twice (one Cast object in two branches) has one set of values: its first index
         self.origin: dict[int, int] = {}
         for index, op in enumerate(graph_descriptors(ops)):
@@ -134,7 +135,7 @@ class _GraphLowering:
             elif isinstance(op, Crop) and op.batched and self.rects:
                 value = self.mark(op, op.lower_capacity(self.b, value, self.rects))
             else:
-                value = self.mark(op, op.lower(self.b, value))
+                value = self.mark(op, op.lower_plane(self.b, value, self.planes))
         return value
 
     def source(self, i: int) -> str | list[str]:

@@ -8,7 +8,8 @@ kernel that reads each input pixel it needs once per output pixel.
 A call takes one array per input (argument i is what `Input(i)` reads; 0 the chain's own read), all of one
 batch size, or every input as a list of one length (a pointer table each), and returns the outputs in chain
 order (`out=` a tuple of them); Crop lists crop their own branch's input, as many rects in each, one output
-plane per rect. Bound buffers (TensorRead(x)) are a chain's only. Every branch must reach the
+plane per rect; per-image values (fkl.per_image) give image b of the batch row b, wherever the op is. Bound
+buffers (TensorRead(x)) are a chain's only. Every branch must reach the
 size of the chain's output (its geometry resizes or crops it there): a mismatch is a ValueError naming the
 op that joins it. Values are runtime values, as in a chain: the plan is keyed by the graph's structure
 (its descriptors' structures and which of them are one object) and the inputs' element types, channels and
@@ -90,12 +91,20 @@ def _crop_lists(ops: Sequence[fops.Op]) -> list[fops.Crop]:
     return found
 
 
+def _per_image(ops: Sequence[fops.Op]) -> list[tuple[str, int]]:
+    """(op name, row count) of every op with per-image values (fkl.per_image) of `ops`, branches' included."""
+    found = [(op.op_name, len(rows)) for op in ops if (rows := op.per_image()) is not None]
+    for op in ops:
+        if isinstance(op, fops.Joining):
+            for branch in op.branches():
+                found += _per_image(branch.ops)
+    return found
+
+
 def _check_run(ops: Sequence[fops.Op], where: str) -> None:
-    """A run of ops after a read: geometry first (it folds into the read), no per-image values."""
+    """A run of ops after a read: geometry first (it folds into the read)."""
     fops.check_geometry_first(ops, f"compose: {{op}} in {where}", "its read")
     for op in ops:
-        if op.per_image() is not None:
-            raise ValueError(f"compose: {op.op_name} in {where}: a graph takes one value set per op, not per_image")
         if isinstance(op, fops.Joining):
             for branch in op.branches():
                 _check_run(branch.ops, f"the branch {branch!r}")
@@ -126,6 +135,10 @@ class GraphPipeline:
                 "Crop([rects]) of a graph takes as many"
             )
         self.rects = counts.pop() if counts else 0
+        # per-image values: row z for the batch's image z, wherever the op is
+        self.per_image = _per_image(ops[1:-1])
+        if self.per_image and self.rects:
+            raise ValueError(f"compose: {self.per_image[0][0]}: per_image values with Crop lists in a graph")
         self.ops = tuple(ops)
         self.target = target
         self.read_planar = isinstance(ops[0], fops.TensorPack)
@@ -201,6 +214,8 @@ class GraphPipeline:
         """The plan for arguments of `sigs` on `device`, and this pipeline's values block for it. A list call's
         kernel is compiled for the lists' capacity (jit.signature.batch_capacity): every length up to it shares it."""
         sigs = tuple(s._replace(images=batch_capacity(s.images)) if s.images else s for s in sigs)
+        if self.per_image and sigs[0].batched:  # a batch's rows: compiled for its capacity, as a chain's
+            sigs = tuple(s._replace(planes=batch_capacity(s.planes)) for s in sigs)
         # a Crop list of one image is compiled for its capacity, as a chain's: every count up to it shares the kernel
         rects = batch_capacity(self.rects) if self.rects and sigs[0].planes == 1 and not sigs[0].images else 0
         sigs = (sigs[0]._replace(rects=rects), *sigs[1:])
@@ -322,6 +337,12 @@ class GraphPipeline:
         if len(planes) > 1:
             shown = ", ".join(f"argument {i}: {s.images or s.planes}" for i, s in enumerate(sigs))
             raise ValueError(f"compose: the graph's inputs must have one batch size (planes), got {shown}")
+        batch = planes.pop()
+        for op_name, rows in self.per_image:
+            if rows != batch:
+                raise ValueError(
+                    f"{op_name}: per_image gives {rows} rows for a batch of {batch} images; give one row per image"
+                )
         return tuple(sigs), sizes
 
     def _extent(self, sigs: Sequence[Signature], sizes: Sequence[tuple[int, int]], plan: LaunchPlan) -> Extent:

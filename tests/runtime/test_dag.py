@@ -375,6 +375,36 @@ def test_crop_lists_apply_to_the_branch_they_are_in(target: str) -> None:
         )(a, b)
 
 
+@pytest.mark.parametrize("target", TARGETS)
+def test_per_image_values_in_a_graph(target: str) -> None:
+    """MixUp-like: sample b of a batch blended with its partner at its own brightness (fkl.per_image rows in a
+    branch and in the chain); batches of 3 and 5 share the kernel compiled for their capacity."""
+    from fklir.backend import build
+
+    for count in (3, 5):
+        a, b = images(80 + count, (count, H, W, 3), (count, H, W, 3), dtype="float32")
+        gains = np.linspace(0.5, 1.5, count)
+        offsets = np.arange(count, dtype=np.float64)
+        ops = (
+            fkl.TensorRead(),
+            fkl.Add(fkl.per_image(offsets)),
+            fkl.Blend(fkl.Input(1, fkl.Mul(fkl.per_image(gains))), 0.25),
+            fkl.TensorWrite(),
+        )
+        if count == 5:
+            compiles = build.STATS.compiles
+        got = run(target, ops, a, b)[0]
+        chain = (a + offsets.astype(np.float32)[:, None, None, None]).astype(np.float64)
+        branch = (b * gains.astype(np.float32)[:, None, None, None]).astype(np.float64)
+        np.testing.assert_allclose(got, (chain * 0.25 + branch * 0.75).astype(np.float32), rtol=1e-6, atol=1e-5)
+        np.testing.assert_array_equal(got, interpret(ops, a, b)[0].reshape(got.shape))
+    assert build.STATS.compiles == compiles
+    with pytest.raises(ValueError, match=r"Mul: per_image gives 2 rows for a batch of 5 images"):
+        fkl.compose(
+            fkl.TensorRead(), fkl.Add(fkl.Input(1, fkl.Mul(fkl.per_image([1.0, 2.0])))), fkl.TensorWrite(), target="cpu"
+        )(a, b)
+
+
 # ---- bad input: each a ValueError or TypeError naming the op and the values --------------------------------
 
 
