@@ -16,6 +16,7 @@ import marshal
 import os
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -350,6 +351,21 @@ def _parse_plan(raw: bytes) -> tuple[str, KernelLayout, dict[str, tuple[float, .
     if layout_fields.get("mode") not in KERNEL_MODES:  # a record of another codegen (it said "pixel")
         raise ValueError(f"plan record: kernel mode {layout_fields.get('mode')!r} is not one of {KERNEL_MODES}")
     return kernel, KernelLayout(**layout_fields), values, recipe
+
+
+def plan_or_build(
+    description_key_: str, target: str, device: int, lower: Callable[[], tuple[fkl.KernelOp, Recipe]]
+) -> BuiltKernel:
+    """The kernel a described pipeline compiled to before (load_plan: no IR), else the kernel of `lower()` (the
+    pipeline's IR after the passes, and the recipe of its runtime values) built, and recorded for the next
+    pipeline and process (remember_plan)."""
+    built = load_plan(description_key_, target, device)
+    if built is not None:
+        return built
+    kernel, recipe = lower()
+    built = build_kernel(kernel, target, device)._replace(recipe=recipe)
+    remember_plan(description_key_, built)
+    return built
 
 
 def load_plan(description_key_: str, target: str, device: int) -> BuiltKernel | None:

@@ -18,17 +18,13 @@ from fklir.backend.emit_geometry import emit_stages
 from fklir.backend.emit_rules import JOIN, PIXEL, is_float_division, title
 from fklir.backend.emit_user import emit_user_bodies, user_declarations, user_include_dirs
 from fklir.backend.kernel_layout import PIXELS_PER_THREAD, KernelLayout
-from fklir.backend.plan import BranchPlan, GraphPlan, OutputPlan, PixelType
-from fklir.backend.typed_ir import image_of, slot_of
+from fklir.backend.plan import BranchPlan, GraphPlan, OutputPlan
+from fklir.backend.typed_ir import image_of, pixel_of, slot_of
 from fklir.dialects import fkl
 from fklir.dialects.constants import input_index, output_index
 
 # the writes a DAG's outputs may take: a pixel per thread, whole pixels
 _GRAPH_WRITES = ("packed", "planar")
-
-
-def _pixel(t: fkl.ImageType) -> PixelType:
-    return PixelType(t.dtype, t.channels.data)
 
 
 class _Analysis:
@@ -62,7 +58,7 @@ class _Analysis:
         k, geometry = len(self.branches), op.geometry
         surface = "p.h" if index == 0 else f"p.in{index}"
         stages = emit_stages(op, geometry, self.counts, surface)
-        self.branches.append(BranchPlan(_pixel(image_of(op.result.type)), len(geometry), tuple(stages)))
+        self.branches.append(BranchPlan(pixel_of(image_of(op.result.type)), len(geometry), tuple(stages)))
         self.body.append(f"// branch {k}: {op.name} of call argument {index}")
         name = self.declare(op.result)
         self.body.append(f"b{k}::stage{len(geometry)}(p, b{k}::plane_of(p, z), x, y, z, {name});")
@@ -75,7 +71,7 @@ class _Analysis:
         if k in self.outputs:
             raise ValueError(f"'{op.name}': output {k} is written twice")
         out = image_of(op.input.type)
-        self.outputs[k] = (OutputPlan("p.h" if k == 0 else f"p.out{k}", kind, _pixel(out)), out)
+        self.outputs[k] = (OutputPlan("p.h" if k == 0 else f"p.out{k}", kind, pixel_of(out)), out)
         self.body.append(f"store{k}(p, x, y, z, {self.names[op.input]});")
 
     def compute(self, op: Operation) -> None:

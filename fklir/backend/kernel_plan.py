@@ -33,9 +33,9 @@ from fklir.backend.emit_rules import is_float_division
 from fklir.backend.emit_user import emit_user_bodies, user_declarations, user_include_dirs
 from fklir.backend.graph_plan import plan_graph
 from fklir.backend.kernel_layout import PIXELS_PER_THREAD, KernelLayout
-from fklir.backend.plan import ChainPlan, ChainSampling, KernelPlan, PixelType, Sampler
+from fklir.backend.plan import ChainPlan, ChainSampling, KernelPlan, Sampler
 from fklir.backend.sampling import BlockTaps, NearestColumns, PairTaps, PixelTaps, RowSpans, WarpRows
-from fklir.backend.typed_ir import image_of, slot_of
+from fklir.backend.typed_ir import image_of, pixel_of, slot_of
 from fklir.dialects import fkl
 
 
@@ -107,22 +107,18 @@ def _cpu_helpers(chain: Chain, cpu: Sampler, counts: dict[str, int]) -> list[str
     return []
 
 
-def _pixel(t: fkl.ImageType) -> PixelType:
-    return PixelType(t.dtype, t.channels.data)
-
-
 def _chain_plan(
     chain: Chain, flat: FlatShape | PixelFlatShape | None, sampling: ChainSampling | None, counts: dict[str, int]
 ) -> ChainPlan:
     """The chain's record: its pixels and layouts, and the code of its ops that the kernel's mode prints."""
     stage, out = chain.stage_type, chain.out_type
     per_element = isinstance(flat, FlatShape)
-    compute_pixel = () if per_element else emit_compute_pixel(chain.compute, *_pixel(stage), *_pixel(out))
+    compute_pixel = () if per_element else emit_compute_pixel(chain.compute, *pixel_of(stage), *pixel_of(out))
     source = image_of(chain.read.source_type)
     return ChainPlan(
-        source=_pixel(source),
-        stage=_pixel(stage),
-        out=_pixel(out),
+        source=pixel_of(source),
+        stage=pixel_of(stage),
+        out=pixel_of(out),
         write_kind=chain.write_kind,
         read_kind=chain.read_kind,
         last_stage=len(chain.geometry),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from xdsl.ir import Operation
 
+from fklir.backend.plan import PixelType
 from fklir.dialects import fkl
 
 
@@ -14,6 +15,11 @@ def image_of(t: object) -> fkl.ImageType:
     if not (isinstance(t, fkl.ImageType) and t.is_known):
         raise ValueError(f"un-inferred type {t}: run fkl-infer-types first")
     return t
+
+
+def pixel_of(t: fkl.ImageType) -> PixelType:
+    """An image type's pixel as the plan's records hold it."""
+    return PixelType(t.dtype, t.channels.data)
 
 
 def values_of(op: Operation, slot_suffix: str = "", field: str = "value") -> str:

@@ -106,8 +106,8 @@ def lower_pipeline(
 
 class _GraphLowering:
     def __init__(self, ops: Sequence[Op], sources: Sequence[fkl.ImageType], tables: int, rects: int):
-        self.b = Builder(InsertPoint.at_end(ModuleOp([]).body.block))
-        self.module = self.b.insertion_point.block.parent_op()
+        self.module = ModuleOp([])
+        self.b = Builder(InsertPoint.at_end(self.module.body.block))
         self.sources = sources
         self.tables = tables
         self.rects = rects
@@ -169,9 +169,7 @@ def lower_graph(ops: Sequence[Op], sources: Sequence[fkl.ImageType], tables: int
         value = op.lower_mid(lowering.b, lowering.run(run, value), output_name(outputs))
         run, outputs = [], outputs + 1
     write.lower_write(lowering.b, lowering.run(run, value), None, output_name(outputs))
-    module = lowering.module
-    assert isinstance(module, ModuleOp)
-    return module
+    return lowering.module
 
 
 def lower_chain(ops: Sequence[Op], dtype: str, channels: int, planes: int) -> ModuleOp:
@@ -186,6 +184,22 @@ def run_passes(module: ModuleOp, passes: Sequence[ModulePass] = DEFAULT_PASSES) 
         p.apply(ctx, module)
     module.verify()
     return module
+
+
+def run_passes_located(module: ModuleOp) -> ModuleOp:
+    """run_passes on a composed pipeline's module: an error becomes a ValueError at the user's line (the
+    descriptor's location the op carries), in the IR's words."""
+    from xdsl.utils.exceptions import VerifyException
+
+    from fklir.diagnostics import OpError, first_invalid_op, located_message
+
+    try:
+        return run_passes(module)
+    except OpError as e:
+        raise ValueError(located_message(e.op, str(e))) from None
+    except VerifyException as e:
+        failure = first_invalid_op(module)
+        raise ValueError(located_message(*failure) if failure else str(e)) from None
 
 
 def runtime_values(module: ModuleOp) -> tuple[RecipeStep, ...]:

@@ -916,6 +916,27 @@ def check_geometry_first(ops: Sequence[object], where: str, after: str, caller: 
         after_read = after_read and isinstance(op, Geometry)
 
 
+def geometry_of(ops: Sequence[Op]) -> list[Geometry]:
+    """The geometry ops of a run of ops (a chain's, a branch's)."""
+    return [op for op in ops if isinstance(op, Geometry)]
+
+
+def out_sizes(geometry: Sequence[Geometry], sizes: list[Size]) -> list[Size]:
+    """Per output plane (w, h) of a run of geometry on input planes of `sizes` (its ops' checks on the way)."""
+    for op in geometry:
+        sizes = op.out_sizes(sizes)
+    return sizes
+
+
+def check_one_size(sizes: list[Size]) -> list[Size]:
+    """`sizes`, unless a Crop list's rects gave its planes different sizes (one output holds one size)."""
+    if sizes and sizes.count(sizes[0]) != len(sizes):
+        raise ValueError(
+            f"Crop: the rects give planes of different sizes {sorted(set(sizes))}; put a Resize after the Crop"
+        )
+    return sizes
+
+
 class BorderedSizes(list[Size]):
     """Plane sizes of an image seen through a BorderReader: the next op may sample outside them."""
 

@@ -27,7 +27,7 @@ from fklir.dialects.constants import PLANE_MAP_SLOT
 from fklir.dialects.value_rules import RecipeStep
 from fklir.frontend import ops as fops
 from fklir.jit.cpu_executor import fits
-from fklir.jit.signature import Signature, batch_capacity, input_signature
+from fklir.jit.signature import Signature, batch_capacity, input_signature, output_shape
 from fklir.limits import U32_MAX, check_index, check_product
 from fklir.runtime.launch import CpuLaunch, Extent, GpuLaunch, LaunchPlan, Surfaces
 
@@ -75,10 +75,6 @@ def _branches(ops: Sequence[fops.Op]) -> list[tuple[fops.Joining, fops.Input]]:
                 found += _branches(branch.ops)
                 found.append((op, branch))
     return found
-
-
-def _geometry(ops: Sequence[fops.Op]) -> list[fops.Geometry]:
-    return [op for op in ops if isinstance(op, fops.Geometry)]
 
 
 def _crop_lists(ops: Sequence[fops.Op]) -> list[fops.Crop]:
@@ -183,25 +179,15 @@ class GraphPipeline:
     def _lowered(self, sigs: Sequence[Signature]) -> tuple[ModuleOp, tuple[RecipeStep, ...]]:
         """The module after the default passes, for call arguments of signatures `sigs`, and the recipe of its
         runtime values (lowering.runtime_values, which takes the descriptors' marks off)."""
-        from xdsl.utils.exceptions import VerifyException
-
-        from fklir.diagnostics import OpError, first_invalid_op, located_message
         from fklir.dialects import fkl
-        from fklir.frontend.lowering import lower_graph, run_passes, runtime_values
+        from fklir.frontend.lowering import lower_graph, run_passes_located, runtime_values
 
         layout = "planar" if self.read_planar else "packed"
         sources = [
             fkl.ImageType(s.dtype, s.channels, s.images or s.planes, layout=layout if i == 0 else "packed")
             for i, s in enumerate(sigs)
         ]
-        module = lower_graph(self.ops, sources, sigs[0].images, sigs[0].rects)
-        try:
-            run_passes(module)
-        except OpError as e:
-            raise ValueError(located_message(e.op, str(e))) from None
-        except VerifyException as e:
-            failure = first_invalid_op(module)
-            raise ValueError(located_message(*failure) if failure else str(e)) from None
+        module = run_passes_located(lower_graph(self.ops, sources, sigs[0].images, sigs[0].rects))
         return module, runtime_values(module)
 
     def _kernel(self, sigs: Sequence[Signature]) -> fkl.KernelOp:
@@ -250,22 +236,20 @@ class GraphPipeline:
     def _built(self, sigs: tuple[Signature, ...], device: int) -> Any:
         from fklir.backend import build
 
+        def lower() -> tuple[fkl.KernelOp, tuple[RecipeStep, ...]]:
+            from fklir.frontend.lowering import kernels_of
+
+            module, recipe = self._lowered(sigs)
+            (kernel,) = kernels_of(module)
+            if self.target == "gpu":
+                from fklir.backend.kernel_plan import layout_of
+                from fklir.runtime.launch import check_param_block
+
+                check_param_block(layout_of(kernel), self.ops[-1].op_name, "the graph")
+            return kernel, recipe
+
         described = build.description_key(repr(("graph", sigs, self._structure)), self.target, device)
-        built = build.load_plan(described, self.target, device)
-        if built is not None:
-            return built
-        from fklir.frontend.lowering import kernels_of
-
-        module, recipe = self._lowered(sigs)
-        (kernel,) = kernels_of(module)
-        if self.target == "gpu":
-            from fklir.backend.kernel_plan import layout_of
-            from fklir.runtime.launch import check_param_block
-
-            check_param_block(layout_of(kernel), self.ops[-1].op_name, "the graph")
-        built = build.build_kernel(kernel, self.target, device)._replace(recipe=recipe)
-        build.remember_plan(described, built)
-        return built
+        return build.plan_or_build(described, self.target, device, lower)
 
     def ir(self, *inputs: tuple[object, Sequence[int]]) -> str:
         """The fkl IR after the default passes, for inputs given as (dtype, shape) pairs, one per argument."""
@@ -349,10 +333,12 @@ class GraphPipeline:
         """The call's extent: the chain's output size, which every branch must reach (a Crop list: every rect's
         plane of one size)."""
         planes = sigs[0].images or sigs[0].planes
-        made = _one_size(out_sizes(_geometry(self.ops), sizes[0], planes))
+        made = fops.check_one_size(fops.out_sizes(fops.geometry_of(self.ops), [sizes[0]] * max(planes, 1)))
         out_w, out_h = made[0]
         for joining, branch in self._branches:
-            got = _one_size(out_sizes(_geometry(branch.ops), sizes[branch.index], planes))[0]
+            got = fops.check_one_size(
+                fops.out_sizes(fops.geometry_of(branch.ops), [sizes[branch.index]] * max(planes, 1))
+            )[0]
             if got != (out_w, out_h):
                 raise ValueError(
                     f"{joining.op_name}: the branch {branch!r} makes {got[0]}x{got[1]} pixels where the chain has "
@@ -366,15 +352,10 @@ class GraphPipeline:
     def _out_shapes(self, sigs: Sequence[Signature], e: Extent, layout: Any) -> list[tuple[tuple[int, ...], str]]:
         batched = self.rects > 0 or any(s.batched or s.images for s in sigs)
         kinds = [(layout.out_dtype, layout.out_channels, layout.write), *layout.outputs]
-        shapes: list[tuple[tuple[int, ...], str]] = []
-        for dtype, channels, kind in kinds:
-            planes = (e.dst_planes,) if batched else ()
-            if kind == "planar":
-                shape = (*planes, channels, e.dst_h, e.dst_w)
-            else:
-                shape = (*planes, e.dst_h, e.dst_w, *((channels,) if channels > 1 else ()))
-            shapes.append((shape, dtype))
-        return shapes
+        return [
+            (output_shape(kind, batched, e.dst_planes, channels, e.dst_h, e.dst_w), dtype)
+            for dtype, channels, kind in kinds
+        ]
 
     def _given_outputs(self, out: object) -> list[object] | None:
         if out is None:
@@ -526,14 +507,6 @@ def _shapes(inputs: Sequence[tuple[object, Sequence[int]]]) -> list[list[_Shape]
     return [[_Shape(tuple(shape), str(dtype))] for dtype, shape in inputs]
 
 
-def _one_size(sizes: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    if sizes.count(sizes[0]) != len(sizes):
-        raise ValueError(
-            f"Crop: the rects give planes of different sizes {sorted(set(sizes))}; put a Resize after the Crop"
-        )
-    return sizes
-
-
 def _what(i: int) -> str:
     return "TensorRead input" if i == 0 else f"Input({i}) input"
 
@@ -555,11 +528,3 @@ def _check_out(dst: Any, k: int, shape: tuple[int, ...], dtype: str) -> None:
     require_writable(dst, f"out[{k}]")
     if dst.shape != shape or dst.dtype_name != dtype:
         raise ValueError(f"out[{k}]: expected a {dtype} array of shape {shape}, got {dst.dtype_name} {dst.shape}")
-
-
-def out_sizes(geometry: Sequence[fops.Geometry], size: tuple[int, int], planes: int) -> list[tuple[int, int]]:
-    """The size a run of geometry makes of a (width, height) input of `planes` planes."""
-    sizes = [size] * max(planes, 1)
-    for op in geometry:
-        sizes = op.out_sizes(sizes)
-    return sizes

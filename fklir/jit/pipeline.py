@@ -22,7 +22,7 @@ from fklir.frontend.values import dtype_name, integers
 from fklir.jit.binding import Binding
 from fklir.jit.cpu_executor import CpuExecutor
 from fklir.jit.gpu_executor import GpuExecutor
-from fklir.jit.signature import Signature, batch_capacity, input_signature
+from fklir.jit.signature import Signature, batch_capacity, input_signature, output_shape
 from fklir.limits import check_index
 from fklir.runtime import cuda_driver
 from fklir.runtime.launch import CpuLaunch, Extent, GpuLaunch, LaunchPlan, check_param_block
@@ -30,6 +30,7 @@ from fklir.runtime.launch import CpuLaunch, Extent, GpuLaunch, LaunchPlan, check
 if TYPE_CHECKING:  # xDSL is imported by the cold path only: a chain known to this process never builds IR
     from xdsl.dialects.builtin import ModuleOp
 
+    from fklir.dialects.fkl import KernelOp
     from fklir.jit.graph import GraphPipeline
 
 TARGETS = ("gpu", "cpu")
@@ -103,16 +104,6 @@ _WRITE_KIND: dict[type, str] = {
     fops.TensorTSplit: "tsplit",
     fops.SplitWrite: "split_write",
 }
-
-
-def _geometry(chain: Sequence[fops.Op]) -> list[fops.Geometry]:
-    return [op for op in chain if isinstance(op, fops.Geometry)]
-
-
-def _out_sizes(geometry: Sequence[fops.Geometry], sizes: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    for op in geometry:
-        sizes = op.out_sizes(sizes)
-    return sizes
 
 
 class Pipeline:
@@ -194,20 +185,11 @@ class Pipeline:
     def _lowered(self, sig: Signature) -> tuple["ModuleOp", tuple[RecipeStep, ...]]:
         """The module after the passes, and the recipe of its runtime values (lowering.runtime_values;
         none for a divergent pipeline, whose description keeps its values)."""
-        from xdsl.utils.exceptions import VerifyException
-
-        from fklir.diagnostics import OpError, first_invalid_op, located_message
-        from fklir.frontend.lowering import lower_pipeline, run_passes, runtime_values
+        from fklir.frontend.lowering import lower_pipeline, run_passes_located, runtime_values
 
         sig = self._compiled(sig)
         module = lower_pipeline(self.chains, sig.dtype, sig.channels, sig.planes, sig.images, self.plane_map, sig.rects)
-        try:
-            module = run_passes(module)
-        except OpError as e:
-            raise ValueError(located_message(e.op, str(e))) from None
-        except VerifyException as e:
-            failure = first_invalid_op(module)
-            raise ValueError(located_message(*failure) if failure else str(e)) from None
+        module = run_passes_located(module)
         recipe = runtime_values(module)
         return module, recipe if self.plane_map is None else ()
 
@@ -279,9 +261,7 @@ class Pipeline:
         """The plan of a structure new to this process: from the plan records on disk, else built from IR."""
         from fklir.backend import build
 
-        described = build.description_key(self._description(compiled), self.target, device)
-        built = build.load_plan(described, self.target, device)
-        if built is None:
+        def lower() -> tuple["KernelOp", tuple[RecipeStep, ...]]:
             from fklir.frontend.lowering import kernels_of
 
             module, recipe = self._lowered(compiled)
@@ -290,8 +270,10 @@ class Pipeline:
                 from fklir.backend.kernel_plan import layout_of
 
                 check_param_block(layout_of(kernel), *self._parameter_owner(sig))
-            built = build.build_kernel(kernel, self.target, device)._replace(recipe=recipe)
-            build.remember_plan(described, built)
+            return kernel, recipe
+
+        described = build.description_key(self._description(compiled), self.target, device)
+        built = build.plan_or_build(described, self.target, device, lower)
         launch_type = CpuLaunch if self.target == "cpu" else GpuLaunch
         plan = launch_type(built.entry, built.layout, built.values)
         plan.op_names = (self.ops[0].op_name, self.ops[-1].op_name)
@@ -405,13 +387,10 @@ class Pipeline:
         them before it looks up its plan, so that a bad rect is the same error whether or not the structure is
         known (a plan built from IR would meet the dialect's verifier first)."""
         geometry = self._geometry_ops
-        sizes = _out_sizes(geometry, [(width, height)] * (sig.images or sig.planes))
-        if sizes and sizes.count(sizes[0]) != len(sizes):
-            raise ValueError(
-                f"Crop: the rects give planes of different sizes {sorted(set(sizes))}; put a Resize after the Crop"
-            )
+        sizes = fops.out_sizes(geometry, [(width, height)] * (sig.images or sig.planes))
+        fops.check_one_size(sizes)
         # a batch of no images still has the plane size the chain implies: (0, H, W, C)
-        (dst_w, dst_h) = sizes[0] if sizes else _out_sizes(geometry, [(width, height)])[0]
+        (dst_w, dst_h) = sizes[0] if sizes else fops.out_sizes(geometry, [(width, height)])[0]
         if self.per_image and self.crop_batched and sig.planes == 1 and not sig.images:
             _refuse_per_image_before_crop(self.ops)
         for op_name, rows in self.per_image:
@@ -432,24 +411,17 @@ class Pipeline:
         e = Extent(width, height, in_planes, sig.channels, dst_w, dst_h, planes, plan.layout.out_channels)
         if e.dst_planes and e.dst_w and e.dst_h and not (width and height):  # pixels made out of nothing
             for chain in self.chains:
-                fops.check_empty_source(_geometry(chain), (width, height))
+                fops.check_empty_source(fops.geometry_of(chain), (width, height))
         plan.admit(e)
         return e
 
     def _out_shape(self, sig: Signature, e: Extent) -> tuple[int, ...]:
         """The output's shape; for SplitWrite the shape of each of its per-channel outputs."""
         batched = sig.batched or self.crop_batched or sig.images > 0 or self.plane_map is not None
-        planes = (e.dst_planes,) if batched else ()
-        if self.write_kind == "planar":
-            return (*planes, e.channels_out, e.dst_h, e.dst_w)
-        if self.write_kind == "tsplit":
-            return (e.channels_out, e.dst_planes, e.dst_h, e.dst_w)
-        if self.write_kind == "split_write":
-            return (*planes, e.dst_h, e.dst_w)
-        channels = (e.channels_out,) if e.channels_out > 1 else ()
-        if sig.row and not batched and e.dst_h == 1:  # a 1-D input keeps its rank while the output is one row
-            return (e.dst_w, *channels)
-        return (*planes, e.dst_h, e.dst_w, *channels)
+        if self.write_kind == "packed" and sig.row and not batched and e.dst_h == 1:
+            # a 1-D input keeps its rank while the output is one row
+            return (e.dst_w, *((e.channels_out,) if e.channels_out > 1 else ()))
+        return output_shape(self.write_kind, batched, e.dst_planes, e.channels_out, e.dst_h, e.dst_w)
 
     def _generator_input(self) -> tuple[Signature, int, int]:
         """ReadSet reads nothing: its dtype, channels and size make the signature."""
@@ -525,7 +497,7 @@ class DivergentPipeline(Pipeline):
                 f"compose_divergent: the input has {f'{given} images' if sig.images else f'{given} planes'}; "
                 f"give one image or one per output plane ({planes})"
             )
-        sizes = {tuple(_out_sizes(_geometry(chain), [(width, height)])[0]) for chain in self.chains}
+        sizes = {tuple(fops.out_sizes(fops.geometry_of(chain), [(width, height)])[0]) for chain in self.chains}
         if len(sizes) > 1:
             raise ValueError(f"compose_divergent: the chains produce different sizes {sorted(sizes)}; all must match")
         ((dst_w, dst_h),) = sizes

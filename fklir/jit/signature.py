@@ -74,6 +74,19 @@ def input_signature(shape: tuple[int, ...], dtype: str, planar: bool = False) ->
     )
 
 
+def output_shape(write: str, batched: bool, planes: int, channels: int, height: int, width: int) -> tuple[int, ...]:
+    """An output's shape by its write: packed (B, H, W[, C]), planar (B, C, H, W), tsplit (C, B, H, W) or one
+    SplitWrite buffer (B, H, W); B only for a batched call (tsplit always has it)."""
+    batch = (planes,) if batched else ()
+    if write == "planar":
+        return (*batch, channels, height, width)
+    if write == "tsplit":
+        return (channels, planes, height, width)
+    if write == "split_write":
+        return (*batch, height, width)
+    return (*batch, height, width, *((channels,) if channels > 1 else ()))
+
+
 def inputs_of(x: object) -> list[object]:
     """The arrays of a call's argument: a list's items, else the one array."""
     if isinstance(x, list | tuple):

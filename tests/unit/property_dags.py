@@ -16,9 +16,8 @@ from hypothesis import strategies as st
 import fklir as fkl
 from fklir.dialects import fkl as fkl_ir
 from fklir.frontend.lowering import lower_graph, run_passes
-from fklir.frontend.ops import Geometry
+from fklir.frontend.ops import Geometry, out_sizes
 from fklir.interpreters.fkl import run_module
-from fklir.jit.graph import out_sizes
 from fklir.jit.signature import input_signature
 from fklir.passes.infer_types import InferTypesPass
 from tests.unit.property_chains import FLOATS, TEMPLATES, Drawn, Template, _after, _geometry_type, chains
@@ -78,7 +77,7 @@ def dags(draw: Any, templates: list[DagTemplate] = DAG_TEMPLATES) -> DrawnDag:
     t, ops = dt.chain, list(chain.ops)
     geometry = [op for op in ops if isinstance(op, Geometry)]
     sig, width, height = input_signature(chain.x.shape, t.dtype)
-    (w, h), *_ = out_sizes(geometry, (width, height), sig.planes)
+    (w, h), *_ = out_sizes(geometry, [(width, height)] * sig.planes)
     dtype, channels = _point_type(t, dt.at)
     bw, bh = draw(st.integers(1, 23)), draw(st.integers(1, 19))
     # a batch keeps its channel axis: (B, H, W) would read as one image of W channels when W is 2..4
