@@ -1309,12 +1309,16 @@ class Deinterlace(Geometry):
 class Input(Op):
     """`Input(i, *ops)`: a branch that reads call argument i (0: the main chain's input, read again) through
     its own read-side geometry (BorderReader, Crop, Resize, Warping, ...: they fold into its read) and element
-    ops. It is the operand of Add ... Min, AbsDiff, Equal (`Sub(Input(1))`), Blend and Composite."""
+    ops. It is the operand of Add ... Min, AbsDiff, Equal (`Sub(Input(1))`), Blend and Composite.
+
+    `Input(i, *ops, source=x)` binds `x` to argument i (bound compose, GPU target), as `TensorRead(x)` binds
+    argument 0: a call default, never part of the cache key."""
 
     index: int
     ops: tuple[Op, ...]
+    binding: object
 
-    def __init__(self, index: object, *ops: Op):
+    def __init__(self, index: object, *ops: Op, source: object = None):
         if isinstance(index, bool) or not isinstance(index, int) or index < 0:
             raise ValueError(f"Input: the call argument index must be an int >= 0, got {index!r}")
         for op in ops:
@@ -1324,6 +1328,7 @@ class Input(Op):
                 )
         object.__setattr__(self, "index", index)
         object.__setattr__(self, "ops", tuple(ops))
+        object.__setattr__(self, "binding", source)
         object.__setattr__(self, "location", _user_location())
 
     def __repr__(self) -> str:
@@ -1447,11 +1452,13 @@ class Composite(Joining):
 
 class MidWrite(Op):
     """`MidWrite()`: writes the chain's current value (packed, as TensorWrite) as an extra output and goes on;
-    a call returns its outputs in chain order."""
+    a call returns its outputs in chain order. `MidWrite(out)` binds that output (bound compose, GPU target)."""
 
     WRITE: ClassVar[type[Write]] = TensorWrite
+    binding: object
 
-    def __init__(self) -> None:
+    def __init__(self, binding: object = None) -> None:
+        object.__setattr__(self, "binding", binding)
         object.__setattr__(self, "location", _user_location())
 
     def lower_mid(self, b: Builder, x: SSAValue, dest: str) -> SSAValue:

@@ -8,9 +8,12 @@ kernel that reads each input pixel it needs once per output pixel.
 A call takes one array per input (argument i is what `Input(i)` reads; 0 the chain's own read), all of one
 batch size, or every input as a list of one length (a pointer table each), and returns the outputs in chain
 order (`out=` a tuple of them); Crop lists crop their own branch's input, as many rects in each, one output
-plane per rect; per-image values (fkl.per_image) give image b of the batch row b, wherever the op is. Bound
-buffers (TensorRead(x)) are a chain's only. Every branch must reach the
-size of the chain's output (its geometry resizes or crops it there): a mismatch is a ValueError naming the
+plane per rect; per-image values (fkl.per_image) give image b of the batch row b, wherever the op is.
+Bound compose (GPU target): `TensorRead(x)`, `Input(i, ..., source=x)`, `MidWrite(out)` and `TensorWrite(out)`
+bind arrays as call defaults (`pipe()`, `pipe(stream=s)`; positional arguments and `out=` override them, None
+keeps one); with every input bound the graph compiles at compose, and with every output bound too
+`pipe(stream=s)` is one launch of a parameter block of its own. Every branch must reach the size of the chain's
+output (its geometry resizes or crops it there): a mismatch is a ValueError naming the
 op that joins it. Values are runtime values, as in a chain: the plan is keyed by the graph's structure
 (its descriptors' structures and which of them are one object) and the inputs' element types, channels and
 planes, shared by every graph of that structure in the process (_SHARED_GRAPH_PLANS); each pipeline packs its
@@ -52,6 +55,19 @@ class _Warm(NamedTuple):
     makers: tuple[Any, ...]  # GPU: each output's maker (interop.output_maker)
     framework: str  # GPU: the inputs' framework, which says where a call without stream= runs
     device: int
+
+
+class _Bound:
+    """A bound graph's arrays (described at compose) by argument and output index, and, with every one bound,
+    the argless call: its results and the plan twin whose block holds the bindings (None: nothing to launch)."""
+
+    __slots__ = ("inputs", "launch", "outputs", "results")
+
+    def __init__(self, inputs: dict[int, Any], outputs: dict[int, Any]) -> None:
+        self.inputs = inputs  # GpuArray by call argument
+        self.outputs = outputs  # GpuArray by output
+        self.launch: GpuLaunch | None = None
+        self.results: Any = None
 
 
 class _GraphPlan(NamedTuple):
@@ -119,8 +135,6 @@ class GraphPipeline:
         for op in ops[1:-1]:
             if isinstance(op, fops.Read | fops.Write):
                 raise ValueError(f"compose: {op.op_name} may only start or end the chain")
-        if getattr(ops[0], "binding", None) is not None or getattr(ops[-1], "binding", None) is not None:
-            raise ValueError("compose: a graph takes its arrays per call, not bound ones (TensorRead(x))")
         _check_run(ops[1:-1], "the chain")
         # Crop([rects]) lists: one output plane per rect, each branch cropping its own input with as many rects
         crops = _crop_lists(ops[1:-1])
@@ -158,6 +172,127 @@ class GraphPipeline:
         first: dict[int, int] = {}
         sharing = tuple(first.setdefault(id(op), k) for k, op in enumerate(self._descriptors))
         self._structure = (tuple(op.structure() for op in self.ops), sharing, self.read_planar)
+        self._bound: _Bound | None = None
+        inputs, outputs = self._bindings()
+        if inputs or outputs:
+            self._bind(inputs, outputs)
+
+    # ---- bound compose ------------------------------------------------------------------------------
+
+    def _writes(self) -> list[fops.Op]:
+        """The ops that write the outputs, in output order (MidWrite/MidSplit, then TensorWrite/TensorSplit)."""
+        return [op for op in self.ops if isinstance(op, fops.MidWrite)] + [self.ops[-1]]
+
+    def _bindings(self) -> tuple[dict[int, object], dict[int, object]]:
+        """The arrays bound to call arguments (TensorRead(x), Input(i, source=x)) and to outputs (MidWrite(out),
+        TensorWrite(out)), by index."""
+        inputs: dict[int, object] = {}
+        if (x := getattr(self.ops[0], "binding", None)) is not None:
+            inputs[0] = x
+        for _, branch in self._branches:
+            if branch.binding is None:
+                continue
+            if inputs.setdefault(branch.index, branch.binding) is not branch.binding:
+                raise ValueError(
+                    f"compose: {_what(branch.index)} is bound to two arrays ({branch!r}'s source= and another "
+                    "binding of that argument); bind it once"
+                )
+        outputs = {k: x for k, op in enumerate(self._writes()) if (x := getattr(op, "binding", None)) is not None}
+        return inputs, outputs
+
+    def _bind(self, inputs: dict[int, object], outputs: dict[int, object]) -> None:
+        """Describe the bound arrays now; with every input bound, plan the call (compile) and check the bound
+        outputs against it; with every output bound too, a parameter block that holds only the bindings."""
+        if self.target != "gpu":
+            raise ValueError(
+                "compose: bound buffers (TensorRead(x), Input(i, source=x), MidWrite(out), TensorWrite(out)) need "
+                "target='gpu'; on the CPU target pass arrays per call: pipe(a, b, out=(...))"
+            )
+        if any(isinstance(x, list | tuple) for x in (*inputs.values(), *outputs.values())):
+            raise TypeError("compose: bind one array, not a list; pass lists of images per call: pipe([a0, ...], ...)")
+        from fklir.runtime.interop import describe_gpu_array
+
+        writes = self._writes()
+        bound = _Bound(
+            {i: describe_gpu_array(x, f"{_what(i)} binding") for i, x in inputs.items()},
+            {k: describe_gpu_array(x, f"{writes[k].op_name} binding") for k, x in outputs.items()},
+        )
+        devices = {a.device for a in (*bound.inputs.values(), *bound.outputs.values())}
+        if len(devices) > 1:
+            raise ValueError(f"compose: the graph's bound arrays are on devices {sorted(devices)}; use one device")
+        self._bound = bound
+        if len(bound.inputs) < self.inputs:
+            return
+        arguments = [[bound.inputs[i]] for i in range(self.inputs)]
+        sigs, sizes = self._signatures(arguments)
+        plan, values = self._plan(sigs, devices.pop())
+        e = self._extent(sigs, sizes, plan)
+        shapes = self._out_shapes(sigs, e, plan.layout)
+        for k, dst in bound.outputs.items():
+            try:
+                _check_out(dst, k, *shapes[k])
+            except ValueError as error:
+                raise ValueError(f"compose: the bound output does not fit the graph: {error}") from None
+        if len(bound.outputs) < self.outputs:
+            return
+        assert isinstance(plan, GpuLaunch)
+        own = plan.twin(values)  # overrides and unbound calls fill the shared block; this one holds the bindings
+        pointers = [bound.outputs[k].ptr for k in range(self.outputs)]
+        if e.dst_w and e.dst_h and e.dst_planes:
+            own.fill(arguments[0][0].ptr, pointers[0], e, (), (), None, _surfaces(arguments, sizes, pointers, []))
+            bound.launch = own
+        results = [bound.outputs[k].obj for k in range(self.outputs)]
+        bound.results = tuple(results) if len(results) > 1 else results[0]
+
+    def _call_bound(self, inputs: Sequence[object], out: object, stream: object) -> list[Any]:
+        """A bound graph's call: the bindings are the defaults of the arguments and outputs not given (None
+        keeps one); an array given where one is bound must be like it."""
+        from fklir.runtime.interop import describe_gpu_array
+
+        bound = self._bound
+        assert bound is not None
+        if len(inputs) > self.inputs:
+            self._arguments(inputs, describe_gpu_array)  # raises the count's error
+        filled: list[object] = [*inputs, *[None] * (self.inputs - len(inputs))]
+        for i, x in enumerate(filled):
+            known = bound.inputs.get(i)
+            if x is None:
+                if known is None:
+                    binding = "TensorRead(x)" if i == 0 else f"fkl.Input({i}, ..., source=x)"
+                    raise TypeError(f"pipe() needs call argument {i} ({_what(i)}): pass it, or bind it ({binding})")
+                filled[i] = known.obj
+                continue
+            if known is None:
+                continue
+            if isinstance(x, list | tuple):
+                raise ValueError("a bound graph takes one array per input; compose an unbound graph for lists")
+            given = describe_gpu_array(x, _what(i))
+            if (given.shape, given.dtype_name, given.device) != (known.shape, known.dtype_name, known.device):
+                raise ValueError(
+                    f"{_what(i)} override: expected {known.dtype_name} {known.shape} on device {known.device} like "
+                    f"the bound input, got {given.dtype_name} {given.shape} on device {given.device}; "
+                    "compose a new pipeline for other shapes or dtypes"
+                )
+        if out is None and bound.outputs:
+            out = [known.obj if (known := bound.outputs.get(k)) is not None else None for k in range(self.outputs)]
+        return self._call_gpu(filled, out, stream)
+
+    def _launch_bound(self, bound: _Bound, stream: object) -> Any:
+        """The argless call of a graph whose every input and output is bound: its own block, one launch."""
+        from fklir.jit.default_stream import launch_stream
+        from fklir.runtime.streams import stream_handle
+
+        own = bound.launch
+        if stream is not None:
+            if own is not None:
+                own.launch(stream_handle(stream))
+            return bound.results
+        handle, owned = launch_stream(bound.inputs[0], None)
+        if own is not None:
+            own.launch(handle)
+            if owned:
+                own.synchronize(handle)
+        return bound.results
 
     @property
     def outputs(self) -> int:
@@ -166,6 +301,11 @@ class GraphPipeline:
     # ---- pickling (DataLoader workers): the ops travel, plans are found again (memory or disk cache) ----------
 
     def __getstate__(self) -> dict[str, Any]:
+        if self._bound is not None:
+            raise TypeError(
+                "a bound pipeline holds device buffers and cannot be pickled; pickle an unbound one "
+                "(TensorRead(), fkl.Input(i, ...), MidWrite(), TensorWrite()) and pass arrays per call"
+            )
         return {"ops": self.ops, "target": self.target}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -368,7 +508,15 @@ class GraphPipeline:
     def __call__(self, *inputs: object, out: object = None, stream: object = None) -> Any:
         """Run the graph on one array per input, into `out` (a tuple, one per output) when given, on `stream`
         when given (GPU). Returns the outputs in chain order (one output: the array itself)."""
-        results = self._call_cpu(inputs, out, stream) if self.target == "cpu" else self._call_gpu(inputs, out, stream)
+        bound = self._bound
+        if bound is not None and not inputs and out is None and bound.results is not None:
+            return self._launch_bound(bound, stream)
+        if bound is not None:
+            results = self._call_bound(inputs, out, stream)
+        elif self.target == "cpu":
+            results = self._call_cpu(inputs, out, stream)
+        else:
+            results = self._call_gpu(inputs, out, stream)
         return tuple(results) if len(results) > 1 else results[0]
 
     def _call_cpu(self, inputs: Sequence[object], out: object, stream: object) -> list[Any]:
@@ -444,7 +592,7 @@ class GraphPipeline:
         pointers: list[int] = []
         makers = tuple(output_maker(src.framework, src.obj, shape, dtype, src.device) for shape, dtype in shapes)
         for k, (shape, dtype) in enumerate(shapes):
-            if given is None:
+            if given is None or given[k] is None:  # (None: a bound graph's unbound output)
                 made, ptr = makers[k](src.obj)
             else:
                 dst = describe_gpu_array(given[k], f"out[{k}]")

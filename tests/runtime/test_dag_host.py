@@ -5,6 +5,7 @@ tests/runtime/test_dag.py's, on the device."""
 
 from __future__ import annotations
 
+import pickle
 from typing import Any
 
 import pytest
@@ -90,3 +91,128 @@ def test_a_repeated_call_launches_with_the_new_arrays(fake: Any) -> None:  # noq
         assert (params.h.src, params.in1.src, params.in2.src) == (a.data_ptr(), b.data_ptr(), m.data_ptr())
         assert (params.h.dst, params.out1.dst) == (diff.data_ptr(), blended.data_ptr())
     assert pipe._warm, "the calls after the first took the warm path"
+
+
+# ---- bound compose (SPEC §2, §8): TensorRead(x), Input(i, source=x), MidWrite(out), TensorWrite(out) ---------
+
+
+def _bound_pipe(a: Any, b: Any, m: Any, diff: Any = None, blended: Any = None) -> Any:
+    return fkl.compose(
+        fkl.TensorRead(a),
+        fkl.Cast("float32"),
+        fkl.AbsDiff(fkl.Input(1, fkl.Cast("float32"), source=b)),
+        fkl.MidWrite(diff),
+        fkl.Composite(fkl.Input(1, fkl.Cast("float32")), fkl.Input(2, fkl.Cast("float32"), source=m)),
+        fkl.SaturateCast("uint8"),
+        fkl.TensorWrite(blended),
+        target="gpu",
+    )
+
+
+def _frames(torch: Any) -> tuple[Any, Any, Any, Any, Any]:
+    a, b = (torch.empty((H, W, 3), dtype=torch.uint8) for _ in range(2))
+    m = torch.empty((H, W), dtype=torch.uint8)
+    return a, b, m, torch.empty((H, W, 3), dtype=torch.float32), torch.empty((H, W, 3), dtype=torch.uint8)
+
+
+@pytest.mark.usefixtures("fake")
+def test_a_fully_bound_graph_compiles_at_compose_and_launches_its_own_block(fake: Any) -> None:  # noqa: F811
+    """Every input and output bound: compose plans the call; pipe(stream=s) is one launch of a block that holds
+    the bindings (and only them: an override call fills the shared plan's block)."""
+    driver, torch = fake
+    a, b, m, diff, blended = _frames(torch)
+    pipe = _bound_pipe(a, b, m, diff, blended)
+    assert pipe._plans, "compose planned the bound call"
+    own = pipe._bound.launch
+    params: Any = own.params
+    assert (params.h.src, params.h.dst, params.in1.src, params.in2.src, params.out1.dst) == (
+        a.data_ptr(),
+        diff.data_ptr(),
+        b.data_ptr(),
+        m.data_ptr(),
+        blended.data_ptr(),
+    )
+    stream = torch.cuda.Stream()
+    driver.launches.clear()
+    driver.calls.clear()
+    for _ in range(3):
+        got = pipe(stream=stream)
+        assert got[0] is diff and got[1] is blended
+    assert len(driver.launches) == 3 and all(launch[3] == stream.cuda_stream for launch in driver.launches)
+    assert driver.calls.get("cuStreamSynchronize", 0) == 0
+    assert pipe() == (diff, blended) and driver.calls.get("cuStreamSynchronize", 0) == 1  # no stream: waits
+    # an override of argument 1 runs on the shared block and leaves the bound one as it was
+    b2 = torch.empty((H, W, 3), dtype=torch.uint8)
+    got = pipe(None, b2, stream=stream)
+    assert got == (diff, blended)
+    ((plan, _values),) = pipe._plans.values()
+    assert plan is not own and plan.params.in1.src == b2.data_ptr()  # pyright: ignore[reportAttributeAccessIssue]
+    assert params.in1.src == b.data_ptr()
+
+
+@pytest.mark.usefixtures("fake")
+def test_a_bound_background_is_the_default_of_its_argument(fake: Any) -> None:  # noqa: F811
+    """Only Input(1)'s source bound: a call passes the frame (argument 0) and the mask (argument 2); the
+    background comes from the binding; outputs are made per call."""
+    driver, torch = fake
+    _, b, _, _, _ = _frames(torch)
+    pipe = fkl.compose(
+        fkl.TensorRead(),
+        fkl.Cast("float32"),
+        fkl.Blend(fkl.Input(1, fkl.Cast("float32"), source=b), 0.25),
+        fkl.SaturateCast("uint8"),
+        fkl.TensorWrite(),
+        target="gpu",
+    )
+    assert not pipe._plans, "an unbound argument 0: nothing to plan at compose"
+    stream = torch.cuda.Stream()
+    for _ in range(2):
+        frame = torch.empty((H, W, 3), dtype=torch.uint8)
+        driver.launches.clear()
+        got = pipe(frame, stream=stream)
+        assert (tuple(got.shape), got.dtype) == ((H, W, 3), torch.uint8)
+        ((plan, _values),) = pipe._plans.values()
+        params: Any = plan.params
+        assert (params.h.src, params.h.dst, params.in1.src) == (frame.data_ptr(), got.data_ptr(), b.data_ptr())
+        assert len(driver.launches) == 1
+    with pytest.raises(TypeError, match=r"needs call argument 0 \(TensorRead input\): pass it, or bind it"):
+        pipe()
+
+
+@pytest.mark.usefixtures("fake")
+def test_bound_graph_errors_name_the_binding(fake: Any) -> None:  # noqa: F811
+    _driver, torch = fake
+    a, b, m, diff, _ = _frames(torch)
+    with pytest.raises(ValueError, match=r"bound output does not fit the graph: out\[1\]: expected a uint8 array"):
+        _bound_pipe(a, b, m, diff, diff)
+    with pytest.raises(ValueError, match=r"Composite: the branch .* makes 6x4 pixels where the chain has 7x5"):
+        _bound_pipe(a, b, torch.empty((4, 6), dtype=torch.uint8))
+    with pytest.raises(TypeError, match="bind one array, not a list"):
+        _bound_pipe([a, a], b, m)
+    with pytest.raises(ValueError, match="is bound to two arrays"):
+        fkl.compose(
+            fkl.TensorRead(),
+            fkl.Add(fkl.Input(1, source=a)),
+            fkl.Sub(fkl.Input(1, source=b)),
+            fkl.TensorWrite(),
+            target="gpu",
+        )
+    pipe = _bound_pipe(a, b, m)
+    with pytest.raises(ValueError, match=r"Input\(1\) input override: expected uint8 \(5, 7, 3\) on device 0 like"):
+        pipe(None, torch.empty((5, 7), dtype=torch.uint8))
+    with pytest.raises(ValueError, match="takes one array per input; compose an unbound graph for lists"):
+        pipe([a], [b], [m])
+    with pytest.raises(ValueError, match=r"the graph reads 3 input\(s\)"):
+        pipe(a, b, m, m)
+    with pytest.raises(TypeError, match="cannot be pickled"):
+        pickle.dumps(pipe)
+
+
+def test_bound_graphs_need_the_gpu_target() -> None:
+    import numpy as np
+
+    x = np.zeros((H, W, 3), np.uint8)
+    with pytest.raises(ValueError, match="need target='gpu'"):
+        fkl.compose(fkl.TensorRead(), fkl.Add(fkl.Input(1, source=x)), fkl.TensorWrite(), target="cpu")
+    with pytest.raises(ValueError, match="need target='gpu'"):
+        fkl.compose(fkl.TensorRead(), fkl.MidWrite(x), fkl.Add(fkl.Input(1)), fkl.TensorWrite(), target="cpu")
