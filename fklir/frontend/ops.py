@@ -881,6 +881,10 @@ def _rect_table(op: str, listed: Sequence[object]) -> tuple[tuple[Rect, ...], tu
 class Geometry(Op):
     """Geometry ops fold into the read; they decide the output size."""
 
+    # Its output planes have one size whatever the input's (Resize, Warping): a Crop list before it makes
+    # planes of one size from rects of any sizes
+    FIXED_SIZE: ClassVar[bool] = False
+
     def out_sizes(self, sizes: list[Size]) -> list[Size]:
         """Per output plane (w, h), given per input plane (w, h); ValueError when out of bounds."""
         raise NotImplementedError
@@ -1069,7 +1073,7 @@ class Crop(Geometry):
         if not sizes:  # a batch of no images: no planes to crop
             return []
         bordered = isinstance(sizes, BorderedSizes)
-        if len(sizes) == 1 and (bordered or self._inside(*sizes[0])):  # every rect of one image at once
+        if len(sizes) == 1 and (bordered or self.inside(*sizes[0])):  # every rect of one image at once
             return [(rw, rh) for _, _, rw, rh in self.rects]
         planes = max(n, len(sizes))
         out: list[Size] = []
@@ -1085,7 +1089,7 @@ class Crop(Geometry):
             out.append((rw, rh))
         return out
 
-    def _inside(self, width: int, height: int) -> bool:
+    def inside(self, width: int, height: int) -> bool:
         """Whether every rect lies inside a width x height image (the rects' bounding box, found once)."""
         bounds = self.__dict__.get("_bounds")
         if bounds is None:
@@ -1155,6 +1159,8 @@ class Resize(Geometry):
     def per_image(self) -> PerImage | None:
         return self.background if isinstance(self.background, PerImage) else None
 
+    FIXED_SIZE = True
+
     def out_sizes(self, sizes: list[Size]) -> list[Size]:
         return [self.size] * len(sizes)
 
@@ -1217,6 +1223,8 @@ class Warping(Geometry):
 
     def per_image(self) -> PerImage | None:
         return self.matrix if isinstance(self.matrix, PerImage) else None
+
+    FIXED_SIZE = True
 
     def out_sizes(self, sizes: list[Size]) -> list[Size]:
         return [self.size] * len(sizes)

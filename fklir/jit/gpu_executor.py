@@ -209,6 +209,8 @@ class GpuExecutor:
         plan, values = self._pipe._plan(prep.signature, prep.device)
         if plan is not prep.plan:  # the structure's plans were rebuilt since (a bounded table let them go)
             return None
+        if not self._pipe.known_rects_fit(prep.extent):
+            return None  # the full call says which rect leaves the image
         self._pipe._last_signature = prep.signature
         entry = self._warm[input_key] = WarmEntry(prep.with_values(values), known.framework, known.make_output)
         return entry

@@ -342,15 +342,33 @@ class Pipeline:
     def call_key(self) -> tuple[object, ...] | None:
         """What a call on one kind of input depends on besides the input: the structure (its shared plans, by
         identity), the geometry's values (they set the output size) and the per-image row counts. Pipelines with
-        equal keys prepare such a call alike (GpuExecutor shares it). None for a rect list: a new list each
-        frame, and a key that costs more than it saves."""
+        equal keys prepare such a call alike (GpuExecutor shares it). A rect list counts by its length where a
+        later op (Resize, Warping) gives every plane one size: the per-frame ROI loop's new rects then meet a
+        known call, whose one check left for them is known_rects_fit. None for other rect lists."""
         key = self._call_key
-        if key is None and self._crop_list is None:
-            if self._shared is None:
-                self._shared = _shared_plans(self._structure_key())
-            geometry = tuple([op.description() for op in self._geometry_ops])
-            key = self._call_key = (self._shared, geometry, self.per_image)
-        return key  # pyright: ignore[reportReturnType]
+        if key is not None:
+            return key
+        crop = self._crop_list
+        count = 0
+        if crop is not None:
+            after = self._geometry_ops[self._geometry_ops.index(crop) + 1 :]
+            if not any(op.FIXED_SIZE for op in after):
+                return None
+            count = len(crop.rects)
+        if self._shared is None:
+            self._shared = _shared_plans(self._structure_key())
+        geometry = tuple([(op.structure(), count) if op is crop else op.description() for op in self._geometry_ops])
+        key = self._call_key = (self._shared, geometry, self.per_image)
+        return key
+
+    def known_rects_fit(self, e: Extent) -> bool:
+        """Whether this pipeline's rect list (if any) fits a call of extent `e` that a pipeline with its call key
+        checked: its rects inside the input (anywhere after a BorderReader)."""
+        crop = self._crop_list
+        if crop is None:
+            return True
+        before = self._geometry_ops[: self._geometry_ops.index(crop)]
+        return any(isinstance(op, fops.BorderReader) for op in before) or crop.inside(e.src_w, e.src_h)
 
     def _described_chains(self) -> list[list[tuple[object, ...]]]:
         if self.plane_map is None:

@@ -339,6 +339,39 @@ def test_new_pipelines_of_a_known_structure_launch_their_own_values_and_sizes(fa
     assert _launched_slot(driver, first, "f32") == [0.5] * 3
 
 
+def test_per_frame_rect_lists_of_a_known_count_take_the_known_call(fake: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The per-frame ROI loop: Crop([rects]) then Resize gives every plane one size, so a new frame's pipeline
+    with as many rects takes the call a pipeline of the same structure prepared (nothing described), with its
+    own rects in the launch; a rect that leaves the image is still the Crop's error; another count, or rects
+    without a Resize after them, prepare their own call."""
+    driver, torch = fake
+    s = torch.cuda.Stream()
+    x = torch.empty((40, 60, 3), dtype=torch.uint8)
+
+    def roi(rects: list[tuple[int, int, int, int]], resize: bool = True) -> fkl.Pipeline:
+        sized = (fkl.Resize(8, 6),) if resize else ()
+        ops = (fkl.Crop(rects), *sized, fkl.Mul(2))
+        return fkl.compose(fkl.TensorRead(), *ops, fkl.TensorSplit(), target="gpu")
+
+    assert tuple(roi([(0, 0, 9, 9), (3, 4, 20, 11)])(x, stream=s).shape) == (2, 3, 6, 8)
+    prepared: list[object] = []
+    prepare = gpu_executor.GpuExecutor._prepare  # pyright: ignore[reportPrivateUsage]
+    monkeypatch.setattr(gpu_executor.GpuExecutor, "_prepare", lambda *a: prepared.append(a) or prepare(*a))  # pyright: ignore[reportUnknownLambdaType, reportUnknownArgumentType]
+    frame = [(1, 2, 30, 7), (50, 30, 10, 10)]
+    pipe = roi(frame)
+    assert tuple(pipe(x, stream=s).shape) == (2, 3, 6, 8)
+    assert prepared == []  # no sizes, extent or output shape made again
+    launched = _launched_slot(driver, pipe, "rect")[:2]
+    assert [(r.x, r.y, r.w, r.h) for r in launched] == frame  # pyright: ignore[reportAttributeAccessIssue]
+    with pytest.raises(ValueError, match=r"Crop: rect \(51, 30, 10, 10\) leaves the 60x40 image"):
+        roi([(1, 2, 30, 7), (51, 30, 10, 10)])(x, stream=s)
+    assert tuple(roi([(1, 2, 3, 4)] * 3)(x, stream=s).shape) == (3, 3, 6, 8)
+    assert len(prepared) == 2  # (the rect outside the image, and three rects)
+    assert roi(frame, resize=False).call_key() is None  # the rects' own sizes: no call key
+    unsized = roi([(0, 0, 5, 4), (2, 2, 5, 4)], resize=False)
+    assert tuple(unsized(x, stream=s).shape) == (2, 3, 4, 5)
+
+
 def test_compose_packs_the_values_for_the_kind_of_input_called_last(fake: Any) -> None:
     """A structure planned for several kinds of input (one image, lists of them): compose() of a new pipeline
     packs its values block for the kind its pipelines called last, so that its first call on that kind packs
