@@ -44,6 +44,7 @@ import math
 from dataclasses import dataclass
 
 from fklir.backend.cpp_types import CPP_TYPE, ELEMENT_SIZE, LET_NEXT_START, WAIT_FOR_PREVIOUS
+from fklir.backend.kernel_layout import CPU_ENTRY
 
 TILE_BYTES = 24 * 1024  # most shared memory per block: 9 blocks fit an H100/H200 SM (228 KiB)
 MAX_THREADS = 256
@@ -564,4 +565,163 @@ def emit_pixel_flat_cpu(s: PixelFlatShape) -> list[str]:
         "#endif",
         "}",
         *entry,
+    ]
+
+
+# ---- DAG kernels (SPEC §8) without geometry: every input and output one run of pixels --------------------
+
+
+@dataclass(frozen=True)
+class GraphFlatShape:
+    """How a flat DAG kernel cuts its images (all of one size, packed): one group of `pixels` whole pixels per
+    thread, whose every input and output fills whole 16-byte vectors, `threads` per block. `inputs` and
+    `outputs` are (dtype, channels) by call argument and by output."""
+
+    inputs: tuple[tuple[str, int], ...]
+    outputs: tuple[tuple[str, int], ...]
+    pixels: int
+    threads: int
+
+    @property
+    def per_thread(self) -> int:
+        """Elements of output 0 per thread (the launcher's grid is its elements / per_thread / threads)."""
+        return self.pixels * self.outputs[0][1]
+
+    def vectors(self, dtype: str, channels: int) -> int:
+        """16-byte vectors of a group's pixels of `channels` x `dtype`."""
+        return self.pixels * channels * ELEMENT_SIZE[dtype] // 16
+
+
+def graph_flat_shape(inputs: tuple[tuple[str, int], ...], outputs: tuple[tuple[str, int], ...]) -> GraphFlatShape:
+    """The fewest whole pixels whose every input and output are whole 16-byte vectors (16 for uint8 RGB in and
+    float32 RGB out), and the threads whose tile (each input's and output's part in turn) fits TILE_BYTES."""
+    sizes = [channels * ELEMENT_SIZE[dtype] for dtype, channels in (*inputs, *outputs)]
+    pixels = math.lcm(*(16 // math.gcd(16, size) for size in sizes))
+    return GraphFlatShape(inputs, outputs, pixels, _threads(pixels * max(sizes)))
+
+
+def _surface(kind: str, index: int) -> str:
+    """The pointer of call argument `index` ("src") or of output `index` ("dst") in the parameter block."""
+    if kind == "src":
+        return "p.h.src" if index == 0 else f"p.in{index}.src"
+    return "p.h.dst" if index == 0 else f"p.out{index}.dst"
+
+
+def emit_graph_at(s: GraphFlatShape) -> list[str]:
+    """`graph_at(p, x)`: the graph on pixel x of the flat run, straight from and to global memory."""
+    arguments = [
+        f"(const {CPP_TYPE[dtype]}*){_surface('src', i)} + x * {channels}"
+        for i, (dtype, channels) in enumerate(s.inputs)
+    ]
+    arguments += [
+        f"({CPP_TYPE[dtype]}*){_surface('dst', k)} + x * {channels}" for k, (dtype, channels) in enumerate(s.outputs)
+    ]
+    return [
+        "// The graph on pixel x of the run (every input and output: packed, one size).",
+        "FKL_HD void graph_at(const Params& p, fkl::i64 x) {",
+        f"    graph_values(p, {', '.join(arguments)});",
+        "}",
+    ]
+
+
+def emit_graph_flat_gpu(s: GraphFlatShape) -> list[str]:
+    """The `fkl_kernel` entry of a flat DAG kernel (inside the emitter's `#if defined(__CUDACC__)`): each input's
+    part of a block's tile through shared memory in turn (coalesced 16-byte loads), the graph on each pixel of the
+    thread's group from registers, then each output's part through the tile (coalesced 16-byte stores). A partial
+    last tile or an unaligned pointer takes a pixel-by-pixel loop, never unrolled."""
+    b, g = s.threads, s.pixels
+    tile = b * g
+    vectors = [s.vectors(dtype, channels) for dtype, channels in (*s.inputs, *s.outputs)]
+    body = [
+        *_tile(b * max(vectors)),
+        f"    const fkl::i64 pixels = p.h.n / {s.outputs[0][1]};",
+        f"    const fkl::i64 begin = (fkl::i64)blockIdx.x * {tile};  // the tile's first pixel",
+        f"    const bool whole = p.h.aligned && begin + {tile} <= pixels;  // the same in every thread of the block",
+        "    const int t = threadIdx.x;",
+        "    if (!whole) {  // this block's share of a partial tile or unaligned pointers",
+        f"        const fkl::i64 end = begin + {tile} < pixels ? begin + {tile} : pixels;",
+        "#pragma unroll 1",
+        f"        for (fkl::i64 x = begin + t; x < end; x += {b}) graph_at(p, x);",
+        "        return;",
+        "    }",
+    ]
+    for i, (dtype, channels) in enumerate(s.inputs):
+        t_in, v = CPP_TYPE[dtype], s.vectors(dtype, channels)
+        body += [
+            f"    // argument {i}: the tile's part, then this thread's group in registers",
+            f"    fkl::Vec16<{t_in}> a{i}v[{v}];",
+            "    {",
+            f"        const {t_in}* first = (const {t_in}*){_surface('src', i)} + begin * {channels};",
+            "        const fkl::u32* src = (const fkl::u32*)first;",
+            "#pragma unroll",
+            f"        for (int k = 0; k < {v}; ++k) tile[t + k * {b}] = fkl::load16(src + (t + k * {b}) * 4);",
+            "        __syncthreads();",
+            "#pragma unroll",
+            f"        for (int k = 0; k < {v}; ++k) a{i}v[k] = fkl::load16((const {t_in}*)tile[t * {v} + k].v);",
+            "        __syncthreads();  // read before the next part overwrites the tile",
+            "    }",
+        ]
+    for k, (dtype, channels) in enumerate(s.outputs):
+        body.append(f"    fkl::Vec16<{CPP_TYPE[dtype]}> r{k}v[{s.vectors(dtype, channels)}];")
+    pixel = []
+    for i, (dtype, channels) in enumerate(s.inputs):
+        lanes = 16 // ELEMENT_SIZE[dtype]
+        pixel += [
+            f"        {CPP_TYPE[dtype]} a{i}[{channels}];",
+            "#pragma unroll",
+            f"        for (int c = 0; c < {channels}; ++c) a{i}[c] = a{i}v[(i * {channels} + c) / {lanes}]"
+            f".v[(i * {channels} + c) % {lanes}];",
+        ]
+    pixel += [f"        {CPP_TYPE[dtype]} r{k}[{channels}];" for k, (dtype, channels) in enumerate(s.outputs)]
+    names = [f"a{i}" for i in range(len(s.inputs))] + [f"r{k}" for k in range(len(s.outputs))]
+    pixel.append(f"        graph_values(p, {', '.join(names)});")
+    for k, (dtype, channels) in enumerate(s.outputs):
+        lanes = 16 // ELEMENT_SIZE[dtype]
+        pixel += [
+            "#pragma unroll",
+            f"        for (int c = 0; c < {channels}; ++c) r{k}v[(i * {channels} + c) / {lanes}]"
+            f".v[(i * {channels} + c) % {lanes}] = r{k}[c];",
+        ]
+    body += ["#pragma unroll", f"    for (int i = 0; i < {g}; ++i) {{", *pixel, "    }"]
+    for k, (dtype, channels) in enumerate(s.outputs):
+        t_out, v = CPP_TYPE[dtype], s.vectors(dtype, channels)
+        body += [
+            f"    // output {k}: this thread's group into the tile, then the tile's part out",
+            *(
+                ["    __syncthreads();  // the previous part is stored before this one overwrites the tile"]
+                if k
+                else []
+            ),
+            "#pragma unroll",
+            f"    for (int k = 0; k < {v}; ++k) fkl::store16(({t_out}*)tile[t * {v} + k].v, r{k}v[k]);",
+            "    __syncthreads();",
+            "    {",
+            f"        fkl::u32* dst = (fkl::u32*)(({t_out}*){_surface('dst', k)} + begin * {channels});",
+            "#pragma unroll",
+            f"        for (int k = 0; k < {v}; ++k) fkl::store16(dst + (t + k * {b}) * 4, tile[t + k * {b}]);",
+            "    }",
+        ]
+    return [
+        f"// Block b owns pixels [b * {tile}, (b + 1) * {tile}): {b} groups of {g} whole pixels, one per thread. Each",
+        "// input's and output's part of the tile goes through shared memory in turn, so that global loads and",
+        "// stores are coalesced 16-byte accesses.",
+        *_flat_gpu_entry(b, body),
+    ]
+
+
+def emit_graph_flat_cpu(s: GraphFlatShape) -> list[str]:
+    """The `fkl_run` entry of a flat DAG kernel (inside the emitter's `#else`): chunks of the run of pixels
+    shared out among OpenMP threads, each pixel through graph_at."""
+    channels = s.outputs[0][1]
+    return [
+        "static void run_pixels(const Params& q, fkl::i64 x0, fkl::i64 x1) {",
+        "    for (fkl::i64 x = x0; x < x1; ++x) graph_at(q, x);",
+        "}",
+        f'extern "C" void {CPU_ENTRY}(const Params* params) {{',
+        "    const Params q = *params;  // a copy: an output store through a byte pointer may alias anything",
+        f"    const fkl::i64 pixels = q.h.n / {channels};",
+        "    const fkl::i64 chunk = 4096;",
+        f"#pragma omp parallel for schedule(static) if(pixels > chunk && q.h.n >= {CPU_PARALLEL_MIN_ELEMENTS})",
+        "    for (fkl::i64 g = 0; g < pixels; g += chunk) run_pixels(q, g, g + chunk < pixels ? g + chunk : pixels);",
+        "}",
     ]

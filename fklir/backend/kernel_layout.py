@@ -7,7 +7,7 @@ from typing import NamedTuple
 from fklir.dialects.constants import PLANE_MAP_SLOT as PLANE_MAP_SLOT
 from fklir.dialects.value_rules import RecipeStep
 
-CODEGEN_VERSION = "22"
+CODEGEN_VERSION = "23"
 PIXELS_PER_THREAD = 4  # sampled kernels (GPU): pixels per thread along x, PIXEL_BLOCK_X apart (RESULTS.md)
 
 # flat: one run of elements (emit_flat); sampled: each output pixel sampled through the geometry stages

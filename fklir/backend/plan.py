@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
-from fklir.backend.emit_flat import FlatShape, PixelFlatShape
+from fklir.backend.emit_flat import FlatShape, GraphFlatShape, PixelFlatShape
 from fklir.backend.kernel_layout import KernelLayout
 
 
@@ -104,7 +104,8 @@ class OutputPlan(NamedTuple):
 
 class GraphPlan(NamedTuple):
     """What the templates print a DAG kernel from: its branches, its outputs, and `graph_pixel`'s body (each
-    branch sampled, each op by its rule, each output stored), in the graph's order."""
+    branch sampled, each op by its rule, each output stored), in the graph's order; a flat graph's `flat` shape,
+    and then the body is `graph_values`' (its arguments' pixels in, its outputs' pixels out)."""
 
     name: str
     layout: KernelLayout
@@ -113,3 +114,4 @@ class GraphPlan(NamedTuple):
     body: tuple[str, ...]
     user_bodies: tuple[str, ...]
     include_dirs: tuple[Path, ...]
+    flat: GraphFlatShape | None = None

@@ -103,6 +103,9 @@ class LaunchPlan:
         # a list input's output planes start every plane_bytes: unless that is a multiple of 16, some
         # plane starts off a 16-byte boundary, so its low bits join the alignment check like a pointer's
         self._plane_bits = 0
+        # a DAG's further inputs' and outputs' pointers (set_surfaces), OR-ed: a flat DAG kernel moves every one
+        # of them in 16-byte vectors, so any misaligned one disables vectors like the header's own pointers
+        self._surface_bits = 0
 
     def pack_values(self, values: Mapping[str, Sequence[float]]) -> ctypes.Structure:
         """A values block for `values` (a parameter block of which only the values are read)."""
@@ -188,7 +191,8 @@ class LaunchPlan:
         surfaces: Surfaces | None = None,
     ) -> None:
         """A call's values block, sizes and pointers, a list input's or SplitWrite's tables, and a DAG's further
-        inputs and outputs (run holds the lock)."""
+        inputs and outputs (run holds the lock; the surfaces before the pointers, whose alignment flag counts
+        theirs)."""
         if values is not None:
             self.use_values(values)
         if sources:
@@ -196,9 +200,9 @@ class LaunchPlan:
         if outputs:
             self.set_outputs(outputs)
         self.set_extent(e)
-        self.set_pointers(src, dst)
         if surfaces is not None:
             self.set_surfaces(*surfaces)
+        self.set_pointers(src, dst)
 
     def set_surfaces(
         self, inputs: Sequence[tuple[int, int, int]], outputs: Sequence[int], tables: Sequence[Sequence[int]] = ()
@@ -223,12 +227,14 @@ class LaunchPlan:
             surface.dst = ptr
             surface.dst_pitch = e.dst_w * channels
             surface.dst_plane_stride = e.dst_h * e.dst_w * channels
+        self._surface_bits = functools.reduce(operator.or_, [ptr for ptr, _, _ in inputs], 0)
+        self._surface_bits |= functools.reduce(operator.or_, outputs, 0)
         self._surfaces = key
 
     def set_pointers(self, src: int, dst: int) -> None:
         # a loop over preallocated buffers passes the same pair every call: comparing two ints is
         # cheaper than three ctypes field writes
-        pointers = (src, dst, self._table_bits | self._plane_bits)
+        pointers = (src, dst, self._table_bits | self._plane_bits | self._surface_bits)
         if pointers == self._pointers:
             return
         h = self.header

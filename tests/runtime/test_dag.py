@@ -562,6 +562,85 @@ def test_identical_branches_are_read_once(target: str) -> None:
     check(target, ops, [a, b], [(fa + fb) * fb - fa])
 
 
+def _mode(pipe: Any) -> str:
+    ((plan, _values),) = pipe._plans.values()
+    return plan.layout.mode
+
+
+def test_graphs_without_geometry_run_flat_and_others_sampled() -> None:
+    """A graph of packed single images whose branches fold no geometry and whose ops take no per-image values is
+    one run of pixels (flat: 16-byte vectors on the GPU); geometry in any branch, a planar output, a list call or
+    per-image values keep the per-pixel sampled kernel."""
+    a, b = images(23, (H, W, 3), (H, W, 3))
+
+    def mode(*ops: Any, inputs: Sequence[Any] = (a, b)) -> str:
+        pipe = fkl.compose(fkl.TensorRead(), *ops, target="cpu")
+        pipe(*inputs)
+        return _mode(pipe)
+
+    joined = fkl.AbsDiff(fkl.Input(1, fkl.Cast("float32")))
+    assert mode(fkl.Cast("float32"), joined, fkl.MidWrite(), fkl.VectorReduce("Max"), fkl.TensorWrite()) == "flat"
+    assert mode(fkl.Cast("float32"), joined, fkl.TensorSplit()) == "sampled"
+    assert (
+        mode(fkl.Cast("float32"), fkl.Add(fkl.Input(1, fkl.Resize(W, H), fkl.Cast("float32"))), fkl.TensorWrite())
+        == "sampled"
+    )
+    assert mode(fkl.Add(fkl.Input(1)), fkl.TensorWrite(), inputs=([a, a], [b, b])) == "sampled"
+    rows = fkl.per_image([[1.0, 2.0, 3.0]])
+    assert mode(fkl.Cast("float32"), fkl.Add(rows), joined, fkl.TensorWrite(), inputs=(a[None], b[None])) == "sampled"
+
+
+def test_a_flat_graph_on_misaligned_arrays_clears_the_alignment_flag() -> None:
+    """A flat DAG kernel moves every input and output in 16-byte vectors only where all their pointers are
+    aligned: one misaligned further input clears the header's flag (the GPU kernel then goes pixel by pixel),
+    and the results are the same."""
+    a, b = images(29, (H, W, 3), (H, W, 3))
+    pipe = fkl.compose(fkl.TensorRead(), fkl.Max(fkl.Input(1)), fkl.TensorWrite(), target="cpu")
+    aligned = pipe(a, b)
+    ((plan, _values),) = pipe._plans.values()
+    assert plan.header.aligned == (
+        a.ctypes.data % 16 == 0 and aligned.ctypes.data % 16 == 0 and b.ctypes.data % 16 == 0
+    )
+    buffer = np.empty(b.size + 1, np.uint8)
+    shifted = buffer[1:].reshape(b.shape)
+    shifted[...] = b
+    assert shifted.ctypes.data % 16 != 0 and shifted.flags.c_contiguous
+    np.testing.assert_array_equal(pipe(a, shifted), aligned)
+    assert not plan.header.aligned
+    np.testing.assert_array_equal(aligned, np.maximum(a, b))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not fkl.gpu_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("offset", [0, 1])
+def test_flat_graphs_on_the_gpu_over_whole_and_partial_tiles(offset: int) -> None:
+    """The flat GPU kernel: an image of many whole tiles and a partial one (aligned: through shared memory in
+    16-byte vectors), and the same with a misaligned input (pixel by pixel), against numpy."""
+    torch = pytest.importorskip("torch")
+    h, w = 257, 263
+    frame, background = images(37, (h, w, 3), (h, w, 3))
+    ops = (
+        fkl.TensorRead(),
+        fkl.Cast("float32"),
+        fkl.AbsDiff(fkl.Input(1, fkl.Cast("float32"))),
+        fkl.MidWrite(),
+        fkl.VectorReduce("Max"),
+        fkl.Threshold(25.0),
+        fkl.SaturateCast("uint8"),
+        fkl.TensorWrite(),
+    )
+    pipe = fkl.compose(*ops, target="gpu")
+    x = torch.from_numpy(frame).cuda()
+    flat = torch.empty(background.size + offset, dtype=torch.uint8, device="cuda")
+    y = flat[offset:].view(h, w, 3)
+    y.copy_(torch.from_numpy(background))
+    diff, mask = pipe(x, y)
+    expected = np.abs(frame.astype(np.float32) - background.astype(np.float32))
+    assert _mode(pipe) == "flat"
+    np.testing.assert_array_equal(diff.cpu().numpy(), expected)
+    np.testing.assert_array_equal(mask.cpu().numpy(), (expected.max(axis=2) > 25).astype(np.uint8))
+
+
 def test_divergent_chains_stay_linear() -> None:
     with pytest.raises(ValueError, match=r"compose_divergent: Add makes a graph \(SPEC §8\)"):
         fkl.compose_divergent(
