@@ -691,9 +691,11 @@ def test_repeated_calls_take_the_warm_path_with_each_calls_arrays() -> None:
 @pytest.mark.parametrize("mask_dtype", ["uint8", "bool", "float16", "float32"])
 def test_blend_and_composite_on_every_type_and_mask(target: str, dtype: str, mask_dtype: str) -> None:
     """Blend and Composite in float64, rounded once to each chain type (bfloat16 made inside the chain), every
-    kind of mask: against the interpreter, and against numpy where numpy holds the type."""
-    a, b = images(60, (H, W, 2), (H, W, 2))
-    (m,) = images(61, (H, W))
+    kind of mask: against the interpreter, and against numpy where numpy holds the type. On the GPU over whole
+    tiles of the flat kernel (16-byte vectors through shared memory) and a partial one."""
+    h, w = (H, W) if target == "cpu" else (67, 131)
+    a, b = images(60, (h, w, 2), (h, w, 2))
+    (m,) = images(61, (h, w))
     mask = fkl.Input(
         2,
         *((fkl.Threshold(127.0), fkl.Cast("bool")) if mask_dtype == "bool" else ()),
