@@ -326,6 +326,13 @@ def _sampled_cpu_entry(sampled: tuple[ChainPlan, Sampler] | None, channels: int,
         *per_row,
         "        }",
         "}",
+        *_cpu_entry_of_rows(channels),
+    ]
+
+
+def _cpu_entry_of_rows(channels: int) -> list[str]:
+    """`fkl_run`: a team of threads that share out run_rows' rows (from enough output elements)."""
+    return [
         f'extern "C" void {CPU_ENTRY}(const Params* params) {{',
         "    const fkl::KernelHeader& h = params->h;",
         f"    const fkl::i64 elements = (fkl::i64)h.dst_planes * h.dst_h * h.dst_w * {channels};",
@@ -425,16 +432,70 @@ def render_graph(plan: GraphPlan) -> EmittedKernel:
             *_emit_write(output.write_kind, t_out, channels, output.surface),
             "}",
         ]
+    planes = "".join(f"const b{k}::Plane& q{k}, " for k in range(len(plan.branches)))
     lines += [
         "",
-        "// The graph on output pixel (x, y) of plane z: each branch sampled, each op, each output stored.",
-        "FKL_HD void graph_pixel(const Params& p, fkl::i32 x, fkl::i32 y, fkl::i32 z) {",
+        "// The graph on output pixel (x, y) of plane z: each branch sampled (q<k>: what its pixels of plane z",
+        "// share), each op, each output stored.",
+        f"FKL_HD void graph_pixel(const Params& p, {planes}fkl::i32 x, fkl::i32 y, fkl::i32 z) {{",
         *(f"    {line}" for line in plan.body),
         "}",
         "",
-        *_per_pixel_entries("graph_pixel", plan.layout.out_channels),
+        *_graph_sampled_entries(plan),
     ]
     return EmittedKernel("\n".join(lines) + "\n", plan.layout, plan.include_dirs)
+
+
+def _graph_sampled_entries(plan: GraphPlan) -> list[str]:
+    """The entries of a sampled DAG kernel: each branch's Plane computed once per GPU block (by one thread, where
+    it holds values: a resize's f64 scales) or once per plane a CPU thread's rows reach, then graph_pixel."""
+    branches = range(len(plan.branches))
+    planes = "".join(f"q{k}, " for k in branches)
+    sharing = [k for k in branches if plan.branches[k].shares_plane]
+    shared: list[str] = []
+    if sharing:
+        shared = [
+            *(f"    __shared__ b{k}::Plane plane{k};" for k in sharing),
+            "    if (threadIdx.x == 0 && threadIdx.y == 0) {",
+            *(f"        plane{k} = b{k}::plane_of(p, blockIdx.z);" for k in sharing),
+            "    }",
+            "    __syncthreads();",
+        ]
+    own = [
+        f"    const b{k}::Plane q{k} = {f'plane{k}' if k in sharing else f'b{k}::plane_of(p, blockIdx.z)'};"
+        for k in branches
+    ]
+    gpu = [
+        *_sampled_gpu_entry_head(GPU_ENTRY, PIXELS_PER_THREAD),
+        *shared,
+        *own,
+        "    if (y >= p.h.dst_h) return;",
+        WAIT_FOR_PREVIOUS,
+        "#pragma unroll",
+        f"    for (int k = 0; k < {PIXELS_PER_THREAD}; ++k) {{",
+        f"        const fkl::i32 x = x0 + k * {PIXEL_BLOCK_X};",
+        f"        if (x < p.h.dst_w) graph_pixel(p, {planes}x, y, blockIdx.z);",
+        "    }",
+        "}",
+    ]
+    cpu = [
+        "static void run_rows(const Params* params) {",
+        "    const Params p = *params;",
+        *(f"    b{k}::Plane q{k};" for k in branches),
+        "    fkl::i32 plane_z = -1;",
+        f"#pragma omp for collapse(2) schedule(dynamic, {CPU_ROWS_PER_CHUNK})",
+        "    for (fkl::i32 z = 0; z < p.h.dst_planes; ++z)",
+        "        for (fkl::i32 y = 0; y < p.h.dst_h; ++y) {",
+        "            if (z != plane_z) {",
+        "                plane_z = z;",
+        *(f"                q{k} = b{k}::plane_of(p, z);" for k in branches),
+        "            }",
+        f"            for (fkl::i32 x = 0; x < p.h.dst_w; ++x) graph_pixel(p, {planes}x, y, z);",
+        "        }",
+        "}",
+        *_cpu_entry_of_rows(plan.layout.out_channels),
+    ]
+    return _sampled_entries(gpu, cpu)
 
 
 def _graph_flat(plan: GraphPlan, s: GraphFlatShape) -> list[str]:

@@ -20,7 +20,7 @@ from fklir.backend.chains import WRITE_KIND
 from fklir.backend.cpp_types import CPP_TYPE
 from fklir.backend.emit_cpp import USER_BODIES_LINE
 from fklir.backend.emit_flat import graph_flat_shape
-from fklir.backend.emit_geometry import emit_stages
+from fklir.backend.emit_geometry import emit_stages, shares_plane
 from fklir.backend.emit_rules import JOIN, PIXEL, is_float_division, title
 from fklir.backend.emit_user import emit_user_bodies, user_declarations, user_include_dirs
 from fklir.backend.kernel_layout import PIXELS_PER_THREAD, KernelLayout
@@ -70,11 +70,13 @@ class _Analysis:
         k, geometry = len(self.branches), op.geometry
         surface = "p.h" if index == 0 else f"p.in{index}"
         stages = emit_stages(op, geometry, self.counts, surface)
-        self.branches.append(BranchPlan(pixel_of(image_of(op.result.type)), len(geometry), tuple(stages)))
+        self.branches.append(
+            BranchPlan(pixel_of(image_of(op.result.type)), len(geometry), tuple(stages), shares_plane(geometry))
+        )
         self.flat = self.flat and not geometry and len(op.sources) == 1 and source.layout.data == "packed"
         self.body.append(f"// branch {k}: {op.name} of call argument {index}")
         name = self.declare(op.result)
-        self.body.append(f"b{k}::stage{len(geometry)}(p, b{k}::plane_of(p, z), x, y, z, {name});")
+        self.body.append(f"b{k}::stage{len(geometry)}(p, q{k}, x, y, z, {name});")
         self.flat_body.append(f"const {CPP_TYPE[source.dtype]}* {name} = a{index};  // {op.name} of argument {index}")
 
     def write(self, op: fkl.WriteOp | fkl.SplitOp | fkl.TSplitOp | fkl.SplitWriteOp) -> None:

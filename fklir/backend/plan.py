@@ -92,6 +92,7 @@ class BranchPlan(NamedTuple):
     stage: PixelType  # the pixel its last stage makes
     last_stage: int  # the number of its last stage function (0: the read itself)
     stages: tuple[str, ...]  # Plane, its stage functions (reading p.h's source or a p.in<i>), plane_of
+    shares_plane: bool = False  # its Plane holds values (a resize's scales): a GPU block computes it once
 
 
 class OutputPlan(NamedTuple):
