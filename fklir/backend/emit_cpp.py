@@ -274,20 +274,25 @@ def _sampled_entries(gpu: list[str], cpu: list[str]) -> list[str]:
 
 
 def _per_pixel_entries(call: str, channels: int) -> list[str]:
-    """The entries of a kernel whose every output pixel is `call(p, x, y, z)` (a divergent batch's dispatch, a
-    DAG's graph_pixel)."""
-    gpu = [
+    """The entries of a kernel whose every output pixel is `call(p, x, y, z)` (a divergent batch's dispatch)."""
+    return _sampled_entries(_per_pixel_gpu_entry(call, "", []), _sampled_cpu_entry(None, channels, call))
+
+
+def _per_pixel_gpu_entry(call: str, arguments: str, prologue: list[str]) -> list[str]:
+    """The GPU entry that calls `call(p, <arguments>x, y, z)` on each of a thread's pixels, after `prologue`
+    (which defines what `arguments` name)."""
+    return [
         *_sampled_gpu_entry_head(GPU_ENTRY, PIXELS_PER_THREAD),
+        *prologue,
         "    if (y >= p.h.dst_h) return;",
         WAIT_FOR_PREVIOUS,
         "#pragma unroll",
         f"    for (int k = 0; k < {PIXELS_PER_THREAD}; ++k) {{",
         f"        const fkl::i32 x = x0 + k * {PIXEL_BLOCK_X};",
-        f"        if (x < p.h.dst_w) {call}(p, x, y, blockIdx.z);",
+        f"        if (x < p.h.dst_w) {call}(p, {arguments}x, y, blockIdx.z);",
         "    }",
         "}",
     ]
-    return _sampled_entries(gpu, _sampled_cpu_entry(None, channels, call))
 
 
 def _sampled_cpu_entry(sampled: tuple[ChainPlan, Sampler] | None, channels: int, call: str = "dispatch") -> list[str]:
@@ -465,19 +470,7 @@ def _graph_sampled_entries(plan: GraphPlan) -> list[str]:
         f"    const b{k}::Plane q{k} = {f'plane{k}' if k in sharing else f'b{k}::plane_of(p, blockIdx.z)'};"
         for k in branches
     ]
-    gpu = [
-        *_sampled_gpu_entry_head(GPU_ENTRY, PIXELS_PER_THREAD),
-        *shared,
-        *own,
-        "    if (y >= p.h.dst_h) return;",
-        WAIT_FOR_PREVIOUS,
-        "#pragma unroll",
-        f"    for (int k = 0; k < {PIXELS_PER_THREAD}; ++k) {{",
-        f"        const fkl::i32 x = x0 + k * {PIXEL_BLOCK_X};",
-        f"        if (x < p.h.dst_w) graph_pixel(p, {planes}x, y, blockIdx.z);",
-        "    }",
-        "}",
-    ]
+    gpu = _per_pixel_gpu_entry("graph_pixel", planes, [*shared, *own])
     cpu = [
         "static void run_rows(const Params* params) {",
         "    const Params p = *params;",
