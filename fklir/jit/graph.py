@@ -26,13 +26,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+import numpy as np
+
 from fklir.dialects.constants import PLANE_MAP_SLOT
 from fklir.dialects.value_rules import RecipeStep
 from fklir.frontend import ops as fops
 from fklir.jit.cpu_executor import fits
+from fklir.jit.default_stream import launch_stream, producer_launch_stream
 from fklir.jit.signature import Signature, batch_capacity, input_signature, output_shape
 from fklir.limits import U32_MAX, check_index, check_product
+from fklir.runtime.interop import (
+    describe_gpu_array,
+    describe_host_array,
+    output_maker,
+    require_writable,
+    warm_key,
+)
 from fklir.runtime.launch import CpuLaunch, Extent, GpuLaunch, LaunchPlan, Surfaces
+from fklir.runtime.streams import stream_handle
 
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
@@ -50,11 +61,12 @@ class _Warm(NamedTuple):
     plan: LaunchPlan
     values: Any  # this pipeline's values block for the plan
     extent: Extent
-    sizes: tuple[tuple[int, int], ...]  # each argument's (width, height)
+    sizes: tuple[tuple[int, int], ...]  # arguments 1..'s (width, height): LaunchPlan.set_surfaces' sizes
     shapes: tuple[tuple[tuple[int, ...], Any], ...]  # each output's shape and dtype (numpy's, or its name)
     makers: tuple[Any, ...]  # GPU: each output's maker (interop.output_maker)
     framework: str  # GPU: the inputs' framework, which says where a call without stream= runs
     device: int
+    out_keys: tuple[set[Any], ...] = ()  # GPU: each output's warm keys that passed its check (out=)
 
 
 class _Bound:
@@ -210,8 +222,6 @@ class GraphPipeline:
             )
         if any(isinstance(x, list | tuple) for x in (*inputs.values(), *outputs.values())):
             raise TypeError("compose: bind one array, not a list; pass lists of images per call: pipe([a0, ...], ...)")
-        from fklir.runtime.interop import describe_gpu_array
-
         writes = self._writes()
         bound = _Bound(
             {i: describe_gpu_array(x, f"{_what(i)} binding") for i, x in inputs.items()},
@@ -239,7 +249,7 @@ class GraphPipeline:
         own = plan.twin(values)  # overrides and unbound calls fill the shared block; this one holds the bindings
         pointers = [bound.outputs[k].ptr for k in range(self.outputs)]
         if e.dst_w and e.dst_h and e.dst_planes:
-            own.fill(arguments[0][0].ptr, pointers[0], e, (), (), None, _surfaces(arguments, sizes, pointers, []))
+            own.fill(arguments[0][0].ptr, pointers[0], e, (), (), None, _surfaces(arguments, sizes, pointers, ()))
             bound.launch = own
         results = [bound.outputs[k].obj for k in range(self.outputs)]
         bound.results = tuple(results) if len(results) > 1 else results[0]
@@ -247,8 +257,6 @@ class GraphPipeline:
     def _call_bound(self, inputs: Sequence[object], out: object, stream: object) -> list[Any]:
         """A bound graph's call: the bindings are the defaults of the arguments and outputs not given (None
         keeps one); an array given where one is bound must be like it."""
-        from fklir.runtime.interop import describe_gpu_array
-
         bound = self._bound
         assert bound is not None
         if len(inputs) > self.inputs:
@@ -279,9 +287,6 @@ class GraphPipeline:
 
     def _launch_bound(self, bound: _Bound, stream: object) -> Any:
         """The argless call of a graph whose every input and output is bound: its own block, one launch."""
-        from fklir.jit.default_stream import launch_stream
-        from fklir.runtime.streams import stream_handle
-
         own = bound.launch
         if stream is not None:
             if own is not None:
@@ -520,10 +525,6 @@ class GraphPipeline:
         return tuple(results) if len(results) > 1 else results[0]
 
     def _call_cpu(self, inputs: Sequence[object], out: object, stream: object) -> list[Any]:
-        import numpy as np
-
-        from fklir.runtime.interop import describe_host_array
-
         if stream is not None:
             raise ValueError("the CPU target has no streams: call without stream=")
         key = _host_key(inputs)
@@ -553,31 +554,27 @@ class GraphPipeline:
             plan.run(first, pointers[0], e, tables[0] if tables else (), values=values, surfaces=surfaces)
         if key is not None and all(r.size for r in results):  # every check above holds for arrays like these
             host = tuple((s, np.dtype(d)) for s, d in shapes)
-            self._warm[key] = _Warm(plan, values, e, tuple(sizes), host, (), "numpy", 0)
+            self._warm[key] = _Warm(plan, values, e, tuple(sizes[1:]), host, (), "numpy", 0)
         return results
 
     def _warm_cpu(self, warm: _Warm, inputs: Sequence[Any], given: list[Any] | None) -> list[Any]:
-        import numpy as np
-
         results = given if given is not None else [np.empty(shape, dtype) for shape, dtype in warm.shapes]
-        pointers = [int(r.ctypes.data) for r in results]
-        others = [(x.ctypes.data, w, h) for x, (w, h) in zip(inputs[1:], warm.sizes[1:], strict=True)]
+        pointers = tuple([r.ctypes.data for r in results])
+        others = tuple([x.ctypes.data for x in inputs[1:]])
         plan = warm.plan
         assert isinstance(plan, CpuLaunch)
-        plan.run(
-            inputs[0].ctypes.data, pointers[0], warm.extent, values=warm.values, surfaces=(others, pointers[1:], ())
-        )
+        surfaces = (others, warm.sizes, pointers[1:], ())
+        plan.run(inputs[0].ctypes.data, pointers[0], warm.extent, values=warm.values, surfaces=surfaces)
         return results
 
     def _call_gpu(self, inputs: Sequence[object], out: object, stream: object) -> list[Any]:
-        from fklir.jit.default_stream import launch_stream
-        from fklir.runtime.interop import describe_gpu_array, output_maker, warm_key
-
-        seen = [] if any(isinstance(x, list | tuple) for x in inputs) else [warm_key(x) for x in inputs]
-        keyed = [s for s in seen if s is not None]
-        key = tuple(k for k, _ in keyed) if seen and len(keyed) == len(seen) else None
-        if key is not None and out is None and (warm := self._warm.get(key)) is not None:
-            return self._warm_gpu(warm, inputs, [ptr for _, ptr in keyed], stream)
+        key, pointers = _gpu_keys(inputs)
+        warm = None if key is None else self._warm.get(key)
+        given = self._given_outputs(out)
+        if warm is not None:
+            outputs = _known_outputs(warm, given)
+            if outputs is not None:
+                return self._warm_gpu(warm, inputs, pointers, outputs, stream)
         arguments, images = self._arguments(inputs, describe_gpu_array)
         devices = {a.device for described in arguments for a in described}
         if len(devices) > 1:
@@ -587,9 +584,11 @@ class GraphPipeline:
         plan, values = self._plan(sigs, src.device)
         e = self._extent(sigs, sizes, plan)
         shapes = self._out_shapes(sigs, e, plan.layout)
-        given = self._given_outputs(out)
+        # warm keys of outputs that pass their check, kept with the call's warm entry (a new one, or the one whose
+        # outputs the call brought anew)
+        out_keys = warm.out_keys if warm is not None else tuple(set() for _ in shapes)
         results: list[Any] = []
-        pointers: list[int] = []
+        made_pointers: list[int] = []
         makers = tuple(output_maker(src.framework, src.obj, shape, dtype, src.device) for shape, dtype in shapes)
         for k, (shape, dtype) in enumerate(shapes):
             if given is None or given[k] is None:  # (None: a bound graph's unbound output)
@@ -600,48 +599,83 @@ class GraphPipeline:
                 if dst.device != src.device:
                     raise ValueError(f"out[{k}]: on device {dst.device}, the inputs on device {src.device}")
                 made, ptr = given[k], dst.ptr
+                if (seen := warm_key(given[k])) is not None:
+                    out_keys[k].add(seen[0])
             results.append(made)
-            pointers.append(ptr)
+            made_pointers.append(ptr)
         handle, owned = launch_stream(src, stream)
         assert isinstance(plan, GpuLaunch)
         if e.dst_w and e.dst_h and e.dst_planes:
             tables = [[a.ptr for a in described] for described in arguments] if images else []
-            surfaces = _surfaces(arguments, sizes, pointers, tables)
-            plan.run(src.ptr, pointers[0], e, handle, tables[0] if tables else (), values=values, surfaces=surfaces)
+            surfaces = _surfaces(arguments, sizes, made_pointers, tables)
+            first = tables[0] if tables else ()
+            plan.run(src.ptr, made_pointers[0], e, handle, first, values=values, surfaces=surfaces)
         if owned:
             plan.synchronize(handle)
-        if key is not None and e.dst_w and e.dst_h and e.dst_planes:  # the checks hold for arrays with these keys
-            self._warm[key] = _Warm(plan, values, e, tuple(sizes), tuple(shapes), makers, src.framework, src.device)
+        if key is not None and warm is None and e.dst_w and e.dst_h and e.dst_planes:  # the checks hold for such keys
+            others = tuple(sizes[1:])
+            entry = _Warm(plan, values, e, others, tuple(shapes), makers, src.framework, src.device, out_keys)
+            self._warm[key] = entry
         return results
 
-    def _warm_gpu(self, warm: _Warm, inputs: Sequence[Any], pointers: list[int], stream: object) -> list[Any]:
-        """A call on arrays whose warm keys a full call saw: outputs made as it made them, one launch."""
-        from fklir.jit.default_stream import producer_launch_stream
-        from fklir.runtime.streams import stream_handle
-
-        made = [make(inputs[0]) for make in warm.makers]
-        outputs = [ptr for _, ptr in made]
+    def _warm_gpu(
+        self, warm: _Warm, inputs: Sequence[Any], pointers: list[int], outputs: list[Any], stream: object
+    ) -> list[Any]:
+        """A call on arrays whose warm keys a full call saw: `outputs` (each (array, pointer); None: made as that
+        call made it), one launch."""
+        made = [warm.makers[k](inputs[0]) if o is None else o for k, o in enumerate(outputs)]
         if stream is not None:
             handle, owned = stream_handle(stream), False
         else:
             advertised = inputs[0].stream if warm.framework == "fklir" else None
             handle, owned = producer_launch_stream(warm.framework, warm.device, advertised)
-        others = [(ptr, w, h) for ptr, (w, h) in zip(pointers[1:], warm.sizes[1:], strict=True)]
         plan = warm.plan
         assert isinstance(plan, GpuLaunch)
-        plan.run(pointers[0], outputs[0], warm.extent, handle, values=warm.values, surfaces=(others, outputs[1:], ()))
+        surfaces = (tuple(pointers[1:]), warm.sizes, tuple([ptr for _, ptr in made[1:]]), ())
+        plan.run(pointers[0], made[0][1], warm.extent, handle, values=warm.values, surfaces=surfaces)
         if owned:
             plan.synchronize(handle)
         return [result for result, _ in made]
 
 
+def _gpu_keys(inputs: Sequence[object]) -> tuple[tuple[object, ...] | None, list[int]]:
+    """The arguments' warm keys (interop.warm_key) and pointers when every argument has one, else (None, [])."""
+    keys: list[object] = []
+    pointers: list[int] = []
+    for x in inputs:
+        seen = None if isinstance(x, list | tuple) else warm_key(x)
+        if seen is None:
+            return None, []
+        keys.append(seen[0])
+        pointers.append(seen[1])
+    return tuple(keys), pointers
+
+
+def _known_outputs(warm: _Warm, given: list[object] | None) -> list[Any] | None:
+    """A warm call's outputs: None each to be made, or (array, pointer) of a given one whose warm key passed its
+    check before; None when a given output is new (the full call checks it)."""
+    if given is None:
+        return [None] * len(warm.makers)
+    outputs: list[Any] = []
+    for k, o in enumerate(given):
+        if o is None:
+            outputs.append(None)
+            continue
+        seen = warm_key(o)
+        if seen is None or seen[0] not in warm.out_keys[k]:
+            return None
+        outputs.append((o, seen[1]))
+    return outputs
+
+
 def _host_key(inputs: Sequence[object]) -> tuple[object, ...] | None:
     """(dtype, shape) of each argument when every one is a C-contiguous numpy array, else None."""
-    import numpy as np
-
-    if not all(type(x) is np.ndarray and x.flags.c_contiguous for x in inputs):
-        return None
-    return tuple((x.dtype, x.shape) for x in inputs)  # pyright: ignore[reportAttributeAccessIssue]
+    key: list[object] = []
+    for x in inputs:
+        if type(x) is not np.ndarray or not x.flags.c_contiguous:
+            return None
+        key.append((x.dtype, x.shape))
+    return tuple(key)
 
 
 class _Shape(NamedTuple):
@@ -665,14 +699,13 @@ def _surfaces(
     outputs: Sequence[int],
     tables: Sequence[Sequence[int]],
 ) -> Surfaces:
-    """LaunchPlan.set_surfaces' arguments: arguments 1.. (their first array, size), outputs 1.., tables 1.."""
-    inputs = [(described[0].ptr, w, h) for described, (w, h) in zip(arguments[1:], sizes[1:], strict=True)]
-    return inputs, outputs[1:], tables[1:]
+    """LaunchPlan.set_surfaces' arguments: arguments 1.. (their first array's pointer, their sizes), outputs 1..,
+    tables 1.."""
+    inputs = tuple([described[0].ptr for described in arguments[1:]])
+    return inputs, tuple(sizes[1:]), tuple(outputs[1:]), tables[1:]
 
 
 def _check_out(dst: Any, k: int, shape: tuple[int, ...], dtype: str) -> None:
-    from fklir.runtime.interop import require_writable
-
     require_writable(dst, f"out[{k}]")
     if dst.shape != shape or dst.dtype_name != dtype:
         raise ValueError(f"out[{k}]: expected a {dtype} array of shape {shape}, got {dst.dtype_name} {dst.shape}")

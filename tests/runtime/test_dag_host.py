@@ -216,3 +216,35 @@ def test_bound_graphs_need_the_gpu_target() -> None:
         fkl.compose(fkl.TensorRead(), fkl.Add(fkl.Input(1, source=x)), fkl.TensorWrite(), target="cpu")
     with pytest.raises(ValueError, match="need target='gpu'"):
         fkl.compose(fkl.TensorRead(), fkl.MidWrite(x), fkl.Add(fkl.Input(1)), fkl.TensorWrite(), target="cpu")
+
+
+@pytest.mark.usefixtures("fake")
+def test_repeated_calls_into_outputs_of_a_checked_kind_describe_nothing(
+    fake: Any,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """out= of outputs whose warm keys passed their check once: the warm path, the given outputs' pointers in the
+    launch; an output of another kind goes through the full check and its error."""
+    from fklir.jit import graph
+
+    driver, torch = fake
+    pipe = _pipe()
+    stream = torch.cuda.Stream()
+    a, b = (torch.empty((H, W, 3), dtype=torch.uint8) for _ in range(2))
+    m = torch.empty((H, W), dtype=torch.uint8)
+    out = (torch.empty((H, W, 3), dtype=torch.float32), torch.empty((H, W, 3), dtype=torch.uint8))
+    pipe(a, b, m, out=out, stream=stream)
+    described: list[object] = []
+    real = graph.describe_gpu_array
+    monkeypatch.setattr(graph, "describe_gpu_array", lambda x, *rest: described.append(x) or real(x, *rest))  # pyright: ignore[reportUnknownLambdaType, reportUnknownArgumentType]
+    for _ in range(3):
+        new = (torch.empty((H, W, 3), dtype=torch.float32), torch.empty((H, W, 3), dtype=torch.uint8))
+        driver.launches.clear()
+        got = pipe(a, b, m, out=new, stream=stream)
+        assert got[0] is new[0] and got[1] is new[1] and len(driver.launches) == 1
+        ((_, (plan, _values)),) = pipe._plans.items()
+        params: Any = plan.params
+        assert (params.h.dst, params.out1.dst) == (new[0].data_ptr(), new[1].data_ptr())
+    assert described == []
+    with pytest.raises(ValueError, match=r"out\[1\]: expected a uint8 array of shape \(5, 7, 3\), got float32"):
+        pipe(a, b, m, out=(new[0], new[0]), stream=stream)
