@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 
 _READS = (fops.TensorRead, fops.TensorPack)
 _WRITES = (fops.TensorWrite, fops.TensorSplit)
+_ENDS = (fops.Read, fops.Write)
 
 
 class _Warm(NamedTuple):
@@ -94,44 +95,33 @@ class _GraphPlan(NamedTuple):
 _SHARED_GRAPH_PLANS: dict[tuple[object, ...], _GraphPlan] = {}
 
 
-def _branches(ops: Sequence[fops.Op]) -> list[tuple[fops.Joining, fops.Input]]:
-    """Every (joining op, branch) of `ops`, branches' own joins included, in lowering order."""
-    found: list[tuple[fops.Joining, fops.Input]] = []
-    for op in ops:
-        if isinstance(op, fops.Joining):
-            for branch in op.branches():
-                found += _branches(branch.ops)
-                found.append((op, branch))
-    return found
+class _Walk:
+    """One walk over a graph's ops, branches first (lowering order): the checks and what compose keeps."""
 
+    def __init__(self) -> None:
+        self.branches: list[tuple[fops.Joining, fops.Input]] = []  # (joining op, branch), branches' own included
+        self.crops: list[fops.Crop] = []  # every Crop([rects])
+        self.per_image: list[tuple[str, int]] = []  # (op name, row count) of each op with fkl.per_image values
+        self.descriptors: list[fops.Op] = []  # the lowering order (frontend.ops.graph_descriptors)
+        self.mids: list[fops.MidWrite] = []  # the chain's own writes along the way
 
-def _crop_lists(ops: Sequence[fops.Op]) -> list[fops.Crop]:
-    """Every Crop([rects]) of `ops`, branches' included."""
-    found = [op for op in ops if isinstance(op, fops.Crop) and op.batched]
-    for op in ops:
-        if isinstance(op, fops.Joining):
-            for branch in op.branches():
-                found += _crop_lists(branch.ops)
-    return found
-
-
-def _per_image(ops: Sequence[fops.Op]) -> list[tuple[str, int]]:
-    """(op name, row count) of every op with per-image values (fkl.per_image) of `ops`, branches' included."""
-    found = [(op.op_name, len(rows)) for op in ops if (rows := op.per_image()) is not None]
-    for op in ops:
-        if isinstance(op, fops.Joining):
-            for branch in op.branches():
-                found += _per_image(branch.ops)
-    return found
-
-
-def _check_run(ops: Sequence[fops.Op], where: str) -> None:
-    """A run of ops after a read: geometry first (it folds into the read)."""
-    fops.check_geometry_first(ops, f"compose: {{op}} in {where}", "its read")
-    for op in ops:
-        if isinstance(op, fops.Joining):
-            for branch in op.branches():
-                _check_run(branch.ops, f"the branch {branch!r}")
+    def run(self, ops: Sequence[fops.Op], where: str) -> None:
+        """A run of ops after a read (the chain's, or a branch's): geometry first (it folds into the read)."""
+        fops.check_geometry_first(ops, f"compose: {{op}} in {where}", "its read")
+        for op in ops:
+            if isinstance(op, _ENDS):
+                raise ValueError(f"compose: {op.op_name} may only start or end the chain")
+            if isinstance(op, fops.Joining):
+                for branch in op.branches():
+                    self.run(branch.ops, f"the branch fkl.Input({branch.index}, ...)")
+                    self.branches.append((op, branch))
+            elif isinstance(op, fops.MidWrite):
+                self.mids.append(op)
+            elif isinstance(op, fops.Crop) and op.batched:
+                self.crops.append(op)
+            if (rows := op.per_image()) is not None:
+                self.per_image.append((op.op_name, len(rows)))
+            self.descriptors.append(op)
 
 
 class GraphPipeline:
@@ -144,13 +134,10 @@ class GraphPipeline:
             raise ValueError("compose: a graph starts with TensorRead() or TensorPack(ch)")
         if not isinstance(ops[-1], _WRITES):
             raise ValueError("compose: a graph ends with TensorWrite() or TensorSplit()")
-        for op in ops[1:-1]:
-            if isinstance(op, fops.Read | fops.Write):
-                raise ValueError(f"compose: {op.op_name} may only start or end the chain")
-        _check_run(ops[1:-1], "the chain")
+        walk = _Walk()
+        walk.run(ops[1:-1], "the chain")
         # Crop([rects]) lists: one output plane per rect, each branch cropping its own input with as many rects
-        crops = _crop_lists(ops[1:-1])
-        counts = {len(c.rects) for c in crops}
+        counts = {len(c.rects) for c in walk.crops}
         if len(counts) > 1:
             raise ValueError(
                 f"compose: the graph's Crop lists give {sorted(counts)} rects: one output plane per rect, so every "
@@ -158,13 +145,13 @@ class GraphPipeline:
             )
         self.rects = counts.pop() if counts else 0
         # per-image values: row z for the batch's image z, wherever the op is
-        self.per_image = _per_image(ops[1:-1])
+        self.per_image = walk.per_image
         if self.per_image and self.rects:
             raise ValueError(f"compose: {self.per_image[0][0]}: per_image values with Crop lists in a graph")
         self.ops = tuple(ops)
         self.target = target
         self.read_planar = isinstance(ops[0], fops.TensorPack)
-        self._branches = _branches(ops[1:-1])
+        self._branches = walk.branches
         read = {0} | {branch.index for _, branch in self._branches}
         self.inputs = max(read) + 1
         if missing := sorted(set(range(self.inputs)) - read):
@@ -172,28 +159,24 @@ class GraphPipeline:
                 f"compose: the graph reads call argument {self.inputs - 1} but no branch reads argument(s) {missing}; "
                 "number the inputs 0, 1, 2, ... (fkl.Input(i))"
             )
-        mids = [op for op in ops if isinstance(op, fops.MidWrite)]
+        self._write_ops: tuple[fops.Op, ...] = (*walk.mids, ops[-1])  # the outputs' writes, in output order
         self.write_kinds = tuple(
-            "planar" if isinstance(op, fops.MidSplit | fops.TensorSplit) else "packed" for op in (*mids, ops[-1])
+            "planar" if isinstance(op, fops.MidSplit | fops.TensorSplit) else "packed" for op in self._write_ops
         )
         self._plans: dict[tuple[object, ...], tuple[LaunchPlan, Any]] = {}  # (sigs, device) -> plan, values block
         self._warm: dict[tuple[object, ...], _Warm] = {}  # the arrays' keys -> a call that checked such arrays
         # the lowering order (frontend.ops.graph_descriptors) and which positions hold one descriptor object:
         # what fkl-cse may merge, and so part of the structure
-        self._descriptors = fops.graph_descriptors(self.ops)
+        self._descriptors = [ops[0], *walk.descriptors, ops[-1]]
         first: dict[int, int] = {}
         sharing = tuple(first.setdefault(id(op), k) for k, op in enumerate(self._descriptors))
-        self._structure = (tuple(op.structure() for op in self.ops), sharing, self.read_planar)
+        self._structure = (target, tuple(op.structure() for op in self.ops), sharing, self.read_planar)
         self._bound: _Bound | None = None
         inputs, outputs = self._bindings()
         if inputs or outputs:
             self._bind(inputs, outputs)
 
     # ---- bound compose ------------------------------------------------------------------------------
-
-    def _writes(self) -> list[fops.Op]:
-        """The ops that write the outputs, in output order (MidWrite/MidSplit, then TensorWrite/TensorSplit)."""
-        return [op for op in self.ops if isinstance(op, fops.MidWrite)] + [self.ops[-1]]
 
     def _bindings(self) -> tuple[dict[int, object], dict[int, object]]:
         """The arrays bound to call arguments (TensorRead(x), Input(i, source=x)) and to outputs (MidWrite(out),
@@ -209,7 +192,7 @@ class GraphPipeline:
                     f"compose: {_what(branch.index)} is bound to two arrays ({branch!r}'s source= and another "
                     "binding of that argument); bind it once"
                 )
-        outputs = {k: x for k, op in enumerate(self._writes()) if (x := getattr(op, "binding", None)) is not None}
+        outputs = {k: x for k, op in enumerate(self._write_ops) if (x := getattr(op, "binding", None)) is not None}
         return inputs, outputs
 
     def _bind(self, inputs: dict[int, object], outputs: dict[int, object]) -> None:
@@ -222,7 +205,7 @@ class GraphPipeline:
             )
         if any(isinstance(x, list | tuple) for x in (*inputs.values(), *outputs.values())):
             raise TypeError("compose: bind one array, not a list; pass lists of images per call: pipe([a0, ...], ...)")
-        writes = self._writes()
+        writes = self._write_ops
         bound = _Bound(
             {i: describe_gpu_array(x, f"{_what(i)} binding") for i, x in inputs.items()},
             {k: describe_gpu_array(x, f"{writes[k].op_name} binding") for k, x in outputs.items()},

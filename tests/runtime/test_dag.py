@@ -325,6 +325,25 @@ def test_branch_values_are_runtime_values(monkeypatch: pytest.MonkeyPatch) -> No
         pipe(0.5, 0.0, 6)(a, b)
 
 
+def test_compose_orders_a_graphs_descriptors_as_its_lowering_marks_them() -> None:
+    """The descriptors' order that compose keys a graph by (and packs its values by) is frontend.ops'
+    graph_descriptors, which the lowering marks its ops with: nested branches, several per op, MidWrite."""
+    from fklir.frontend import ops as fops
+
+    inner = fkl.Input(2, fkl.Mul(3.0))
+    ops = (
+        fkl.TensorRead(),
+        fkl.Cast("float32"),
+        fkl.Composite(fkl.Input(1, fkl.Cast("float32"), fkl.Add(fkl.Input(0, fkl.Cast("float32")))), inner),
+        fkl.MidWrite(),
+        fkl.Blend(fkl.Input(1, fkl.Cast("float32"), fkl.Sub(inner)), 0.5),
+        fkl.TensorWrite(),
+    )
+    pipe = fkl.compose(*ops, target="cpu")
+    assert pipe._descriptors == fops.graph_descriptors(pipe.ops)
+    assert len(pipe._descriptors) == 13
+
+
 def test_one_branch_object_used_twice_is_another_structure_than_two_equal_ones() -> None:
     """fkl-cse merges a branch used twice (one descriptor: one set of values) but not two branches that are equal
     now (their values are runtime values): the two graphs must not share a plan."""

@@ -248,3 +248,26 @@ def test_repeated_calls_into_outputs_of_a_checked_kind_describe_nothing(
     assert described == []
     with pytest.raises(ValueError, match=r"out\[1\]: expected a uint8 array of shape \(5, 7, 3\), got float32"):
         pipe(a, b, m, out=(new[0], new[0]), stream=stream)
+
+
+@pytest.mark.usefixtures("fake")
+def test_one_structure_on_both_targets_keeps_a_plan_per_target(fake: Any) -> None:  # noqa: F811
+    """Graphs of one structure share plans within a target only: the CPU's plan is a g++ library's, the GPU's a
+    loaded kernel's, whichever target composed first."""
+    import numpy as np
+
+    _driver, torch = fake
+
+    def ops() -> tuple[Any, ...]:
+        return (fkl.TensorRead(), fkl.Add(fkl.Input(1)), fkl.TensorWrite())
+
+    x = np.arange(H * W * 3, dtype=np.uint8).reshape(H, W, 3)
+    on_cpu = fkl.compose(*ops(), target="cpu")
+    np.testing.assert_array_equal(on_cpu(x, x), x + x)
+    a = torch.empty((H, W, 3), dtype=torch.uint8)
+    on_gpu = fkl.compose(*ops(), target="gpu")
+    on_gpu(a, a, stream=torch.cuda.Stream())
+    ((cpu_plan, _),) = on_cpu._plans.values()
+    ((gpu_plan, _),) = on_gpu._plans.values()
+    assert isinstance(gpu_plan, GpuLaunch) and not isinstance(cpu_plan, GpuLaunch)
+    np.testing.assert_array_equal(fkl.compose(*ops(), target="cpu")(x, x), x + x)
