@@ -68,6 +68,7 @@ class _Warm(NamedTuple):
     framework: str  # GPU: the inputs' framework, which says where a call without stream= runs
     device: int
     out_keys: tuple[set[Any], ...] = ()  # GPU: each output's warm keys that passed its check (out=)
+    sigs: tuple[Signature, ...] = ()  # the arguments' signatures (another pipeline's plan for them: _known_call)
 
 
 class _Bound:
@@ -93,6 +94,11 @@ class _GraphPlan(NamedTuple):
 
 # (structure, argument signatures, device) -> its plan: the graphs of one structure share it.
 _SHARED_GRAPH_PLANS: dict[tuple[object, ...], _GraphPlan] = {}
+
+# Calls prepared on arrays of one kind, by (GraphPipeline.call_key, the arrays' keys): a new graph with an equal
+# call key takes the call with its own values block, so its first call on such arrays is a warm one.
+_KNOWN_GRAPH_CALLS: dict[tuple[object, ...], _Warm] = {}
+_KNOWN_GRAPH_CALLS_MAX = 4096
 
 
 class _Walk:
@@ -171,6 +177,7 @@ class GraphPipeline:
         first: dict[int, int] = {}
         sharing = tuple(first.setdefault(id(op), k) for k, op in enumerate(self._descriptors))
         self._structure = (target, tuple(op.structure() for op in self.ops), sharing, self.read_planar)
+        self._call_key: tuple[object, ...] | None = None  # call_key(), made once
         self._bound: _Bound | None = None
         inputs, outputs = self._bindings()
         if inputs or outputs:
@@ -286,6 +293,41 @@ class GraphPipeline:
     def outputs(self) -> int:
         return len(self.write_kinds)
 
+    # ---- known calls: a new graph's first call on arrays like ones a graph of its structure checked ----------
+
+    def call_key(self) -> tuple[object, ...] | None:
+        """What a call on one kind of arrays depends on besides them: the structure, the geometry's values (they
+        set every size) and the per-image row counts. None with Crop lists (a frame's new rects)."""
+        if self.rects:
+            return None
+        if self._call_key is None:
+            geometry = tuple([op.description() for op in self._descriptors if isinstance(op, fops.Geometry)])
+            self._call_key = (self._structure, geometry, tuple(self.per_image))
+        return self._call_key
+
+    def _known_call(self, key: tuple[object, ...]) -> _Warm | None:
+        """This graph's warm entry for arrays of `key` from a call that a graph with its call key made on such
+        arrays (extent, sizes, outputs), with this graph's own values block (checked as any call's are)."""
+        call_key = self.call_key()
+        known = None if call_key is None else _KNOWN_GRAPH_CALLS.get((call_key, key))
+        if known is None:
+            return None
+        plan, values = self._plan(known.sigs, known.device)
+        if plan is not known.plan:  # the structure's plans were built again since
+            return None
+        warm = self._warm[key] = known._replace(values=values)
+        return warm
+
+    def _remember(self, key: tuple[object, ...], warm: _Warm) -> None:
+        """The warm entry of a checked call, for this graph and for new graphs with its call key."""
+        self._warm[key] = warm
+        call_key = self.call_key()
+        if call_key is None:
+            return
+        if len(_KNOWN_GRAPH_CALLS) >= _KNOWN_GRAPH_CALLS_MAX:
+            _KNOWN_GRAPH_CALLS.clear()
+        _KNOWN_GRAPH_CALLS[(call_key, key)] = warm
+
     # ---- pickling (DataLoader workers): the ops travel, plans are found again (memory or disk cache) ----------
 
     def __getstate__(self) -> dict[str, Any]:
@@ -327,12 +369,14 @@ class GraphPipeline:
     def _plan(self, sigs: tuple[Signature, ...], device: int) -> tuple[LaunchPlan, Any]:
         """The plan for arguments of `sigs` on `device`, and this pipeline's values block for it. A list call's
         kernel is compiled for the lists' capacity (jit.signature.batch_capacity): every length up to it shares it."""
-        sigs = tuple(s._replace(images=batch_capacity(s.images)) if s.images else s for s in sigs)
+        if sigs[0].images:
+            sigs = tuple(s._replace(images=batch_capacity(s.images)) for s in sigs)
         if self.per_image and sigs[0].batched:  # a batch's rows: compiled for its capacity, as a chain's
             sigs = tuple(s._replace(planes=batch_capacity(s.planes)) for s in sigs)
         # a Crop list of one image is compiled for its capacity, as a chain's: every count up to it shares the kernel
         rects = batch_capacity(self.rects) if self.rects and sigs[0].planes == 1 and not sigs[0].images else 0
-        sigs = (sigs[0]._replace(rects=rects), *sigs[1:])
+        if sigs[0].rects != rects:
+            sigs = (sigs[0]._replace(rects=rects), *sigs[1:])
         key = (sigs, device)
         if (mine := self._plans.get(key)) is not None:
             return mine
@@ -511,7 +555,7 @@ class GraphPipeline:
         if stream is not None:
             raise ValueError("the CPU target has no streams: call without stream=")
         key = _host_key(inputs)
-        if key is not None and (warm := self._warm.get(key)) is not None:
+        if key is not None and (warm := self._warm.get(key) or self._known_call(key)) is not None:
             given = self._given_outputs(out)
             if given is None or all(fits(g, *shape) for g, shape in zip(given, warm.shapes, strict=True)):
                 return self._warm_cpu(warm, inputs, given)
@@ -537,7 +581,7 @@ class GraphPipeline:
             plan.run(first, pointers[0], e, tables[0] if tables else (), values=values, surfaces=surfaces)
         if key is not None and all(r.size for r in results):  # every check above holds for arrays like these
             host = tuple((s, np.dtype(d)) for s, d in shapes)
-            self._warm[key] = _Warm(plan, values, e, tuple(sizes[1:]), host, (), "numpy", 0)
+            self._remember(key, _Warm(plan, values, e, tuple(sizes[1:]), host, (), "numpy", 0, (), sigs))
         return results
 
     def _warm_cpu(self, warm: _Warm, inputs: Sequence[Any], given: list[Any] | None) -> list[Any]:
@@ -552,7 +596,7 @@ class GraphPipeline:
 
     def _call_gpu(self, inputs: Sequence[object], out: object, stream: object) -> list[Any]:
         key, pointers = _gpu_keys(inputs)
-        warm = None if key is None else self._warm.get(key)
+        warm = None if key is None else self._warm.get(key) or self._known_call(key)
         given = self._given_outputs(out)
         if warm is not None:
             outputs = _known_outputs(warm, given)
@@ -597,8 +641,9 @@ class GraphPipeline:
             plan.synchronize(handle)
         if key is not None and warm is None and e.dst_w and e.dst_h and e.dst_planes:  # the checks hold for such keys
             others = tuple(sizes[1:])
-            entry = _Warm(plan, values, e, others, tuple(shapes), makers, src.framework, src.device, out_keys)
-            self._warm[key] = entry
+            self._remember(
+                key, _Warm(plan, values, e, others, tuple(shapes), makers, src.framework, src.device, out_keys, sigs)
+            )
         return results
 
     def _warm_gpu(

@@ -271,3 +271,38 @@ def test_one_structure_on_both_targets_keeps_a_plan_per_target(fake: Any) -> Non
     ((gpu_plan, _),) = on_gpu._plans.values()
     assert isinstance(gpu_plan, GpuLaunch) and not isinstance(cpu_plan, GpuLaunch)
     np.testing.assert_array_equal(fkl.compose(*ops(), target="cpu")(x, x), x + x)
+
+
+@pytest.mark.usefixtures("fake")
+def test_a_new_graphs_first_call_takes_the_call_a_graph_of_its_structure_checked(
+    fake: Any,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A new graph object of a known structure and geometry, on arrays of a kind such a graph called: nothing
+    described, its own values in the launch; other geometry values (another size) make their own call; a value
+    its chain cannot take is still the located error."""
+    from fklir.jit import graph
+
+    _driver, torch = fake
+    stream = torch.cuda.Stream()
+    a, b = (torch.empty((H, W, 3), dtype=torch.uint8) for _ in range(2))
+
+    def scaled(gain: float, size: tuple[int, int] = (W, H)) -> Any:
+        branch = fkl.Input(1, fkl.Resize(*size, "nearest"), fkl.Mul(gain))
+        geometry = fkl.Resize(*size, "nearest")
+        return fkl.compose(fkl.TensorRead(), geometry, fkl.Add(branch), fkl.TensorWrite(), target="gpu")
+
+    scaled(2)(a, b, stream=stream)
+    described: list[object] = []
+    real = graph.describe_gpu_array
+    monkeypatch.setattr(graph, "describe_gpu_array", lambda x, *rest: described.append(x) or real(x, *rest))  # pyright: ignore[reportUnknownLambdaType, reportUnknownArgumentType]
+    twin = scaled(3)
+    assert tuple(twin(a, b, stream=stream).shape) == (H, W, 3)
+    assert described == []
+    ((plan, _values),) = twin._plans.values()
+    (name,) = [name for name, _, _ in plan.layout.slots if name.startswith("mul")]
+    assert getattr(plan.params, name)[:3] == [3, 3, 3]  # this graph's values launched
+    assert tuple(scaled(2, (3, 2))(a, b, stream=stream).shape) == (2, 3, 3)
+    assert described, "another output size: a call of its own"
+    with pytest.raises(ValueError, match=r"test_dag_host\.py:\d+:1: error: .*300"):
+        scaled(300)(a, b, stream=stream)
