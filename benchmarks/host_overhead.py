@@ -39,7 +39,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench_launch import frame_rects, median_us  # noqa: E402  (bench_launch imports torch only in main)
+from bench_launch import frame_rects, median_us, new_graph_objects  # noqa: E402  (bench_launch imports torch only in main)
 
 FAKE_CUBIN = b"\x7fELF" + bytes(16 * 1024)  # about the size of a small fused kernel's cubin
 
@@ -116,8 +116,8 @@ def warm_rows(n: int, reps: int) -> dict[str, float]:
 
 
 def new_object_rows(count: int) -> dict[str, float]:
-    """bench_launch's issue-28 rows over the stubs: a new pipeline object's first call, and the per-frame ROI
-    loop (compose with 1..64 new rects + call on a caller's stream)."""
+    """bench_launch's issue-28 rows over the stubs: a new pipeline object's first call, the per-frame ROI loop
+    (compose with 1..64 new rects + call on a caller's stream), and a DAG's warm call, compose and first call."""
     torch, _driver = install_stubs()
     import fklir as fkl
 
@@ -142,6 +142,7 @@ def new_object_rows(count: int) -> dict[str, float]:
         return fkl.compose(fkl.TensorRead(), *ops, fkl.TensorSplit(), target="gpu")
 
     roi(frames[0])(image, stream=stream)
+    background = torch.empty((48, 64, 3), dtype=torch.uint8)
     return {
         "warm pipe(x, out=y, stream=s)": median_us(lambda _i: warm(x, out=y, stream=stream), count),
         "compose(), known structure, new values": median_us(lambda i: scaled(2.0 + i * 1e-3), count),
@@ -152,6 +153,7 @@ def new_object_rows(count: int) -> dict[str, float]:
         "per-frame ROI loop: compose(1..64 new rects) + call": median_us(
             lambda i: roi(frames[i])(image, stream=stream), count
         ),
+        **{name: float(us) for name, us in new_graph_objects(fkl, x, background, stream, count).items()},
     }
 
 
