@@ -232,6 +232,27 @@ def test_mid_split_and_batches(target: str) -> None:
 
 
 @pytest.mark.parametrize("target", TARGETS)
+def test_a_flat_graph_over_a_batch_and_a_one_channel_output(target: str) -> None:
+    """A flat graph (no geometry) over batches: one run of pixels across the images; a three-channel and a
+    one-channel output of other element types than the inputs."""
+    a, b = images(14, (3, H, W, 3), (3, H, W, 3))
+    ops = (
+        fkl.TensorRead(),
+        fkl.Cast("int16"),
+        fkl.Sub(fkl.Input(1, fkl.Cast("int16"))),
+        fkl.MidWrite(),
+        fkl.VectorReduce("Min"),
+        fkl.TensorWrite(),
+    )
+    diff = a.astype(np.int16) - b.astype(np.int16)
+    check(target, ops, [a, b], [diff, diff.min(axis=3)])
+    if target == "cpu":
+        pipe = fkl.compose(*ops, target="cpu")
+        pipe(a, b)
+        assert _mode(pipe) == "flat"
+
+
+@pytest.mark.parametrize("target", TARGETS)
 def test_out_takes_a_tuple_and_is_written_in_place(target: str) -> None:
     if target == "gpu":
         pytest.skip("the GPU call's out= is covered by test_spec_background_subtraction's shapes")
