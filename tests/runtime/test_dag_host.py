@@ -306,3 +306,34 @@ def test_a_new_graphs_first_call_takes_the_call_a_graph_of_its_structure_checked
     assert described, "another output size: a call of its own"
     with pytest.raises(ValueError, match=r"test_dag_host\.py:\d+:1: error: .*300"):
         scaled(300)(a, b, stream=stream)
+
+
+@pytest.mark.usefixtures("fake")
+def test_new_frames_into_bound_outputs_take_the_warm_path(
+    fake: Any,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The background and both outputs bound, a new frame per call: after the first call nothing is described
+    (the frame's kind was found like the binding, the outputs' keys passed), one launch each with the frame's
+    pointer; a frame of another shape is still the override's error."""
+    from fklir.jit import graph
+
+    driver, torch = fake
+    _, b, m, diff, blended = _frames(torch)
+    pipe = _bound_pipe(torch.empty((H, W, 3), dtype=torch.uint8), b, m, diff, blended)
+    stream = torch.cuda.Stream()
+    pipe(torch.empty((H, W, 3), dtype=torch.uint8), stream=stream)
+    described: list[object] = []
+    real = graph.describe_gpu_array
+    monkeypatch.setattr(graph, "describe_gpu_array", lambda x, *rest: described.append(x) or real(x, *rest))  # pyright: ignore[reportUnknownLambdaType, reportUnknownArgumentType]
+    for _ in range(3):
+        frame = torch.empty((H, W, 3), dtype=torch.uint8)
+        driver.launches.clear()
+        assert pipe(frame, stream=stream) == (diff, blended)
+        assert len(driver.launches) == 1
+        ((_, (plan, _values)),) = pipe._plans.items()
+        params: Any = plan.params
+        assert (params.h.src, params.in1.src, params.out1.dst) == (frame.data_ptr(), b.data_ptr(), blended.data_ptr())
+    assert described == []
+    with pytest.raises(ValueError, match=r"TensorRead input override: expected uint8 \(5, 7, 3\)"):
+        pipe(torch.empty((H, W + 1, 3), dtype=torch.uint8), stream=stream)
