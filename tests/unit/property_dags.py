@@ -1,7 +1,8 @@
 """Random valid DAGs for the property tests (SPEC §8): each a chain of the pool (tests/unit/property_chains.py)
 with a branch joined into it (Add ... Min, AbsDiff, Div on floats) after its geometry and some of its compute
 ops, the branch reading a second input of another size and resizing it (nearest: the chain's type) to the
-chain's size there, and for some a MidWrite right after the join. The structures are a fixed, seeded pool, so
+chain's size there, or (`direct`) an input of the chain's size as it is (a chain without geometry then makes
+a flat DAG kernel), and for some a MidWrite right after the join. The structures are a fixed, seeded pool, so
 a run compiles a bounded set of kernels; hypothesis draws the values, sizes and images."""
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ class DagTemplate:
     at: int  # the chain's compute ops before the join
     kind: str  # the join
     mid: bool  # a MidWrite right after the join
+    direct: bool  # the branch reads an input of the chain's size, no geometry
 
 
 def _join_points(t: Template) -> list[tuple[int, str, int]]:
@@ -47,11 +49,13 @@ def make_dag_templates(count: int, seed: int = 2026) -> list[DagTemplate]:
     rng = random.Random(seed)
     eligible = [t for t in TEMPLATES if t.composable and not t.per_image and _join_points(t)]
     pool: list[DagTemplate] = []
+    flat = [t for t in eligible if not t.geometry]  # a direct branch into one of these: a flat DAG kernel
     while len(pool) < count:
-        t = rng.choice(eligible)
+        direct = rng.random() < 0.4
+        t = rng.choice(flat if direct and flat else eligible)
         at, dtype, _ = rng.choice(_join_points(t))
         kinds = [*_JOINS, *(["div"] if dtype in FLOATS else [])]
-        pool.append(DagTemplate(t, at, rng.choice(kinds), rng.random() < 0.5))
+        pool.append(DagTemplate(t, at, rng.choice(kinds), rng.random() < 0.5, direct))
     return pool
 
 
@@ -79,7 +83,7 @@ def dags(draw: Any, templates: list[DagTemplate] = DAG_TEMPLATES) -> DrawnDag:
     sig, width, height = input_signature(chain.x.shape, t.dtype)
     (w, h), *_ = out_sizes(geometry, [(width, height)] * sig.planes)
     dtype, channels = _point_type(t, dt.at)
-    bw, bh = draw(st.integers(1, 23)), draw(st.integers(1, 19))
+    bw, bh = (w, h) if dt.direct else (draw(st.integers(1, 23)), draw(st.integers(1, 19)))
     # a batch keeps its channel axis: (B, H, W) would read as one image of W channels when W is 2..4
     shape = (sig.planes, bh, bw, channels) if sig.batched else (bh, bw, *((channels,) if channels > 1 else ()))
     rng = np.random.default_rng(draw(st.integers(0, 2**31)))
@@ -90,7 +94,7 @@ def dags(draw: Any, templates: list[DagTemplate] = DAG_TEMPLATES) -> DrawnDag:
         other = rng.integers(info.min, int(info.max) + 1, shape, dtype=dtype)
     if dt.kind == "div":
         other[other == 0] = 1
-    branch = fkl.Input(1, fkl.Resize(w, h, "nearest"))
+    branch = fkl.Input(1) if dt.direct else fkl.Input(1, fkl.Resize(w, h, "nearest"))
     join = fkl.Div(branch) if dt.kind == "div" else _JOINS[dt.kind](branch)
     at = 1 + len(t.geometry) + dt.at
     ops[at:at] = [join, *([fkl.MidWrite()] if dt.mid else [])]

@@ -26,6 +26,8 @@ def test_the_dag_pool_joins_every_kind() -> None:
     kinds = {t.kind for t in DAG_TEMPLATES}
     assert {"add", "sub", "mul", "max", "min", "absdiff"} <= kinds
     assert any(t.mid for t in DAG_TEMPLATES) and not all(t.mid for t in DAG_TEMPLATES)
+    # flat DAG kernels: a branch read as it is into a chain without geometry
+    assert any(t.direct and not t.chain.geometry for t in DAG_TEMPLATES)
 
 
 @pytest.mark.gpu
