@@ -17,6 +17,12 @@ from fklir.dialects.constants import ASPECT_RATIOS, INTERPOLATIONS
 RecipeStep = tuple[str, int, str, str, str, int, int]
 
 
+def one_of(op_name: str, what: str, word: object, choices: Sequence[str], also: str = "") -> None:
+    """`word` is one of `choices` (`also`: the other spellings the frontend takes, named in the error)."""
+    if word not in choices:
+        raise ValueError(f"{op_name} {what} must be one of {', '.join(choices)}{also}, got {word!r}")
+
+
 def values_fit_chain(op_name: str, values: Sequence[float], channels: int, dtype: str) -> None:
     """One value or one per channel, each representable in the chain's element type."""
     if len(values) not in (1, channels):
@@ -66,10 +72,8 @@ def reorder_indices(op_name: str, order: Sequence[float], channels: int | None) 
 def resize_options(op_name: str, interp: str, aspect_ratio: str, has_background: bool) -> None:
     """A resize's interpolation and aspect-ratio mode, and a background exactly when the mode keeps the aspect
     ratio (it fills the letterbox)."""
-    if interp not in INTERPOLATIONS:
-        raise ValueError(f"{op_name} interpolation must be one of {', '.join(INTERPOLATIONS)}, got {interp!r}")
-    if aspect_ratio not in ASPECT_RATIOS:
-        raise ValueError(f"{op_name} aspect ratio must be one of {', '.join(ASPECT_RATIOS)}, got {aspect_ratio!r}")
+    one_of(op_name, "interpolation", interp, INTERPOLATIONS)
+    one_of(op_name, "aspect ratio", aspect_ratio, ASPECT_RATIOS)
     if aspect_ratio == "ignore" and has_background:
         raise ValueError(f"{op_name} background is used only with a preserve aspect-ratio mode, not 'ignore'")
     if aspect_ratio != "ignore" and not has_background:

@@ -1295,8 +1295,7 @@ class Deinterlace(Geometry):
 
     def __init__(self, mode: str = "blend"):
         name = type(self).__name__
-        if mode not in DEINTERLACE_MODES:
-            raise ValueError(f"{name}: mode must be 'blend' or 'linear', got {mode!r}")
+        value_rules.one_of(f"{name}:", "mode", mode, DEINTERLACE_MODES)
         object.__setattr__(self, "mode", mode)
         object.__setattr__(self, "location", _user_location())
 

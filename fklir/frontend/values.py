@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from fklir import dtypes
+from fklir.dialects import value_rules
 from fklir.dialects.constants import BORDER_MODES, FLIP_MODES, INTERPOLATIONS, ROTATIONS
 
 # OpenCV's cv2.COLOR_* values of the codes fklir implements; codes that are equal in OpenCV do the same
@@ -274,17 +275,15 @@ def dtype_name(op: str, dtype: object) -> str:
 
 def interpolation(op: str, interp: object) -> str:
     """ "linear" or "nearest", also as cv2.INTER_LINEAR or cv2.INTER_NEAREST."""
-    if isinstance(interp, str):
-        if interp in INTERPOLATIONS:
-            return interp
-    elif isinstance(interp, int | np.integer) and not isinstance(interp, bool):
+    if isinstance(interp, int | np.integer) and not isinstance(interp, bool):
         name = CV2_INTERPOLATIONS.get(int(interp))
         if name is not None:
             return name
         raise ValueError(
             f"{op}: OpenCV interpolation {interp!r} is not supported; use cv2.INTER_LINEAR (1) or cv2.INTER_NEAREST (0)"
         )
-    raise ValueError(f"{op}: interp must be 'linear' or 'nearest' (or cv2.INTER_*), got {interp!r}")
+    value_rules.one_of(f"{op}:", "interpolation", interp, INTERPOLATIONS, " (or cv2.INTER_*)")
+    return interp  # pyright: ignore[reportReturnType]
 
 
 def border_mode(op: str, mode: object) -> str:
@@ -297,8 +296,7 @@ def border_mode(op: str, mode: object) -> str:
             f"{op}: OpenCV border {mode!r} is not supported; use cv2.BORDER_CONSTANT, _REPLICATE, _REFLECT, "
             "_WRAP or _REFLECT_101"
         )
-    if mode not in BORDER_MODES:
-        raise ValueError(f"{op}: mode must be one of {', '.join(BORDER_MODES)}, got {mode!r}")
+    value_rules.one_of(f"{op}:", "mode", mode, BORDER_MODES)
     return mode  # pyright: ignore[reportReturnType]
 
 
@@ -306,10 +304,7 @@ def flip_mode(op: str, mode: object) -> str:
     """ "vertical", "horizontal" or "both", or cv2.flip's flipCode: 0 (vertical), > 0 (horizontal), < 0 (both)."""
     if isinstance(mode, int | np.integer) and not isinstance(mode, bool):
         return "vertical" if mode == 0 else ("horizontal" if mode > 0 else "both")
-    if mode not in FLIP_MODES:
-        raise ValueError(
-            f"{op}: mode must be one of {', '.join(FLIP_MODES)} or a cv2.flip flipCode (0, 1, -1), got {mode!r}"
-        )
+    value_rules.one_of(f"{op}:", "mode", mode, FLIP_MODES, " or a cv2.flip flipCode (0, 1, -1)")
     return mode  # pyright: ignore[reportReturnType]
 
 
@@ -323,8 +318,7 @@ def rotation(op: str, code: object) -> str:
             f"{op}: OpenCV rotation {code!r} is not one of cv2.ROTATE_90_CLOCKWISE (0), cv2.ROTATE_180 (1), "
             "cv2.ROTATE_90_COUNTERCLOCKWISE (2)"
         )
-    if code not in ROTATIONS:
-        raise ValueError(f"{op}: code must be one of {', '.join(ROTATIONS)} or a cv2.ROTATE_* constant, got {code!r}")
+    value_rules.one_of(f"{op}:", "code", code, ROTATIONS, " or a cv2.ROTATE_* constant")
     return code  # pyright: ignore[reportReturnType]
 
 

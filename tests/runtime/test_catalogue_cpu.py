@@ -845,7 +845,7 @@ def test_invalid_combination_is_an_error_naming_the_op(ops: list[Any], x: np.nda
         (lambda: fkl.Warping(np.zeros((2, 3)), 4, 4), ValueError, r"Warping: the matrix .* is singular"),
         (lambda: fkl.Warping(np.eye(4), 4, 4), ValueError, r"Warping: the matrix must be 2x3 or 3x3"),
         (lambda: fkl.Warping(np.eye(3), 0, 4), ValueError, r"Warping: width must be a positive integer"),
-        (lambda: fkl.Deinterlace("bob"), ValueError, r"Deinterlace: mode must be 'blend' or 'linear'"),
+        (lambda: fkl.Deinterlace("bob"), ValueError, r"Deinterlace: mode must be one of blend, linear, got 'bob'"),
         (lambda: fkl.Saturate(2, 1), ValueError, r"Saturate: lower bound above upper bound"),
         (lambda: fkl.Saturate((0, 0), (1, 1, 1)), ValueError, r"Saturate: lo has 2 values and hi 3"),
         (lambda: fkl.AddLast((1, 2)), TypeError, r"AddLast: appends one number"),

@@ -104,3 +104,28 @@ def test_every_public_descriptor_is_exported_and_seen_by_type_checkers() -> None
     assert set(fops.PUBLIC_DESCRIPTORS) - typed == set(fops.MATH_DESCRIPTORS)
     with pytest.raises(AttributeError, match="module 'fklir' has no attribute 'Blur'"):
         fkl.Blur  # pyright: ignore[reportAttributeAccessIssue]
+
+
+@pytest.mark.parametrize(
+    ("descriptor", "ir_op", "word"),
+    [
+        (fkl.Flip, dialect.FlipOp, "sideways"),
+        (fkl.Rotate, dialect.RotateOp, "clockwise"),
+        (fkl.Deinterlace, dialect.DeinterlaceOp, "bob"),
+    ],
+)
+def test_a_word_check_lives_in_one_place_with_one_wording(descriptor: type, ir_op: type, word: str) -> None:
+    """The frontend and the dialect's verifier refuse a word by one rule (value_rules.one_of): the same words,
+    the frontend naming its other spellings (cv2's constants) after the list."""
+    from xdsl.ir import Block
+    from xdsl.utils.exceptions import VerifyException
+
+    with pytest.raises(ValueError, match=r"must be one of") as frontend:
+        descriptor(word)
+    image = dialect.ImageType("uint8", 3)
+    with pytest.raises(VerifyException) as verifier:
+        ir_op(Block(arg_types=[image]).args[0], word, image).verify()
+    said = re.sub(r"^'fkl\.\w+' ", "", str(verifier.value))
+    head, tail = said.split(", got ")
+    assert str(frontend.value).startswith(f"{descriptor.__name__}: {head}")
+    assert str(frontend.value).endswith(f", got {tail}") and tail == repr(word)

@@ -16,6 +16,7 @@ from fklir import dtypes
 from fklir.dialects import value_rules
 from fklir.dialects.fkl.checks import (
     check_not_bool,
+    check_one_of,
     check_result,
     check_same_type,
     int32,
@@ -246,10 +247,7 @@ class WordOp(TypeRuleOp):
         )
 
     def verify_(self) -> None:
-        if self.word.data not in self.CHOICES:
-            raise VerifyException(
-                f"'{self.name}' {self.WHAT} must be one of {', '.join(self.CHOICES)}, got {self.word.data}"
-            )
+        check_one_of(self, self.WHAT, self.word.data, self.CHOICES)
         self.check_result_rule()
 
 

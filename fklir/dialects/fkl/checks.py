@@ -56,6 +56,11 @@ def check_values_representable(op_name: str, values: Sequence[float], dtype: str
     int32(value_rules.values_representable, op_name, values, dtype)
 
 
+def check_one_of(op: IRDLOperation, what: str, word: str, choices: Sequence[str], also: str = "") -> None:
+    """value_rules.one_of, as a verifier error."""
+    int32(value_rules.one_of, f"'{op.name}'", what, word, choices, also)
+
+
 def int32(check: Callable[..., R], *args: object) -> R:
     """`check(*args)`, a fklir.limits check or a rule of dialects/value_rules.py; its ValueError (naming
     the op and the value) becomes a verifier error."""

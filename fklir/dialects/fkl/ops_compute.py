@@ -42,6 +42,7 @@ from fklir.dialects.fkl.checks import (
     check_float,
     check_integer,
     check_not_bool,
+    check_one_of,
     check_same_type,
     check_values_fit_chain,
     check_values_representable,
@@ -675,10 +676,7 @@ class StaticLoopOp(TypeRuleOp):
     def verify_(self) -> None:
         check_field(self, "value")
         check_same_type(self, self.input.type, self.result.type)
-        if self.body.data not in LOOP_BODIES:
-            raise VerifyException(
-                f"'{self.name}' body must be one of {', '.join(LOOP_BODIES)} (a binary op), got {self.body.data}"
-            )
+        check_one_of(self, "body", self.body.data, LOOP_BODIES, " (a binary op)")
         if self.count.data < 1:
             raise VerifyException(f"'{self.name}' applies its op n >= 1 times, got {self.count.data}")
         # the kernel unrolls the loop over an int template parameter

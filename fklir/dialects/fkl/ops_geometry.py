@@ -38,7 +38,7 @@ from fklir.dialects.constants import (
     invert_warp_matrix,
 )
 from fklir.dialects.fkl.abstract_ops import TypeRuleOp, WordOp
-from fklir.dialects.fkl.checks import check_not_bool, check_same_type, check_values_fit_chain, int32
+from fklir.dialects.fkl.checks import check_not_bool, check_one_of, check_same_type, check_values_fit_chain, int32
 from fklir.dialects.fkl.fields import (
     check_field,
     check_size_field,
@@ -534,8 +534,7 @@ class BorderOp(TypeRuleOp):
         print_types(printer, self.input.type, self.result.type)
 
     def verify_(self) -> None:
-        if self.mode.data not in BORDER_MODES:
-            raise VerifyException(f"'{self.name}' mode must be one of {', '.join(BORDER_MODES)}, got {self.mode.data}")
+        check_one_of(self, "mode", self.mode.data, BORDER_MODES)
         if self.mode.data == "constant":
             check_field(self, "value")
         elif self.value is not None or self.slot is not None:
@@ -748,7 +747,7 @@ class RotateOp(WordOp):
     name = "fkl.rotate"
     traits = traits_def(Geometry(), Pure())
     CHOICES: ClassVar[tuple[str, ...]] = ROTATIONS
-    WHAT: ClassVar[str] = "rotation"
+    WHAT: ClassVar[str] = "code"  # cv2.rotate's word for it, as the descriptor's
 
     def result_for(self, in_type: ImageType) -> ImageType:
         return in_type

@@ -25,7 +25,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from fklir.dialects.constants import JOIN_KINDS
 from fklir.dialects.fkl.abstract_ops import TypeRuleOp
-from fklir.dialects.fkl.checks import check_not_bool
+from fklir.dialects.fkl.checks import check_not_bool, check_one_of
 from fklir.dialects.fkl.fields import check_value_or_slot, field_values
 from fklir.dialects.fkl.syntax import JoinTypes, MaskTypes, NumberOrSlot, Word
 from fklir.dialects.fkl.traits import Join
@@ -101,8 +101,7 @@ class JoinOp(TypeRuleOp):
         return reshaped(in_type, element="bool") if kind == "equal" else in_type
 
     def verify_(self) -> None:
-        if self.kind.data not in JOIN_KINDS:
-            raise VerifyException(f"'{self.name}' kind must be one of {', '.join(JOIN_KINDS)}, got {self.kind.data!r}")
+        check_one_of(self, "kind", self.kind.data, tuple(JOIN_KINDS))
         self.check_result_rule()
 
 

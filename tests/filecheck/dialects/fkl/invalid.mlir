@@ -484,7 +484,7 @@ fkl.kernel @k3 params i32 {
 
 %0 = fkl.read "s" : !fkl.image<?x?x3xui8>
 %1 = fkl.vector_reduce %0, sum : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x1xui8>
-// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.vector_reduce' reduction must be one of add, mul, max, min, got sum
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.vector_reduce' reduction must be one of add, mul, max, min, got 'sum'
 
 // -----
 
@@ -550,7 +550,7 @@ fkl.kernel @k3 params i32 {
 
 %0 = fkl.read "s" : !fkl.image<?x?x3xf32>
 %1 = fkl.static_loop %0, pow 2.0, 3 : !fkl.image<?x?x3xf32>
-// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.static_loop' body must be one of add, sub, mul, div, max, min (a binary op), got pow
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.static_loop' body must be one of add, sub, mul, div, max, min (a binary op), got 'pow'
 
 // -----
 
@@ -580,7 +580,7 @@ fkl.kernel @k3 params i32 {
 
 %0 = fkl.read "s" : !fkl.image<?x?x3xui8>
 %1 = fkl.color_conversion %0, RGB2HSV : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xui8>
-// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.color_conversion' code must be one of RGB2BGR, BGR2RGB, RGB2RGBA, BGR2BGRA, RGBA2RGB, BGRA2BGR, RGB2BGRA, BGR2RGBA, RGBA2BGR, BGRA2RGB, RGBA2BGRA, BGRA2RGBA, RGB2GRAY, BGR2GRAY, RGBA2GRAY, BGRA2GRAY, GRAY2RGB, GRAY2BGR, got RGB2HSV
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.color_conversion' code must be one of RGB2BGR, BGR2RGB, RGB2RGBA, BGR2BGRA, RGBA2RGB, BGRA2BGR, RGB2BGRA, BGR2RGBA, RGBA2BGR, BGRA2RGB, RGBA2BGRA, BGRA2RGBA, RGB2GRAY, BGR2GRAY, RGBA2GRAY, BGRA2GRAY, GRAY2RGB, GRAY2BGR, got 'RGB2HSV'
 
 // -----
 
@@ -592,7 +592,7 @@ fkl.kernel @k3 params i32 {
 
 %0 = fkl.read "s" : !fkl.image<?x?x3xui8>
 %1 = fkl.border %0, mirror : !fkl.image<?x?x3xui8>
-// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.border' mode must be one of constant, replicate, reflect, reflect101, wrap, got mirror
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.border' mode must be one of constant, replicate, reflect, reflect101, wrap, got 'mirror'
 
 // -----
 
@@ -676,7 +676,7 @@ fkl.kernel @k3 params i32 {
 
 %0 = fkl.read "s" : !fkl.image<?x?x3xui8>
 %1 = fkl.deinterlace %0, bob : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xf32>
-// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.deinterlace' mode must be one of blend, linear, got bob
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.deinterlace' mode must be one of blend, linear, got 'bob'
 
 // -----
 
@@ -688,7 +688,7 @@ fkl.kernel @k3 params i32 {
 
 %0 = fkl.read "s" : !fkl.image<?x?x3xui8>
 %1 = fkl.flip %0, sideways : !fkl.image<?x?x3xui8>
-// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.flip' mode must be one of vertical, horizontal, both, got sideways
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.flip' mode must be one of vertical, horizontal, both, got 'sideways'
 
 // -----
 
@@ -700,7 +700,7 @@ fkl.kernel @k3 params i32 {
 
 %0 = fkl.read "s" : !fkl.image<?x?x3xui8>
 %1 = fkl.rotate %0, clockwise : !fkl.image<?x?x3xui8>
-// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.rotate' rotation must be one of clockwise_90, turn_180, counterclockwise_90, got clockwise
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.rotate' code must be one of clockwise_90, turn_180, counterclockwise_90, got 'clockwise'
 
 // -----
 
