@@ -23,6 +23,12 @@ def one_of(op_name: str, what: str, word: object, choices: Sequence[str], also: 
         raise ValueError(f"{op_name} {what} must be one of {', '.join(choices)}{also}, got {word!r}")
 
 
+def bounds_ordered(op_name: str, lo: Sequence[float], hi: Sequence[float]) -> None:
+    """A clamp's lower bounds each at most its upper one (one per channel, or one for all)."""
+    if any(a > b for a, b in zip(lo, hi, strict=True)):
+        raise ValueError(f"{op_name} lower bound {list(lo)} is above the upper bound {list(hi)}")
+
+
 def values_fit_chain(op_name: str, values: Sequence[float], channels: int, dtype: str) -> None:
     """One value or one per channel, each representable in the chain's element type."""
     if len(values) not in (1, channels):

@@ -511,9 +511,7 @@ class Saturate(Op):
                 raise ValueError(f"{name}: lo has {len(low)} values and hi {len(high)}; give 1 or one per channel")
             n = max(len(low), len(high))
             low, high = (low * n if len(low) == 1 else low), (high * n if len(high) == 1 else high)
-        bad = [(a, b) for a, b in zip(low, high, strict=True) if a > b]
-        if bad:
-            raise ValueError(f"{name}: lower bound above upper bound in {bad}")
+        value_rules.bounds_ordered(f"{name}:", low, high)
         return low, high
 
     def per_image(self) -> PerImage | None:

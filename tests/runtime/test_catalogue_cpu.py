@@ -846,7 +846,7 @@ def test_invalid_combination_is_an_error_naming_the_op(ops: list[Any], x: np.nda
         (lambda: fkl.Warping(np.eye(4), 4, 4), ValueError, r"Warping: the matrix must be 2x3 or 3x3"),
         (lambda: fkl.Warping(np.eye(3), 0, 4), ValueError, r"Warping: width must be a positive integer"),
         (lambda: fkl.Deinterlace("bob"), ValueError, r"Deinterlace: mode must be one of blend, linear, got 'bob'"),
-        (lambda: fkl.Saturate(2, 1), ValueError, r"Saturate: lower bound above upper bound"),
+        (lambda: fkl.Saturate(2, 1), ValueError, r"Saturate: lower bound \[2.0\] is above the upper bound \[1.0\]"),
         (lambda: fkl.Saturate((0, 0), (1, 1, 1)), ValueError, r"Saturate: lo has 2 values and hi 3"),
         (lambda: fkl.AddLast((1, 2)), TypeError, r"AddLast: appends one number"),
         (lambda: fkl.TensorPack(5), ValueError, r"TensorPack: a channel count is an integer from 1 to 4"),

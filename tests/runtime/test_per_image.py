@@ -195,7 +195,7 @@ def test_bad_rows_are_refused_in_the_irs_words() -> None:
         fkl.compose(fkl.TensorRead(), fkl.Add(fkl.per_image([1, 0.5])), fkl.TensorWrite(), target="cpu")(x)
     with pytest.raises(ValueError, match=r"'fkl\.mul' has 2 values but the chain has 3 channels"):
         fkl.compose(fkl.TensorRead(), fkl.Mul(fkl.per_image([[1, 2], [3, 4]])), fkl.TensorWrite(), target="cpu")(x)
-    with pytest.raises(ValueError, match=r"Saturate: lower bound above upper bound in \[\(5.0, 1.0\)\]"):
+    with pytest.raises(ValueError, match=r"Saturate: lower bound \[5.0\] is above the upper bound \[1.0\]"):
         fkl.Saturate(fkl.per_image([0, 5]), 1)
     with pytest.raises(ValueError, match="StaticLoop: a loop body takes one value for every image"):
         fkl.StaticLoop(fkl.Add(fkl.per_image([1, 2])), 3)

@@ -239,8 +239,7 @@ class SaturateOp(TypeRuleOp):
                 raise VerifyException(
                     f"'{self.name}' needs lower and upper bounds of one length, got {list(lo)} and {list(hi)}"
                 )
-            if any(a > b for a, b in zip(lo, hi, strict=True)):
-                raise VerifyException(f"'{self.name}' lower bound {list(lo)} is above the upper bound {list(hi)}")
+            int32(value_rules.bounds_ordered, f"'{self.name}'", lo, hi)
         if (in_type := self.known_input()) is not None:
             self.result_for(in_type)
 

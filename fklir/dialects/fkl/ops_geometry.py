@@ -654,8 +654,7 @@ class WarpOp(TypeRuleOp):
     def verify_(self) -> None:
         check_field(self, "value")
         check_field(self, "size")
-        if self.kind.data not in WARP_KINDS:
-            raise VerifyException(f"'{self.name}' kind must be affine or perspective, got {self.kind.data}")
+        check_one_of(self, "kind", self.kind.data, tuple(WARP_KINDS))
         matrix = field_values(self)
         expected = WARP_KINDS[self.kind.data]
         if matrix is not None and self.per_plane is not None:

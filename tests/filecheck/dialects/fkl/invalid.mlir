@@ -652,7 +652,7 @@ fkl.kernel @k3 params i32 {
 
 %0 = fkl.read "s" : !fkl.image<?x?x3xf32>
 %1 = fkl.warp %0, shear [[1, 0, 0], [0, 1, 0]], size [8, 8] : !fkl.image<?x?x3xf32>
-// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.warp' kind must be affine or perspective, got shear
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.warp' kind must be one of affine, perspective, got 'shear'
 
 // -----
 
