@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from fklir import dtypes
 from fklir.dialects.constants import ASPECT_RATIOS, INTERPOLATIONS
+from fklir.limits import check_span
 
 # A parameter slot that a pipeline fills from its own descriptor's values, without IR: (slot, the
 # descriptor's index in its chain, op name, op word, element type and channels of the op's input, slot
@@ -27,6 +28,16 @@ def bounds_ordered(op_name: str, lo: Sequence[float], hi: Sequence[float]) -> No
     """A clamp's lower bounds each at most its upper one (one per channel, or one for all)."""
     if any(a > b for a, b in zip(lo, hi, strict=True)):
         raise ValueError(f"{op_name} lower bound {list(lo)} is above the upper bound {list(hi)}")
+
+
+def rect_extent(op_name: str, x: int, y: int, w: int, h: int) -> None:
+    """A rect of positive width and height whose columns x .. x + w - 1 and rows y .. y + h - 1 are int32
+    indices (a kernel computes x + i for every i < w)."""
+    rect = f"{op_name} rect [{x}, {y}, {w}, {h}]"
+    if w <= 0 or h <= 0:
+        raise ValueError(f"{rect} must have a positive width and height")
+    check_span(rect, "", ("x", x), ("w", w))
+    check_span(rect, "", ("y", y), ("h", h))
 
 
 def values_fit_chain(op_name: str, values: Sequence[float], channels: int, dtype: str) -> None:

@@ -36,7 +36,7 @@ from fklir.frontend.values import (
     rotation,
     unpacked,
 )
-from fklir.limits import I32_MAX, check_index, check_span
+from fklir.limits import I32_MAX, check_index
 
 if TYPE_CHECKING:  # the IR is lower()'s only: composing a chain whose plan is known imports no xDSL
     from xdsl.builder import Builder
@@ -841,10 +841,7 @@ def _rect(op: str, given: object) -> Rect:
     x, y, w, h = r
     if 0 <= x and 0 <= y and 0 < w and 0 < h and x + w <= I32_MAX and y + h <= I32_MAX:
         return r  # what check_span admits, in one test: a detector's boxes arrive every frame
-    if w <= 0 or h <= 0:
-        raise ValueError(f"{op}: rect {tuple(r)} must have a positive width and height")
-    check_span(op, f"rect {tuple(r)}: ", ("x", x), ("w", w))
-    check_span(op, f"rect {tuple(r)}: ", ("y", y), ("h", h))
+    value_rules.rect_extent(f"{op}:", x, y, w, h)
     return (x, y, w, h)
 
 
@@ -1080,7 +1077,7 @@ class Crop(Geometry):
             sw, sh = sizes[z if len(sizes) > 1 else 0]
             if not bordered and (rx < 0 or ry < 0 or rx + rw > sw or ry + rh > sh):
                 raise ValueError(
-                    f"Crop: rect {(rx, ry, rw, rh)} leaves the {sw}x{sh} image "
+                    f"Crop: rect [{rx}, {ry}, {rw}, {rh}] leaves the {sw}x{sh} image "
                     f"(0 <= x, 0 <= y, x + w <= {sw}, "
                     f"y + h <= {sh}); put a BorderReader before the Crop to read outside"
                 )

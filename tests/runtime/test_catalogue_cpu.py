@@ -402,10 +402,10 @@ def test_border_crop_rects_in_every_direction_and_thin_images(mode: str) -> None
 def test_crop_leaving_the_image_without_border_is_a_call_error() -> None:
     x = np.zeros((10, 12, 3), np.uint8)
     for _ in range(2):  # the same error before and after the structure is known (a good call in between)
-        with pytest.raises(ValueError, match=r"Crop: rect \(-1, 0, 4, 4\) leaves the 12x10 image.*BorderReader"):
+        with pytest.raises(ValueError, match=r"Crop: rect \[-1, 0, 4, 4\] leaves the 12x10 image.*BorderReader"):
             run(x, fkl.Crop(-1, 0, 4, 4))
         run(x, fkl.Crop(1, 0, 4, 4))
-    with pytest.raises(ValueError, match=r"Crop: rect \(10, 0, 4, 4\) leaves the 12x10 image"):
+    with pytest.raises(ValueError, match=r"Crop: rect \[10, 0, 4, 4\] leaves the 12x10 image"):
         run(x, fkl.Crop(10, 0, 4, 4))
 
 
@@ -877,9 +877,9 @@ def test_geometry_that_does_not_follow_the_read_is_a_compose_error(geometry: Any
 
 def test_only_geometry_that_defines_outside_lets_a_crop_leave() -> None:
     x = RNG.integers(0, 256, (6, 7), dtype=np.uint8)
-    with pytest.raises(ValueError, match=r"Crop: rect \(-1, -1, 3, 3\) leaves the 7x6 image.*BorderReader"):
+    with pytest.raises(ValueError, match=r"Crop: rect \[-1, -1, 3, 3\] leaves the 7x6 image.*BorderReader"):
         run(x, fkl.Resize(7, 6, "nearest"), fkl.Crop(-1, -1, 3, 3))
-    with pytest.raises(ValueError, match=r"Crop: rect \(5, 0, 3, 3\) leaves the 7x6 image.*BorderReader"):
+    with pytest.raises(ValueError, match=r"Crop: rect \[5, 0, 3, 3\] leaves the 7x6 image.*BorderReader"):
         run(x, fkl.Resize(7, 6, "nearest"), fkl.Crop(5, 0, 3, 3))
     out = run(x, fkl.BorderReader("replicate"), fkl.Resize(7, 6, "nearest"), fkl.Crop(0, 0, 3, 3))
     np.testing.assert_array_equal(out, x[:3, :3])

@@ -229,7 +229,7 @@ def test_fresh_process_loads_from_disk_cache(tmp_path: object) -> None:
 
 def test_rect_outside_image_is_rejected() -> None:
     pipe = fkl.compose(fkl.TensorRead(), fkl.Crop(180, 100, 20, 10), fkl.TensorWrite(), target="cpu")
-    with pytest.raises(ValueError, match=r"Crop: rect \(180, 100, 20, 10\) leaves the 192x108 image"):
+    with pytest.raises(ValueError, match=r"Crop: rect \[180, 100, 20, 10\] leaves the 192x108 image"):
         pipe(np.zeros((108, 192, 3), np.uint8))
 
 

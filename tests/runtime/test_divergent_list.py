@@ -215,7 +215,7 @@ def test_a_batch_of_no_images_gives_no_planes_like_compose(plane_map: list[int])
 
 def test_a_batch_of_no_images_still_checks_the_rects() -> None:
     pipe = fkl.compose_divergent([1, 2, 3], *_chains(), target="cpu")
-    with pytest.raises(ValueError, match=r"^Crop: rect \(3, 4, 20, 10\) leaves the 50x5 image"):
+    with pytest.raises(ValueError, match=r"^Crop: rect \[3, 4, 20, 10\] leaves the 50x5 image"):
         pipe(np.zeros((0, 5, 50, 3), np.uint8))
     with pytest.raises(ValueError, match=r"the input has 2 planes; give one image or one per output plane \(3\)"):
         pipe(np.zeros((2, 40, 50, 3), np.uint8))

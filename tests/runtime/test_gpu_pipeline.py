@@ -144,5 +144,5 @@ def test_gpu_errors(torch) -> None:
     with pytest.raises(TypeError):
         pipe(np.zeros((10, 12, 3), np.uint8))
     roi = fkl.compose(fkl.TensorRead(), fkl.Crop(5, 5, 20, 20), fkl.TensorWrite(), target="gpu")
-    with pytest.raises(ValueError, match=r"Crop: rect \(5, 5, 20, 20\) leaves the 12x10 image"):
+    with pytest.raises(ValueError, match=r"Crop: rect \[5, 5, 20, 20\] leaves the 12x10 image"):
         roi(x)

@@ -363,7 +363,7 @@ def test_per_frame_rect_lists_of_a_known_count_take_the_known_call(fake: Any, mo
     assert prepared == []  # no sizes, extent or output shape made again
     launched = _launched_slot(driver, pipe, "rect")[:2]
     assert [(r.x, r.y, r.w, r.h) for r in launched] == frame  # pyright: ignore[reportAttributeAccessIssue]
-    with pytest.raises(ValueError, match=r"Crop: rect \(51, 30, 10, 10\) leaves the 60x40 image"):
+    with pytest.raises(ValueError, match=r"Crop: rect \[51, 30, 10, 10\] leaves the 60x40 image"):
         roi([(1, 2, 30, 7), (51, 30, 10, 10)])(x, stream=s)
     assert tuple(roi([(1, 2, 3, 4)] * 3)(x, stream=s).shape) == (3, 3, 6, 8)
     assert len(prepared) == 2  # (the rect outside the image, and three rects)

@@ -67,7 +67,6 @@ from fklir.dialects.fkl.syntax import (
 )
 from fklir.dialects.fkl.traits import Geometry, Memory
 from fklir.dialects.fkl.types import DYNAMIC, ImageType, known, reshaped
-from fklir.limits import check_span
 
 # ---------------------------------------------------------------------------------------------
 # The read, and the terminator of its sample region
@@ -288,11 +287,7 @@ class CropOp(TypeRuleOp):
             raise VerifyException(f"'fkl.crop' rects must be groups of [x, y, w, h], got {len(flat)} numbers")
         bordered = _follows_border(self)
         for x, y, w, h in self.rects:
-            if w <= 0 or h <= 0:
-                raise VerifyException(f"'fkl.crop' rect [{x}, {y}, {w}, {h}] must have a positive width and height")
-            rect = f"'fkl.crop' rect [{x}, {y}, {w}, {h}]"
-            int32(check_span, rect, "", ("x", x), ("w", w))
-            int32(check_span, rect, "", ("y", y), ("h", h))
+            int32(value_rules.rect_extent, "'fkl.crop'", x, y, w, h)
             if (x < 0 or y < 0) and not bordered:
                 raise VerifyException(
                     f"'fkl.crop' rect [{x}, {y}, {w}, {h}] starts outside the image; "
