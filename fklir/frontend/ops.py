@@ -613,9 +613,10 @@ class VectorReduce(Op):
 
     def __init__(self, op: str):
         name = type(self).__name__
-        if not isinstance(op, str) or op.lower() not in REDUCTIONS:
-            raise ValueError(f"{name}: op must be 'Add', 'Mul', 'Max' or 'Min', got {op!r}")
-        object.__setattr__(self, "reduction", op.lower())
+        reduction = op.lower() if isinstance(op, str) else op
+        if reduction not in REDUCTIONS:
+            value_rules.one_of(f"{name}:", "reduction", op, REDUCTIONS, " (in any case: 'Max' is max)")
+        object.__setattr__(self, "reduction", reduction)
         object.__setattr__(self, "location", _user_location())
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:

@@ -825,7 +825,7 @@ def test_invalid_combination_is_an_error_naming_the_op(ops: list[Any], x: np.nda
         (
             lambda: fkl.VectorReduce("Sum"),
             ValueError,
-            r"VectorReduce: op must be 'Add', 'Mul', 'Max' or 'Min'",
+            r"VectorReduce: reduction must be one of add, mul, max, min \(in any case: 'Max' is max\), got 'Sum'",
         ),
         (lambda: fkl.Discard(0), ValueError, r"Discard: a channel count is an integer from 1 to 4"),
         (lambda: fkl.VectorReorder(0, 1, 2, 3, 0), ValueError, r"VectorReorder: give 1 to 4 channel indices"),

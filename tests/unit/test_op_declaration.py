@@ -112,6 +112,7 @@ def test_every_public_descriptor_is_exported_and_seen_by_type_checkers() -> None
         (fkl.Flip, dialect.FlipOp, "sideways"),
         (fkl.Rotate, dialect.RotateOp, "clockwise"),
         (fkl.Deinterlace, dialect.DeinterlaceOp, "bob"),
+        (fkl.VectorReduce, dialect.VectorReduceOp, "sum"),
     ],
 )
 def test_a_word_check_lives_in_one_place_with_one_wording(descriptor: type, ir_op: type, word: str) -> None:
