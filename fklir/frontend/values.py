@@ -336,7 +336,7 @@ def color_code(op: str, code: object) -> str:
         return name
     normalised = code.upper().removeprefix("COLOR_") if isinstance(code, str) else ""
     if normalised not in COLOR_CODES:
-        raise ValueError(f"{op}: unsupported code {code!r}; expected one of {', '.join(COLOR_CODES)}")
+        value_rules.one_of(f"{op}:", "code", code, tuple(COLOR_CODES), " (in any case, COLOR_ prefixed or not)")
     return normalised
 
 

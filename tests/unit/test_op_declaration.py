@@ -113,6 +113,7 @@ def test_every_public_descriptor_is_exported_and_seen_by_type_checkers() -> None
         (fkl.Rotate, dialect.RotateOp, "clockwise"),
         (fkl.Deinterlace, dialect.DeinterlaceOp, "bob"),
         (fkl.VectorReduce, dialect.VectorReduceOp, "sum"),
+        (fkl.ColorConversion, dialect.ColorConversionOp, "RGB2HSV"),
     ],
 )
 def test_a_word_check_lives_in_one_place_with_one_wording(descriptor: type, ir_op: type, word: str) -> None:

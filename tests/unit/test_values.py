@@ -244,7 +244,7 @@ REFUSED: list[tuple[Callable[[], object], type[Exception], str]] = [
     (lambda: fkl.Resize(3, 3, "cubic"), ValueError, r"Resize: interpolation must be one of .* got 'cubic'"),
     (lambda: fkl.ColorConversion(cv2.COLOR_BGR2HSV), ValueError, r"ColorConversion: OpenCV colour code 40 is not"),
     (lambda: fkl.ColorConversion(cv2.COLOR_GRAY2BGRA), ValueError, r"ColorConversion: OpenCV colour code 9 is not"),
-    (lambda: fkl.ColorConversion(True), ValueError, r"ColorConversion: unsupported code True"),
+    (lambda: fkl.ColorConversion(True), ValueError, r"ColorConversion: code must be one of .* got True"),
     (lambda: fkl.BorderReader(cv2.BORDER_TRANSPARENT), ValueError, r"BorderReader: OpenCV border 5 is not supported"),
     (lambda: fkl.BorderReader("mirror"), ValueError, r"BorderReader: mode must be one of .* got 'mirror'"),
     (lambda: fkl.Cast(np.int64), ValueError, r"Cast: unknown dtype <class 'numpy\.int64'>"),
