@@ -117,12 +117,12 @@ def composite(torch: Any, np: Any, cv2: Any) -> Workload:
     w, h = FHD
 
     def eager(fg: Any, bg: Any, mask: Any, outs: list[Any]) -> None:
-        m = mask.float() / 255.0
+        m = mask.float().unsqueeze(-1) / 255.0
         outs[0].copy_((fg.float() * m + bg.float() * (1.0 - m)).round().clamp(0, 255).to(torch.uint8))
 
     def reference(inputs: list[Any]) -> list[Any]:
         fg, bg, mask = inputs
-        m = mask.astype(np.float64) / 255.0
+        m = mask.astype(np.float64)[..., None] / 255.0
         return [np.rint(fg * m + bg * (1.0 - m)).clip(0, 255).astype(np.uint8)]
 
     def fklir(fkl: Any, stream: Any) -> Callable[[list[Any], list[Any]], object]:
@@ -144,10 +144,10 @@ def composite(torch: Any, np: Any, cv2: Any) -> Workload:
             "compile": (lambda ins, outs: compiled(*ins, outs)) if compiled else "not run",
         }
 
-    image = lambda c: torch.randint(0, 256, (h, w, c), dtype=torch.uint8, device=bc.DEVICE)  # noqa: E731
+    image = lambda *c: torch.randint(0, 256, (h, w, *c), dtype=torch.uint8, device=bc.DEVICE)  # noqa: E731
     return Workload(
         f"alpha composite {w}x{h} uint8x3 through a uint8 mask",
-        lambda: [image(3), image(3), image(1)],
+        lambda: [image(3), image(3), image()],  # the mask (H, W): fklir reads (H, W, 1) as a batch of H images
         [((h, w, 3), torch.uint8)],
         h * w * (3 + 3 + 1 + 3),
         reference,
