@@ -72,6 +72,25 @@ class WarmEntry(NamedTuple):
     make_output: Callable[[Any], tuple[object, int]]  # a new output in the input's framework, and its pointer
 
 
+def check_like_binding(what: str, given: Any, known: Any) -> None:
+    """An array given where one is bound (an override, described as `given`) must have the bound array's shape,
+    element type and device: the bindings' prepared call is only valid for those."""
+    if (given.shape, given.dtype_name, given.device) != (known.shape, known.dtype_name, known.device):
+        raise ValueError(
+            f"{what} override: expected {known.dtype_name} {known.shape} on device {known.device} like the bound "
+            f"input, got {given.dtype_name} {given.shape} on device {given.device}; "
+            "compose a new pipeline for other shapes or dtypes"
+        )
+
+
+def unpicklable(unbound: str) -> TypeError:
+    """The error of pickling a bound pipeline (`unbound`: how its unbound form is written)."""
+    return TypeError(
+        f"a bound pipeline holds device buffers and cannot be pickled; pickle an unbound one ({unbound}) and pass "
+        "arrays per call"
+    )
+
+
 def check_out(dst: Any, prep: Prepared) -> int:
     require_writable(dst, "out")
     if dst.shape != prep.out_shape or dst.dtype_name != prep.out_dtype or dst.device != prep.device:

@@ -14,6 +14,7 @@ from fklir.jit.binding import (
     Binding,
     Prepared,
     WarmEntry,
+    check_like_binding,
     check_new_out,
     check_out,
     launch_nothing,
@@ -138,13 +139,7 @@ class GpuExecutor:
                 raise TypeError("pipe() needs an input: only the output is bound; call pipe(x)")
             x = b.src.obj
         elif b.src is not None:
-            given = describe_gpu_array(x, "TensorRead input")
-            if (given.shape, given.dtype_name, given.device) != (b.src.shape, b.src.dtype_name, b.src.device):
-                raise ValueError(
-                    f"input override: expected {b.src.dtype_name} {b.src.shape} on device {b.src.device} like the "
-                    f"bound input, got {given.dtype_name} {given.shape} on device {given.device}; "
-                    "compose a new pipeline for other shapes or dtypes"
-                )
+            check_like_binding("input", describe_gpu_array(x, "TensorRead input"), b.src)
         if out is None and b.dst is not None:
             out = b.dst.obj
         return self._call(x, out, stream)

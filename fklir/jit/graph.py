@@ -31,6 +31,7 @@ import numpy as np
 from fklir.dialects.constants import PLANE_MAP_SLOT
 from fklir.dialects.value_rules import RecipeStep
 from fklir.frontend import ops as fops
+from fklir.jit.binding import check_like_binding, unpicklable
 from fklir.jit.cpu_executor import fits
 from fklir.jit.default_stream import launch_stream, producer_launch_stream
 from fklir.jit.signature import Signature, batch_capacity, input_signature, output_shape
@@ -268,13 +269,7 @@ class GraphPipeline:
             seen = warm_key(x)
             if seen is not None and seen[0] in bound.like[i]:  # an array of this kind was found like the binding
                 continue
-            given = describe_gpu_array(x, _what(i))
-            if (given.shape, given.dtype_name, given.device) != (known.shape, known.dtype_name, known.device):
-                raise ValueError(
-                    f"{_what(i)} override: expected {known.dtype_name} {known.shape} on device {known.device} like "
-                    f"the bound input, got {given.dtype_name} {given.shape} on device {given.device}; "
-                    "compose a new pipeline for other shapes or dtypes"
-                )
+            check_like_binding(_what(i), describe_gpu_array(x, _what(i)), known)
             if seen is not None:
                 bound.like[i].add(seen[0])
         if out is None and bound.outputs:
@@ -338,10 +333,7 @@ class GraphPipeline:
 
     def __getstate__(self) -> dict[str, Any]:
         if self._bound is not None:
-            raise TypeError(
-                "a bound pipeline holds device buffers and cannot be pickled; pickle an unbound one "
-                "(TensorRead(), fkl.Input(i, ...), MidWrite(), TensorWrite()) and pass arrays per call"
-            )
+            raise unpicklable("TensorRead(), fkl.Input(i, ...), MidWrite(), TensorWrite()")
         return {"ops": self.ops, "target": self.target}
 
     def __setstate__(self, state: dict[str, Any]) -> None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from fklir.dialects.value_rules import RecipeStep
 from fklir.frontend import ops as fops
 from fklir.frontend.values import dtype_name, integers
-from fklir.jit.binding import Binding
+from fklir.jit.binding import Binding, unpicklable
 from fklir.jit.cpu_executor import CpuExecutor
 from fklir.jit.gpu_executor import GpuExecutor
 from fklir.jit.signature import Signature, batch_capacity, input_signature, output_shape
@@ -126,11 +126,13 @@ class Pipeline:
         geometry: list[fops.Geometry] = []
         per_image: list[tuple[str, int]] = []
         self._crop_list: fops.Crop | None = None
+        self._crop_bordered = False  # a BorderReader before the Crop list: its rects may leave the input
         for op in ops:
             if isinstance(op, fops.Geometry):
                 geometry.append(op)
                 if isinstance(op, fops.Crop) and op.batched:
                     self._crop_list = op
+                    self._crop_bordered = any(isinstance(g, fops.BorderReader) for g in geometry)
             if (rows := op.per_image()) is not None:
                 per_image.append((op.op_name, len(rows)))
         self._geometry_ops = geometry
@@ -164,10 +166,7 @@ class Pipeline:
 
     def __getstate__(self) -> dict[str, Any]:
         if self._bound is not None:
-            raise TypeError(
-                "a bound pipeline holds device buffers and cannot be pickled; pickle an unbound one "
-                "(TensorRead() / TensorWrite()) and pass arrays per call"
-            )
+            raise unpicklable("TensorRead() / TensorWrite()")
         return {"chains": self.chains, "plane_map": self.plane_map, "target": self.target}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -365,10 +364,7 @@ class Pipeline:
         """Whether this pipeline's rect list (if any) fits a call of extent `e` that a pipeline with its call key
         checked: its rects inside the input (anywhere after a BorderReader)."""
         crop = self._crop_list
-        if crop is None:
-            return True
-        before = self._geometry_ops[: self._geometry_ops.index(crop)]
-        return any(isinstance(op, fops.BorderReader) for op in before) or crop.inside(e.src_w, e.src_h)
+        return crop is None or self._crop_bordered or crop.inside(e.src_w, e.src_h)
 
     def _described_chains(self) -> list[list[tuple[object, ...]]]:
         if self.plane_map is None:
