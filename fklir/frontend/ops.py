@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import struct
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
@@ -129,6 +130,11 @@ class Op:
         """description() less the values a plan takes at run time (a runtime-value descriptor leaves them
         out and fills its slots with `runtime_slot`)."""
         return self.description()
+
+    def value_key(self) -> object:
+        """Its runtime values as a hashable key that equal only for values that fill equal slots (a pipeline of
+        the same values reuses another's packed block), or None: none that cheap."""
+        return None
 
     def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
         """A RUNTIME_VALUES descriptor's values for the slot of the op it lowered to (`op_name`; `rule`: which
@@ -387,6 +393,12 @@ def _fits(op_name: str, channels: int, dtype: str) -> Callable[[Sequence[float]]
     return lambda row: value_rules.values_fit_chain(op_name, row, channels, dtype)
 
 
+def exact_key(values: tuple[float, ...]) -> object:
+    """A tuple of numbers as a key that tells -0.0 from 0.0 (equal, and hashed alike, as tuple items): its text
+    when it holds a zero. NaN never equals itself, so values with one never match (packed anew, never wrong)."""
+    return repr(values) if 0.0 in values else values
+
+
 def _per_image_mark(*values: object) -> list[str]:
     """A structure's mark of per-image values: their rows are values, that there are rows is structure."""
     return ["per_image"] if any(isinstance(v, PerImage) for v in values) else []
@@ -423,6 +435,9 @@ class _BinaryValue(Op):
     def structure(self) -> tuple[object, ...]:
         # the common case without a generator: a new pipeline's first call describes its structure
         return (type(self).__qualname__,) if type(self.values) is tuple else (type(self).__qualname__, "per_image")
+
+    def value_key(self) -> object:
+        return exact_key(self.values) if type(self.values) is tuple else None
 
     def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
         """The slot of the op this lowers to (`rule`: its word, add ... min), its values checked as the IR
@@ -661,6 +676,9 @@ class AddLast(Op):
     def structure(self) -> tuple[object, ...]:
         return (type(self).__qualname__,)
 
+    def value_key(self) -> object:
+        return exact_key((self.value,))
+
     def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
         """The added channel's value, representable in the chain's type."""
         value_rules.values_representable(op_name, (self.value,), dtype)
@@ -695,6 +713,9 @@ class VectorReorderRT(VectorReorder):
 
     def structure(self) -> tuple[object, ...]:
         return (type(self).__qualname__, len(self.indices))  # the count is structure, the indices are values
+
+    def value_key(self) -> object:
+        return self.indices
 
     def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
         """The source channel of each output channel, each one of the chain's."""
@@ -796,6 +817,9 @@ class StaticLoop(Op):
 
     def structure(self) -> tuple[object, ...]:
         return (type(self).__qualname__, self.body.structure(), self.count)  # the body's value is a value
+
+    def value_key(self) -> object:
+        return self.body.value_key()
 
     def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
         """The body's slot (`rule`: its word, add ... min)."""
@@ -1004,6 +1028,9 @@ class BorderReader(Geometry):
         # the mode is structure, a constant's value is not
         return (type(self).__qualname__, self.mode, *_per_image_mark(self.per_image()))
 
+    def value_key(self) -> object:
+        return exact_key(self.values) if type(self.values) is tuple else None
+
     def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
         return _values_slot(self.values, count, channels, _fits(op_name, channels, dtype))
 
@@ -1102,11 +1129,14 @@ class Crop(Geometry):
 
     def flat_rects(self, count: int) -> tuple[int, ...]:
         """x, y, w, h of `count` planes' rects in a row (a rect slot's values; one rect repeats on every plane)."""
-        flat = self.__dict__.get("_flat")
-        if flat is None:
-            flat = tuple(itertools.chain.from_iterable(self.rects))
-            object.__setattr__(self, "_flat", flat)
+        flat = tuple(itertools.chain.from_iterable(self.rects))
         return flat * count if len(self.rects) == 1 else flat
+
+    def rect_bytes(self, count: int) -> bytes:
+        """flat_rects as the int32s of a rect slot (fkl::Rect's x, y, w, h), packed in one step: a frame's new
+        rect list is copied into its pipeline's values block as it is."""
+        packed = struct.pack(f"{4 * len(self.rects)}i", *itertools.chain.from_iterable(self.rects))
+        return packed * count if len(self.rects) == 1 else packed
 
 
 class Resize(Geometry):
@@ -1165,6 +1195,12 @@ class Resize(Geometry):
     def structure(self) -> tuple[object, ...]:
         # the size and background are values
         return (type(self).__qualname__, self.interp, self.aspect_ratio, *_per_image_mark(self.background))
+
+    def value_key(self) -> object:
+        background = self.background
+        if background is None:
+            return self.size
+        return (self.size, exact_key(background)) if type(background) is tuple else None
 
     def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
         """`rule` "size": (w, h), checked at __init__; "background": fitting the result's type."""
@@ -1230,6 +1266,10 @@ class Warping(Geometry):
     def structure(self) -> tuple[object, ...]:
         # affine or perspective, one matrix or one per image; the matrices, size and inverse are values
         return (type(self).__qualname__, self.kind, *(["per_image"] if self.per_image() is not None else []))
+
+    def value_key(self) -> object:
+        matrix = self.matrix
+        return (self.size, self.inverse, exact_key(matrix)) if type(matrix) is tuple else None
 
     def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
         """`rule` "size": (w, h); "warp_matrix": the destination -> source map, inverted in double as hoisting

@@ -13,8 +13,8 @@ the descriptors, allocate the output, fill the parameter header, launch. It touc
 """
 
 import importlib
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from fklir.dialects.value_rules import RecipeStep
 from fklir.frontend import ops as fops
@@ -39,6 +39,40 @@ TARGETS = ("gpu", "cpu")
 _ENDS = (*fops.READ_DESCRIPTORS, *fops.WRITE_DESCRIPTORS)
 
 
+class _ChainShape(NamedTuple):
+    """What a chain's op classes alone tell, found once per sequence of classes (_chain_shape)."""
+
+    geometry: tuple[int, ...]  # positions of the geometry ops
+    crops: tuple[int, ...]  # positions of the Crops
+    per_image: tuple[int, ...]  # positions of the ops whose class can hold per-image values
+    write_kind: str
+
+
+_SHAPES: dict[tuple[type, ...], _ChainShape] = {}
+_SHAPES_MAX = 1024
+
+
+def _chain_shape(ops: Sequence[fops.Op], where: str = "compose") -> _ChainShape:
+    """The chain's shape, with _check_structure's checks: those of its op classes once per sequence of classes
+    (a loop composing one chain per frame meets them once), its Crop lists' on every chain."""
+    types = tuple(map(type, ops))
+    shape = _SHAPES.get(types)
+    if shape is None:
+        _check_structure(ops, where)
+        shape = _ChainShape(
+            tuple([i for i, op in enumerate(ops) if isinstance(op, fops.Geometry)]),
+            tuple([i for i, op in enumerate(ops) if isinstance(op, fops.Crop)]),
+            tuple([i for i, kind in enumerate(types) if kind.per_image is not fops.Op.per_image]),
+            _WRITE_KIND[types[-1]],
+        )
+        if len(_SHAPES) >= _SHAPES_MAX:
+            _SHAPES.clear()
+        _SHAPES[types] = shape
+    elif len(shape.crops) > 1 and sum(1 for i in shape.crops if ops[i].batched) > 1:  # pyright: ignore[reportAttributeAccessIssue]
+        _check_structure(ops, where)
+    return shape
+
+
 def _check_structure(ops: Sequence[fops.Op], where: str = "compose") -> None:
     if not ops or not isinstance(ops[0], fops.READ_DESCRIPTORS):
         raise ValueError(f"{where}: a chain starts with TensorRead(), TensorPack(ch) or ReadSet(...)")
@@ -60,6 +94,9 @@ class _SharedPlan(NamedTuple):
     plan: LaunchPlan
     recipe: tuple[RecipeStep, ...]  # the runtime values' slots (lowering.runtime_values)
     values: dict[str, tuple[float, ...]]  # the values of the IR the kernel was built from
+    # values blocks packed for it by Pipeline.value_key: a new pipeline with the values of one before (a chain
+    # re-composed every frame, only its rects new) copies that block instead of checking and packing its values
+    blocks: dict[object, Any]
 
 
 # Plans by structure (target, plane map and the chains' descriptions less their runtime values), then by
@@ -86,6 +123,7 @@ class _StructurePlans(dict[tuple[Signature, int], _SharedPlan]):
 
 _SHARED_PLANS: dict[object, _StructurePlans] = {}
 _SHARED_PLANS_MAX = 1024
+_BLOCKS_MAX = 256  # values blocks kept per shared plan (_SharedPlan.blocks)
 
 
 def _shared_plans(structure: object) -> _StructurePlans:
@@ -113,31 +151,26 @@ class Pipeline:
     def __init__(self, ops: Sequence[fops.Op], target: str = "gpu"):
         if target not in TARGETS:
             raise ValueError(f"compose: target must be 'gpu' or 'cpu', got {target!r}")
-        _check_structure(ops)
+        shape = _chain_shape(ops)
         self.chains: tuple[tuple[fops.Op, ...], ...] = (tuple(ops),)
         self.plane_map: tuple[int, ...] | None = None
         self.target = target
-        self.planar = isinstance(ops[-1], fops.TensorSplit)
-        self.write_kind = _WRITE_KIND[type(ops[-1])]
+        self.write_kind = shape.write_kind
+        self.planar = self.write_kind == "planar"
         self.read_planar = isinstance(ops[0], fops.TensorPack)
         self.generator = ops[0] if isinstance(ops[0], fops.ReadSet) else None
-        # one pass: the geometry ops, a Crop list, and the ops with per-image values and their row counts (which a
-        # call's batch must match)
-        geometry: list[fops.Geometry] = []
-        per_image: list[tuple[str, int]] = []
-        self._crop_list: fops.Crop | None = None
-        self._crop_bordered = False  # a BorderReader before the Crop list: its rects may leave the input
-        for op in ops:
-            if isinstance(op, fops.Geometry):
-                geometry.append(op)
-                if isinstance(op, fops.Crop) and op.batched:
-                    self._crop_list = op
-                    self._crop_bordered = any(isinstance(g, fops.BorderReader) for g in geometry)
-            if (rows := op.per_image()) is not None:
-                per_image.append((op.op_name, len(rows)))
+        geometry: list[fops.Geometry] = [ops[i] for i in shape.geometry]  # pyright: ignore[reportAssignmentType]
         self._geometry_ops = geometry
+        self._crops = cast(list[fops.Crop], [ops[i] for i in shape.crops])
+        # the Crop list, and whether a BorderReader precedes it (its rects may then leave the input)
+        self._crop_list: fops.Crop | None = next((crop for crop in self._crops if crop.batched), None)
+        self._crop_bordered = self._crop_list is not None and any(
+            isinstance(g, fops.BorderReader) for g in geometry[: geometry.index(self._crop_list)]
+        )
         self.crop_batched = self._crop_list is not None
-        self.per_image = tuple(per_image)
+        # the ops with per-image values and their row counts (which a call's batch must match)
+        rows = [(ops[i].op_name, ops[i].per_image()) for i in shape.per_image]
+        self.per_image = tuple([(name, len(r)) for name, r in rows if r is not None])
         # this pipeline's plans and its values block for each (the plan is shared: _SHARED_PLANS)
         self._plans: dict[tuple[Signature, int], tuple[LaunchPlan, Any]] = {}
         self._shared: _StructurePlans | None = None
@@ -231,8 +264,7 @@ class Pipeline:
             else:
                 shared = self._shared_plan(sig, compiled, device)
             self._shared[key] = shared
-        values = self._runtime_values(shared.recipe, self._values(shared.plan.layout.slots, shared.values))
-        mine = self._plans[key] = (shared.plan, shared.plan.pack_values(values))
+        mine = self._plans[key] = (shared.plan, self._values_block(shared))
         self._shared.recent = key
         return mine
 
@@ -251,10 +283,9 @@ class Pipeline:
         if key is None or entry is None or key in self._plans:  # (a bound pipeline planned its binding's call)
             return
         try:
-            values = self._runtime_values(entry.recipe, self._values(entry.plan.layout.slots, entry.values))
+            self._plans[key] = (entry.plan, self._values_block(entry))
         except ValueError:
             return  # a value the plan cannot take: the call says so, at its location
-        self._plans[key] = (entry.plan, entry.plan.pack_values(values))
 
     def _shared_plan(self, sig: Signature, compiled: Signature, device: int) -> _SharedPlan:
         """The plan of a structure new to this process: from the plan records on disk, else built from IR."""
@@ -276,34 +307,60 @@ class Pipeline:
         launch_type = CpuLaunch if self.target == "cpu" else GpuLaunch
         plan = launch_type(built.entry, built.layout, built.values)
         plan.op_names = (self.ops[0].op_name, self.ops[-1].op_name)
-        return _SharedPlan(plan, built.recipe, built.values)
+        return _SharedPlan(plan, built.recipe, built.values, {})
+
+    def _values_block(self, shared: _SharedPlan) -> Any:
+        """This pipeline's values block for a shared plan: a copy of the block of a pipeline with equal values
+        (value_key) with this one's rects, else its values checked and packed (and kept for the next)."""
+        key = self._value_key(shared.recipe)
+        if key is not None and (known := shared.blocks.get(key)) is not None:
+            rects = self._rect_values(shared.plan.layout.slots)
+            return known if not rects else shared.plan.values_with_rects(known, rects)
+        values = self._runtime_values(shared.recipe, self._values(shared.plan.layout.slots, shared.values))
+        block = shared.plan.pack_values(values)
+        if key is not None:
+            if len(shared.blocks) >= _BLOCKS_MAX:
+                shared.blocks.clear()
+            shared.blocks[key] = block
+        return block
+
+    def _value_key(self, recipe: Sequence[RecipeStep]) -> tuple[object, ...] | None:
+        """The runtime values of the recipe's descriptors as an exact key (Op.value_key; their rects aside), or None
+        when one has no such key (per-image rows) or the pipeline is divergent (its description holds its values)."""
+        if self.plane_map is not None:
+            return None
+        ops = self.ops
+        key = tuple([ops[step[1]].value_key() for step in recipe])
+        return None if None in key else key
 
     def _values(
         self, slots: Sequence[tuple[str, str, int]], values: dict[str, tuple[float, ...]]
-    ) -> dict[str, tuple[float, ...]]:
+    ) -> Mapping[str, Sequence[float]]:
         """The plan's values with this pipeline's rects: the plan may be another pipeline's of the same
-        structure (the description leaves rects out). Crops hoist into the only rect slots, in chain order;
-        a rect that every plane shares fills its slot, a rect list the planes it names."""
+        structure (the description leaves rects out)."""
         if self.plane_map is not None:  # a divergent kernel's rects are part of its description
             return values
-        crops = [op for op in self.ops if isinstance(op, fops.Crop)]
+        rects = self._rect_values(slots)
+        return {**values, **rects} if rects else values
+
+    def _rect_values(self, slots: Sequence[tuple[str, str, int]]) -> dict[str, Sequence[float]]:
+        """This pipeline's rect slots by name, packed (Crop.rect_bytes): crops hoist into the only rect slots, in
+        chain order; a rect that every plane shares fills its slot, a rect list the planes it names."""
+        crops = self._crops
         if not crops:
-            return values
+            return {}
         rect_slots = [(name, count) for name, kind, count in slots if kind == "rect"]
-        ours: dict[str, tuple[float, ...]] = {}
-        for (name, count), crop in zip(rect_slots, crops, strict=True):
-            ours[name] = crop.flat_rects(count)
-        return values | ours
+        return {name: crop.rect_bytes(count) for (name, count), crop in zip(rect_slots, crops, strict=True)}
 
     def _runtime_values(
-        self, recipe: Sequence[RecipeStep], values: dict[str, tuple[float, ...]]
-    ) -> dict[str, tuple[float, ...]]:
+        self, recipe: Sequence[RecipeStep], values: Mapping[str, Sequence[float]]
+    ) -> Mapping[str, Sequence[float]]:
         """`values` with the slots of the recipe filled from this pipeline's own descriptors: the plan may
         be another pipeline's of the same structure (the description leaves their values out). Their values
         are checked against the chain as the IR's type rules check them, with the same words."""
         if not recipe:
             return values
-        return values | fops.recipe_values(recipe, self.ops)
+        return {**values, **fops.recipe_values(recipe, self.ops)}
 
     def _parameter_owner(self, sig: Signature) -> tuple[str, str]:
         """(op, what) that a parameter block too large for a GPU kernel is blamed on: the many images,
@@ -583,7 +640,8 @@ def compose(*ops: fops.Op, target: str = "gpu") -> "Pipeline | GraphPipeline":
     """One fused kernel for the chain `ops` (TensorRead() ... TensorWrite()): a Pipeline, or a GraphPipeline
     when the chain joins branches (fkl.Input) or writes along the way (MidWrite), SPEC §8 (imported then only:
     a chain's fresh process does not pay for it)."""
-    if any(isinstance(op, fops.GRAPH_DESCRIPTORS) for op in ops):
+    # (a chain composed before is no graph: its shape is known by its classes)
+    if tuple(map(type, ops)) not in _SHAPES and any(isinstance(op, fops.GRAPH_DESCRIPTORS) for op in ops):
         from fklir.jit.graph import GraphPipeline
 
         return GraphPipeline(ops, target)

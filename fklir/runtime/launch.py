@@ -17,7 +17,7 @@ import numpy as np
 
 from fklir.limits import I32_MAX, I64_MAX, U32_MAX, check_index, check_product
 from fklir.runtime import cuda_driver
-from fklir.runtime.params import pack_reciprocals, pack_slots, params_struct_type
+from fklir.runtime.params import pack_reciprocals, pack_rects, pack_slots, params_struct_type
 
 PIXEL_BLOCK = (32, 8, 1)
 # Programmatic dependent launch on devices that have it (GpuLaunch); FKLIR_PDL=0 launches plainly
@@ -115,6 +115,15 @@ class LaunchPlan:
         pack_slots(block, self.layout.slots, values)
         pack_reciprocals(block, self.layout.reciprocals, values)
         return block
+
+    def values_with_rects(self, block: ctypes.Structure, rects: Mapping[str, Sequence[float]]) -> ctypes.Structure:
+        """A copy of values block `block` whose rect slots hold `rects` (flat x, y, w, h by slot name): a new
+        pipeline whose values equal another's but for its rects, a frame's new detections."""
+        copy = self._params_type.from_buffer_copy(block)
+        for name, kind, count in self.layout.slots:
+            if kind == "rect":
+                pack_rects(getattr(copy, name), count, rects[name])
+        return copy
 
     def use_values(self, block: ctypes.Structure) -> None:
         """The values of `block` (pack_values) in the parameter block, unless they are there already."""

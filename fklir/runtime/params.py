@@ -164,17 +164,30 @@ def _int32s(flat: Sequence[float]) -> array.array[int]:
         return array.array("i", [int(v) for v in flat])
 
 
+def pack_rects(field: ctypes.Array[Any], count: int, flat: Sequence[float] | bytes) -> None:
+    """A rect slot's table from flat x, y, w, h groups, or their int32s packed (a new pipeline's per-frame rects
+    land here), in one copy; zeros past the rects given (a capacity's unused planes), whatever the block held."""
+    address = ctypes.addressof(field)
+    if isinstance(flat, bytes):
+        size = min(len(flat), ctypes.sizeof(field))
+        ctypes.memmove(address, flat, size)
+    else:
+        rects = _int32s(flat[: 4 * count])
+        size = rects.itemsize * len(rects)
+        ctypes.memmove(address, rects.buffer_info()[0], size)
+    if size < ctypes.sizeof(field):
+        ctypes.memset(address + size, 0, ctypes.sizeof(field) - size)
+
+
 def pack_slots(
     params: ctypes.Structure, slots: Sequence[tuple[str, str, int]], values: Mapping[str, Sequence[float]]
 ) -> None:
-    """Write every slot's values into `params` (rects come as flat x, y, w, h groups; a rect table past the
-    rects given, a capacity's unused planes, keeps the zeros of a new block)."""
+    """Write every slot's values into `params` (rects come as flat x, y, w, h groups, pack_rects)."""
     for name, kind, count in slots:
         field = getattr(params, name)
         flat = values[name]
-        if kind == "rect":  # one copy for a table of rects (a new pipeline's per-frame rects land here)
-            rects = _int32s(flat[: 4 * count])
-            ctypes.memmove(ctypes.addressof(field), rects.buffer_info()[0], rects.itemsize * len(rects))
+        if kind == "rect":
+            pack_rects(field, count, flat)
             continue
         if kind in ("f32", "f64"):  # one slice assignment: a new pipeline's values block is packed at compose
             field[:count] = [float(v) for v in flat[:count]]

@@ -253,6 +253,24 @@ def test_value_errors_name_the_op() -> None:
         fkl.compose(fkl.TensorRead(), fkl.Mul(2.0), fkl.Resize(4, 4), fkl.TensorWrite(), target="cpu")
 
 
+def test_chain_checks_hold_after_the_same_classes_composed_fine() -> None:
+    """compose() checks a sequence of op classes once (a per-frame loop meets it again and again); a second Crop
+    list, which the classes alone do not show, is still refused every time."""
+    x = RNG.integers(0, 256, (20, 30, 3), dtype=np.uint8)
+
+    def crops(first: object, second: object) -> fkl.Pipeline:
+        ops = (fkl.Crop(first), fkl.Crop(second), fkl.Resize(4, 3))
+        return fkl.compose(fkl.TensorRead(), *ops, fkl.TensorSplit(), target="cpu")
+
+    got = np.asarray(crops((2, 1, 20, 15), [(0, 0, 5, 5), (3, 4, 10, 8)])(x))
+    assert got.shape == (2, 3, 3, 4)
+    for _ in range(2):
+        with pytest.raises(ValueError, match=r"only one Crop\(\[rects\]\) per chain"):
+            crops([(0, 0, 9, 9), (1, 1, 8, 8)], [(0, 0, 5, 5)])
+        with pytest.raises(ValueError, match="must come right after TensorRead"):
+            fkl.compose(fkl.TensorRead(), fkl.Mul(2.0), fkl.Resize(4, 4), fkl.TensorWrite(), target="cpu")
+
+
 def test_error_points_at_the_user_line() -> None:
     x = np.zeros((4, 5, 3), np.uint8)
     pipe = fkl.compose(fkl.TensorRead(), fkl.Mul(0.5), fkl.TensorWrite(), target="cpu")

@@ -485,3 +485,59 @@ def test_compose_of_a_known_structure_packs_its_values_so_the_first_call_is_warm
         np.testing.assert_array_equal(fresh(x), _mul_sub(x, 0.5, -7.0))
     with pytest.raises(ValueError, match=r"error: 'fkl\.add' value 0\.5 is not representable .* uint8"):
         bad(x)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_pipeline_with_the_values_of_one_before_copies_its_block_and_keeps_its_own_rects(
+    target: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A frame's new rects with the values of the frame before: the values block is that pipeline's copied, its
+    rects (more, then fewer than before) its own, and no value is checked or packed again."""
+    from fklir.frontend import ops as fops
+    from fklir.runtime import launch
+
+    x = RNG.integers(0, 256, (41, 53, 3), dtype=np.uint8)
+
+    def rois(rects: list[tuple[int, int, int, int]]) -> fkl.Pipeline:
+        ops = (fkl.Crop(rects), fkl.Resize(9, 7), fkl.Mul(1 / 255), fkl.Sub((0.5, 0.25, -1.0)), fkl.Div(0.25))
+        return fkl.compose(fkl.TensorRead(), *ops, fkl.TensorSplit(), target=target)
+
+    def expected(rects: list[tuple[int, int, int, int]]) -> np.ndarray:
+        single = [
+            fkl.compose(fkl.TensorRead(), fkl.Crop(*r), fkl.Resize(9, 7), fkl.TensorSplit(), target="cpu")
+            for r in rects
+        ]
+        resized = np.stack([np.asarray(pipe(x)) for pipe in single]).astype(np.float32)
+        scale = np.float32(1 / 255) * resized - np.array([0.5, 0.25, -1.0], np.float32)[:, None, None]
+        return scale / np.float32(0.25)
+
+    frames = [[(0, 0, 20, 10), (5, 7, 30, 20), (1, 2, 3, 4), (40, 30, 13, 11)], [(3, 2, 17, 11)], [(9, 9, 9, 9)] * 3]
+    np.testing.assert_allclose(
+        _host(target, rois(frames[0])(_on(target, x))), expected(frames[0]), rtol=1e-6, atol=1e-6
+    )
+    packed: list[object] = []
+    original = launch.LaunchPlan.pack_values
+    monkeypatch.setattr(launch.LaunchPlan, "pack_values", lambda self, v: packed.append(v) or original(self, v))
+    monkeypatch.setattr(fops, "recipe_values", lambda *args: pytest.fail("a known value set was checked again"))
+    for rects in frames[1:]:
+        got = _host(target, rois(rects)(_on(target, x)))
+        np.testing.assert_allclose(got, expected(rects), rtol=1e-6, atol=1e-6)
+    assert packed == []
+
+
+def test_values_that_compare_equal_but_compute_apart_are_packed_apart() -> None:
+    """-0.0 == 0.0 (and hashes alike) but x * -0.0 is -0.0 where x * 0.0 is 0.0: the second pipeline packs its own
+    block, never the first's; an integer and a float of one value fill one slot alike."""
+    x = RNG.random((5, 7, 3), dtype=np.float32) + 0.5
+    for first, second in ((0.0, -0.0), (-0.0, 0.0), ((1.0, 0.0, 2.0), (1.0, -0.0, 2.0))):
+        signs = []
+        for value in (first, second):
+            pipe = fkl.compose(fkl.TensorRead(), fkl.Mul(value), fkl.TensorWrite(), target="cpu")
+            signs.append(np.signbit(np.asarray(pipe(x))))
+        expected = [np.signbit(x * np.asarray(v, np.float32)) for v in (first, second)]
+        np.testing.assert_array_equal(signs[0], expected[0])
+        np.testing.assert_array_equal(signs[1], expected[1])
+    y = RNG.integers(0, 100, (5, 7), dtype=np.uint8)
+    for value in (3, 3.0):
+        pipe = fkl.compose(fkl.TensorRead(), fkl.Add(value), fkl.TensorWrite(), target="cpu")
+        np.testing.assert_array_equal(np.asarray(pipe(y)), y + 3)
