@@ -59,7 +59,9 @@ class WarmCalls:
             return None
         key, pointers, handle = found
         call = self._calls.get(key)
-        if call is None or any(multiple and pointer % multiple for pointer, multiple in zip(pointers, align)):
+        if call is None or (
+            align and any(multiple and pointer % multiple for pointer, multiple in zip(pointers, align))
+        ):
             return None
         result = arrays[output]
         if call.make is not None:
