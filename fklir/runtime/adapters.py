@@ -177,7 +177,8 @@ class TorchArrays(ArrayAdapter):
 
     def warm_list(self, xs: Sequence[Any]) -> tuple[WarmKey, list[int]] | None:
         """warm_list_key of torch tensors: the first tensor's warm key, then each other tensor compared with it
-        field by field, each accessor read once per tensor."""
+        field by field, each accessor read once per tensor (the first's CUDA device stands for is_cuda: a CPU
+        tensor's get_device() is -1)."""
         first = xs[0]
         seen = self.warm(first)
         if seen is None:
@@ -188,7 +189,6 @@ class TorchArrays(ArrayAdapter):
         for x in others:
             if (
                 type(x) is not kind
-                or not x.is_cuda
                 or x.dtype is not dtype
                 or x.shape != shape
                 or x.get_device() != device

@@ -474,6 +474,9 @@ def test_a_list_unlike_the_one_seen_is_described_and_checked(fake: Any) -> None:
     strided = torch.Tensor((6, 5, 3), torch.uint8, strides=(30, 3, 2))
     with pytest.raises(ValueError, match="not C-contiguous"):
         pipe([mixed[0], strided, mixed[0]], stream=s)
+    on_host = torch.Tensor((6, 5, 3), torch.uint8, -1)  # its device -1 differs from the first's
+    with pytest.raises(TypeError, match=r"TensorRead input 2: .*needs a CUDA tensor"):
+        pipe([mixed[0], mixed[0], on_host], stream=s)
 
 
 def test_the_warm_path_keeps_every_check(fake: Any) -> None:
