@@ -289,7 +289,8 @@ def nv12_to_rgb(
     Errors: ValueError for odd sizes, shapes that do not agree or unknown options; TypeError for non-uint8
     inputs; RuntimeError naming libhwy-dev for highway=True without Highway."""
     options = (order, dtype, normalize, standard, full_range, highway)
-    if (warm := _warm.run((frame, uv, out), options, stream, 2, (0, 0, 8 if dtype == "float32" else 0))) is not None:
+    # (a GPU float32 output must start at a multiple of 8 bytes, as _output checks: the only alignment asked)
+    if (warm := _warm.run((frame, uv, out), options, stream, 2, (0, 0, 8) if dtype == "float32" else ())) is not None:
         return warm
     if order not in ORDERS:
         raise ValueError(f"{NAME}: order must be one of {', '.join(ORDERS)}, got {order!r}")
