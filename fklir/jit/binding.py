@@ -26,42 +26,43 @@ class Binding:
         self.prepared: Prepared | None = None
 
 
-class Prepared:
-    """Everything a warm GPU call on one input signature and size needs."""
+class Prepared(NamedTuple):
+    """Everything a warm GPU call on one input signature and size needs (made by `prepare`; a named tuple: a new
+    pipeline's first call makes one with its own values block)."""
 
-    __slots__ = ("device", "extent", "launches", "out_dtype", "out_keys", "out_shape", "plan", "signature", "values")
-
-    def __init__(
-        self,
-        plan: Any,  # GpuLaunch
-        values: Any,  # the pipeline's values block for the plan (LaunchPlan.pack_values)
-        extent: Extent,
-        out_shape: tuple[int, ...],
-        out_dtype: str,
-        device: int,
-        out_keys: set[WarmKey] | None = None,
-        signature: Any = None,  # the input's (jit.signature.Signature), where a call of another pipeline may reuse this
-    ) -> None:
-        self.plan = plan
-        self.values = values
-        self.extent = extent
-        self.out_shape = out_shape
-        self.out_dtype = out_dtype
-        self.device = device
-        # warm keys of outputs that passed check_out for this call: equal keys pass it alike
-        self.out_keys: set[WarmKey] = set() if out_keys is None else out_keys
-        self.launches = bool(out_shape) and min(out_shape) > 0  # False: the output is empty, nothing to launch
-        self.signature = signature
+    plan: Any  # GpuLaunch
+    values: Any  # the pipeline's values block for the plan (LaunchPlan.pack_values)
+    extent: Extent
+    out_shape: tuple[int, ...]
+    out_dtype: str
+    device: int
+    out_keys: set[WarmKey]  # warm keys of outputs that passed check_out for this call: equal keys pass it alike
+    launches: bool  # False: the output is empty, nothing to launch
+    signature: Any = None  # the input's (jit.signature.Signature), where a call of another pipeline may reuse this
+    plan_key: Any = None  # the plan's key among a pipeline's plans (Pipeline.plan_key), with `signature`
 
     def with_plan(self, plan: Any) -> "Prepared":
         """This call on another plan (a bound pipeline's own parameter block); the output keys are shared."""
-        return Prepared(plan, self.values, self.extent, self.out_shape, self.out_dtype, self.device, self.out_keys)
+        return Prepared(plan, self.values, *self[2:8])
 
     def with_values(self, values: Any) -> "Prepared":
         """This call with another pipeline's values block (same structure and sizes); the output keys are shared."""
-        return Prepared(
-            self.plan, values, self.extent, self.out_shape, self.out_dtype, self.device, self.out_keys, self.signature
-        )
+        return Prepared(self.plan, values, *self[2:])
+
+
+def prepare(
+    plan: Any,
+    values: Any,
+    extent: Extent,
+    out_shape: tuple[int, ...],
+    out_dtype: str,
+    device: int,
+    signature: Any = None,
+    plan_key: Any = None,
+) -> Prepared:
+    """A call prepared anew: no output checked yet; nothing to launch for an empty output."""
+    launches = bool(out_shape) and min(out_shape) > 0
+    return Prepared(plan, values, extent, out_shape, out_dtype, device, set(), launches, signature, plan_key)
 
 
 class WarmEntry(NamedTuple):

@@ -19,6 +19,7 @@ from fklir.jit.binding import (
     check_out,
     launch_nothing,
     launch_prepared,
+    prepare,
 )
 from fklir.jit.default_stream import launch_stream, producer_launch_stream
 from fklir.jit.signature import ChainCalls, inputs_of
@@ -155,7 +156,8 @@ class GpuExecutor:
         plan, values = pipe._plan(sig, src.device)
         e = pipe._checked_extent(sig, width, height, sizes, plan)
         out_dtype = plan.layout.out_dtype
-        prepared = Prepared(plan, values, e, pipe._out_shape(sig, e), out_dtype, src.device, signature=sig)
+        plan_key = pipe.plan_key(sig, src.device)
+        prepared = prepare(plan, values, e, pipe._out_shape(sig, e), out_dtype, src.device, sig, plan_key)
         if not isinstance(x, list | tuple):
             self._prepared[(src.shape, src.dtype_name, src.device)] = prepared
         return prepared
@@ -201,12 +203,15 @@ class GpuExecutor:
         if known is None:
             return None
         prep = known.prep
-        plan, values = self._pipe._plan(prep.signature, prep.device)
+        pipe = self._pipe
+        # the values block that compose() packed for the plan called last, else the plan found and packed now
+        mine = pipe.planned(prep.plan_key)
+        plan, values = mine if mine is not None else pipe._plan(prep.signature, prep.device)
         if plan is not prep.plan:  # the structure's plans were rebuilt since (a bounded table let them go)
             return None
-        if not self._pipe.known_rects_fit(prep.extent):
+        if not pipe.known_rects_fit(prep.extent):
             return None  # the full call says which rect leaves the image
-        self._pipe._last_signature = prep.signature
+        pipe._last_signature = prep.signature
         entry = self._warm[input_key] = WarmEntry(prep.with_values(values), known.framework, known.make_output)
         return entry
 
@@ -242,7 +247,7 @@ class GpuExecutor:
         sizes = pipe._sizes(sig, width, height)
         plan, values = pipe._plan(sig, device)
         e = pipe._checked_extent(sig, width, height, sizes, plan)
-        prep = Prepared(plan, values, e, pipe._out_shape(sig, e), plan.layout.out_dtype, device)
+        prep = prepare(plan, values, e, pipe._out_shape(sig, e), plan.layout.out_dtype, device)
         count = e.channels_out if pipe.write_kind == "split_write" else 1
         if out is None:
             made = [empty_like_framework(framework, prep.out_shape, prep.out_dtype, device, like) for _ in range(count)]

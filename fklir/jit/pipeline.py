@@ -246,13 +246,23 @@ class Pipeline:
         # made field by field: a frame's new rect list meets this on every call, and _replace costs more
         return Signature(sig.dtype, sig.channels, sig.planes, sig.batched, sig.images, rects, sig.row)
 
+    def plan_key(self, sig: Signature, device: int) -> tuple[Signature, int]:
+        """The key of the plan for a call of `sig` on `device` among this pipeline's plans and its structure's."""
+        return self._compiled(sig), device
+
+    def planned(self, key: tuple[Signature, int]) -> tuple[LaunchPlan, Any] | None:
+        """The plan of `key` (plan_key) and this pipeline's values block for it, where this pipeline has them
+        already (compose() packs the block for the plan its structure called last), else None."""
+        mine = self._plans.get(key)
+        if mine is not None and self._shared is not None:
+            self._shared.recent = key
+        return mine
+
     def _plan(self, sig: Signature, device: int) -> tuple[LaunchPlan, Any]:
         """The plan for a call of `sig` on `device` and this pipeline's values block for it."""
-        compiled = self._compiled(sig)
-        key = (compiled, device)
-        if (mine := self._plans.get(key)) is not None:
-            if self._shared is not None:
-                self._shared.recent = key
+        key = self.plan_key(sig, device)
+        compiled = key[0]
+        if (mine := self.planned(key)) is not None:
             return mine
         if self._shared is None:
             self._shared = _shared_plans(self._structure_key())
