@@ -72,6 +72,7 @@ class CallPlan:
         self.objects: list[Any] = [None] * len(converted)
         for index in self.tensor_indices:
             self.objects[index] = converted[index].view()
+        self._views = [self.objects[index] for index in self.tensor_indices]  # the tensors' views, in order
         for index, (dtype, _convert) in arguments.scalars.items():
             self.objects[index] = dtypes.BY_NAME[dtype].ctype()
         self._addresses = (ctypes.c_void_p * len(self.objects))(*map(ctypes.addressof, self.objects))
@@ -83,9 +84,13 @@ class CallPlan:
     def fill(self, objects: list[Any], pointers: Sequence[int], values: Sequence[Any]) -> None:
         """Write one call's pointers (in tensor order) and scalar values into `objects` (self.objects or
         copies())."""
-        for index, pointer in zip(self.tensor_indices, pointers, strict=True):
-            objects[index].data = pointer
         own = objects is self.objects
+        if own:
+            for view, pointer in zip(self._views, pointers, strict=True):
+                view.data = pointer
+        else:
+            for index, pointer in zip(self.tensor_indices, pointers, strict=True):
+                objects[index].data = pointer
         if own and values is self._scalars_of:
             return
         for index, plain, lo, hi, name, convert in self._scalars:
@@ -103,6 +108,12 @@ class CallPlan:
     ) -> None:
         """One call, its tensors' pointers read by the caller; `first`: its first tensor, when described."""
         self.launch.run(self, pointers, values, stream, first)
+
+    def run_on(self, pointers: Sequence[int], values: Sequence[object], handle: int) -> None:
+        """A GPU call on a caller's stream, given as its raw handle (a shipped kernel's remembered call)."""
+        launch = self.launch
+        assert isinstance(launch, GpuLaunch), "a CPU kernel takes no stream"
+        launch.run_on(self, pointers, values, handle)
 
     def first_tensor(self, values: Sequence[object]) -> Tensor:
         """The call's first tensor, described: its framework says where an unbound call's stream is."""
@@ -144,21 +155,28 @@ class GpuLaunch:
     def run(
         self, plan: CallPlan, pointers: Sequence[int], values: Sequence[object], stream: object, first: Tensor | None
     ) -> None:
+        if stream is not None:
+            self.run_on(plan, pointers, values, stream_handle(stream))
+            return
         with plan.lock:
             plan.fill(plan.objects, pointers, values)
             if self.empty:
                 return
-            if stream is None:
-                handle, owned = self._launch_unbound(plan, first or plan.first_tensor(values))
-            else:
-                handle, owned = stream_handle(stream), False
-                # No query of the current context first: a stream carries its context, and a launch refused
-                # because another context is current queues nothing, so it is made again in ours.
-                if handle > LAST_DEFAULT_STREAM and not self._launch(handle, plan.address, 0)[0]:
-                    return
-                self._launch_in_ours(plan, handle)
+            handle, owned = self._launch_unbound(plan, first or plan.first_tensor(values))
         if owned:
             self._synchronize(handle)
+
+    def run_on(self, plan: CallPlan, pointers: Sequence[int], values: Sequence[object], handle: int) -> None:
+        """The call on the caller's stream `handle`."""
+        with plan.lock:
+            plan.fill(plan.objects, pointers, values)
+            if self.empty:
+                return
+            # No query of the current context first: a stream carries its context, and a launch refused
+            # because another context is current queues nothing, so it is made again in ours.
+            if handle > LAST_DEFAULT_STREAM and not self._launch(handle, plan.address, 0)[0]:
+                return
+            self._launch_in_ours(plan, handle)
 
     def _launch_in_ours(self, plan: CallPlan, handle: int) -> None:
         """Launch with our context current, then give the caller's back. A thread that had none keeps ours:

@@ -10,9 +10,11 @@ so describing a torch tensor costs its own accessors only.
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
-from fklir.runtime.adapters import ArrayAdapter, adapter_of
+from fklir.runtime.adapters import adapter_of
 from fklir.runtime.adapters import contiguous_strides as contiguous_strides
 
 MAX_DIMS = 8  # fkl::kMaxTensorDims
@@ -54,7 +56,8 @@ class Tensor:
         return view
 
 
-_described: dict[type, ArrayAdapter] = {}  # the array types described before: read_key reads their keys
+# The array types described before, each with its adapter's key reader (ArrayAdapter.strided_key): read_key's
+KEY_READERS: dict[type, Callable[[Any], tuple[int, object] | None]] = {}
 
 
 def describe(x: object, what: str) -> Tensor:
@@ -62,7 +65,7 @@ def describe(x: object, what: str) -> Tensor:
     element type fklir has not, or a rank over MAX_DIMS."""
     adapter = adapter_of(x)
     tensor = Tensor(*adapter.strided(x, what))
-    _described[type(x)] = adapter
+    KEY_READERS[type(x)] = adapter.strided_key
     if len(tensor.shape) > MAX_DIMS:
         raise TypeError(f"{what}: a tensor of {len(tensor.shape)} dims; an fkl::TensorView holds at most {MAX_DIMS}")
     return tensor
@@ -73,5 +76,5 @@ def read_key(x: object) -> tuple[int, object] | None:
     repeated call's signature, call_plan.py) when its type has been described before, else None. Everything
     describe() gives depends on the key, but the pointer, which is read alone. Arrays whose owner must live
     through the launch (DLPack's) have no key: they are described on every call."""
-    adapter = _described.get(type(x))
-    return None if adapter is None else adapter.strided_key(x)
+    reader = KEY_READERS.get(type(x))
+    return None if reader is None else reader(x)

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 from fklir.jit.call_plan import CallPlan, RememberedArguments
 from fklir.jit.default_stream import per_thread
 from fklir.jit.matcher import MEMO_LIMIT
-from fklir.jit.tensors import read_key
+from fklir.jit.tensors import KEY_READERS, read_key
 from fklir.runtime.streams import stream_handle
 
 
@@ -67,7 +67,7 @@ class WarmCalls:
         if call.make is not None:
             result, pointers[call.made] = call.make(arrays[0])
         tensor_pointers = [pointers[s] if s >= 0 else f for s, f in zip(call.sources, call.fixed, strict=True)]
-        call.plan.run(tensor_pointers, call.values, handle)
+        call.plan.run_on(tensor_pointers, call.values, handle)
         return result
 
     def remember(
@@ -121,16 +121,19 @@ def _key(
     if stream is None:
         return None
     handle = stream_handle(stream)
-    key: list[object] = [handle, per_thread(handle), *options]
+    key: list[object] = [handle, per_thread(handle), options]
     pointers: list[int] = []
+    readers = KEY_READERS
     for array in arrays:
         if array is None:
             key.append(None)
             pointers.append(-1)
             continue
-        read = read_key(array)
-        if read is None:
+        kind = type(array)
+        reader = readers.get(kind)
+        if reader is None or (read := reader(array)) is None:
             return None
-        key += (type(array), read[1])
+        key.append(kind)
+        key.append(read[1])
         pointers.append(read[0])
     return tuple(key), pointers, handle
