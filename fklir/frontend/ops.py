@@ -9,6 +9,7 @@ checked at once; errors name the op and the value.
 from __future__ import annotations
 
 import itertools
+import operator
 import os
 import struct
 import sys
@@ -92,6 +93,7 @@ class Op:
 
     FIELDS: ClassVar[tuple[str, ...]] = ()
     DESCRIBED: ClassVar[tuple[str, ...]] = ()  # FIELDS but a binding (a call default, not what compiles)
+    _described_values: ClassVar[Callable[[object], tuple[object, ...]] | None] = None  # of two or more DESCRIBED
     # Its values fill parameter slots straight from the descriptor (runtime_slot): a plan is not keyed by them
     RUNTIME_VALUES: ClassVar[bool] = False
     location: UserLocation  # the user's call site, not a field
@@ -102,6 +104,8 @@ class Op:
         own = [name for name, kind in annotations.items() if not str(kind).startswith("ClassVar")]
         cls.FIELDS = (*cls.FIELDS, *(name for name in own if name not in cls.FIELDS))
         cls.DESCRIBED = tuple(name for name in cls.FIELDS if name != "binding")
+        # the fields' values in one call (a new pipeline's structure reads every descriptor's)
+        cls._described_values = operator.attrgetter(*cls.DESCRIBED) if len(cls.DESCRIBED) > 1 else None
 
     def __init__(self) -> None:
         object.__setattr__(self, "location", _user_location())
@@ -124,7 +128,14 @@ class Op:
         """The class and field values: the descriptor's part of a plan's description (a binding is a call
         default, not part of what compiles)."""
         cls = type(self)
-        return (cls.__qualname__, tuple([(n, getattr(self, n)) for n in cls.DESCRIBED]))
+        names = cls.DESCRIBED
+        if len(names) == 1:
+            return (cls.__qualname__, ((names[0], getattr(self, names[0])),))
+        if not names:
+            return (cls.__qualname__, ())
+        values = cls._described_values
+        assert values is not None
+        return (cls.__qualname__, tuple(zip(names, values(self))))
 
     def structure(self) -> tuple[object, ...]:
         """description() less the values a plan takes at run time (a runtime-value descriptor leaves them
