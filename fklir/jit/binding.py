@@ -45,10 +45,6 @@ class Prepared(NamedTuple):
         """This call on another plan (a bound pipeline's own parameter block); the output keys are shared."""
         return Prepared(plan, self.values, *self[2:8])
 
-    def with_values(self, values: Any) -> "Prepared":
-        """This call with another pipeline's values block (same structure and sizes); the output keys are shared."""
-        return Prepared(self.plan, values, *self[2:])
-
 
 def prepare(
     plan: Any,
@@ -68,9 +64,10 @@ def prepare(
 class WarmEntry(NamedTuple):
     """How an unbound call runs on inputs of one warm key (type, element type, shape, device)."""
 
-    prep: Prepared
+    prep: Prepared  # the call as prepared, by this pipeline or by one with its call key (Pipeline.call_key)
     framework: str  # the input's, as describe_gpu_array names it
     make_output: Callable[[Any], tuple[object, int]]  # a new output in the input's framework, and its pointer
+    values: Any  # this pipeline's values block for prep.plan
 
 
 def check_like_binding(what: str, given: Any, known: Any) -> None:
@@ -112,13 +109,20 @@ def check_new_out(out: object, prep: Prepared) -> int:
 
 
 def launch_prepared(
-    prep: Prepared, src_ptr: int, dst_ptr: int, handle: int, owned: bool, result: Any, sources: Sequence[int] = ()
+    prep: Prepared,
+    values: Any,
+    src_ptr: int,
+    dst_ptr: int,
+    handle: int,
+    owned: bool,
+    result: Any,
+    sources: Sequence[int] = (),
 ) -> Any:
-    """Run the prepared kernel on stream `handle` (nothing for an empty output), with a list input's
-    `sources`; wait for the stream when it is not the caller's (`owned`). Returns `result`."""
+    """Run the prepared kernel with a pipeline's values block on stream `handle` (nothing for an empty output),
+    with a list input's `sources`; wait for the stream when it is not the caller's (`owned`). Returns `result`."""
     plan = prep.plan
     if prep.launches:
-        plan.run(src_ptr, dst_ptr, prep.extent, handle, sources, values=prep.values)
+        plan.run(src_ptr, dst_ptr, prep.extent, handle, sources, values=values)
     if owned:
         plan.synchronize(handle)
     return result

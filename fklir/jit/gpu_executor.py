@@ -185,17 +185,17 @@ class GpuExecutor:
         else:
             result, dst_ptr = out, check_new_out(out, prep)
         if self._bound is None and seen is not None:
-            entry = self._warm[seen[0]] = WarmEntry(prep, src.framework, make_output)
+            entry = self._warm[seen[0]] = WarmEntry(prep, src.framework, make_output, prep.values)
             if not table and (call_key := self._pipe.call_key()) is not None:
                 if len(_KNOWN_CALLS) >= _KNOWN_CALLS_MAX:
                     _KNOWN_CALLS.clear()
                 _KNOWN_CALLS[(call_key, seen[0])] = entry
         handle, owned = launch_stream(src, stream)
-        return launch_prepared(prep, src.ptr, dst_ptr, handle, owned, result, table)
+        return launch_prepared(prep, prep.values, src.ptr, dst_ptr, handle, owned, result, table)
 
     def _known_call(self, input_key: WarmKey) -> WarmEntry | None:
         """This pipeline's warm entry for inputs of `input_key` from a call that a pipeline with the same call key
-        prepared on them (its signature, extent and output; this pipeline's values block), or None."""
+        prepared on them (that call as it is, with this pipeline's values block), or None."""
         call_key = self._pipe.call_key()
         if call_key is None:
             return None
@@ -212,7 +212,7 @@ class GpuExecutor:
         if not pipe.known_rects_fit(prep.extent):
             return None  # the full call says which rect leaves the image
         pipe._last_signature = prep.signature
-        entry = self._warm[input_key] = WarmEntry(prep.with_values(values), known.framework, known.make_output)
+        entry = self._warm[input_key] = WarmEntry(prep, known.framework, known.make_output, values)
         return entry
 
     def _call_warm(
@@ -228,10 +228,10 @@ class GpuExecutor:
             dst_ptr = seen[1] if seen is not None and seen[0] in prep.out_keys else check_new_out(out, prep)
             result = out
         if stream is not None:
-            return launch_prepared(prep, src_ptr, dst_ptr, stream_handle(stream), False, result, sources)
+            return launch_prepared(prep, entry.values, src_ptr, dst_ptr, stream_handle(stream), False, result, sources)
         advertised = x.stream if entry.framework == "fklir" else None  # pyright: ignore[reportAttributeAccessIssue]
         handle, owned = producer_launch_stream(entry.framework, prep.device, advertised)
-        return launch_prepared(prep, src_ptr, dst_ptr, handle, owned, result, sources)
+        return launch_prepared(prep, entry.values, src_ptr, dst_ptr, handle, owned, result, sources)
 
     def _call_general(self, x: object, out: object, stream: object) -> Any:
         """Calls of ReadSet (no input) and SplitWrite (one output per channel): the plain path."""
