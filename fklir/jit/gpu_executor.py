@@ -39,7 +39,7 @@ from fklir.runtime.streams import stream_handle
 if TYPE_CHECKING:
     from fklir.frontend import ops as fops
 
-_LISTS = (list, tuple)  # for the warm call's isinstance: `list | tuple` would build a union object every call
+_LISTS = (list, tuple)  # for the call paths' isinstance: `list | tuple` would build a union object every call
 
 # GPU inputs described before, by warm key (arrays with equal keys describe alike), so that a new pipeline's
 # first call on an input like one seen describes nothing.
@@ -166,7 +166,7 @@ class GpuExecutor:
         """A call that describes its arrays in full (first call per input kind, overrides, lists)."""
         if self._pipe.generator is not None or self._pipe.write_kind == "split_write":
             return self._call_general(x, out, stream)
-        if isinstance(x, list | tuple):
+        if isinstance(x, _LISTS):
             sources = [describe_gpu_array(a, f"TensorRead input {i}") for i, a in enumerate(inputs_of(x))]
             src = sources[0]
             prep = self._prepare(x, sources)
