@@ -163,14 +163,19 @@ class Pipeline:
         self._geometry_ops = geometry
         self._crops = cast(list[fops.Crop], [ops[i] for i in shape.crops])
         # the Crop list, and whether a BorderReader precedes it (its rects may then leave the input)
-        self._crop_list: fops.Crop | None = next((crop for crop in self._crops if crop.batched), None)
-        self._crop_bordered = self._crop_list is not None and any(
-            isinstance(g, fops.BorderReader) for g in geometry[: geometry.index(self._crop_list)]
-        )
+        self._crop_list: fops.Crop | None = None
+        self._crop_bordered = False
+        if self._crops:
+            self._crop_list = next((crop for crop in self._crops if crop.batched), None)
+            self._crop_bordered = self._crop_list is not None and any(
+                isinstance(g, fops.BorderReader) for g in geometry[: geometry.index(self._crop_list)]
+            )
         self.crop_batched = self._crop_list is not None
         # the ops with per-image values and their row counts (which a call's batch must match)
-        rows = [(ops[i].op_name, ops[i].per_image()) for i in shape.per_image]
-        self.per_image = tuple([(name, len(r)) for name, r in rows if r is not None])
+        self.per_image: tuple[tuple[str, int], ...] = ()
+        if shape.per_image:
+            rows = [(ops[i].op_name, ops[i].per_image()) for i in shape.per_image]
+            self.per_image = tuple([(name, len(r)) for name, r in rows if r is not None])
         # this pipeline's plans and its values block for each (the plan is shared: _SHARED_PLANS)
         self._plans: dict[tuple[Signature, int], tuple[LaunchPlan, Any]] = {}
         self._shared: _StructurePlans | None = None
