@@ -65,7 +65,18 @@ NVRTC_FAST_FLAGS: tuple[tuple[tuple[int, int], str], ...] = (
 # The flags every CPU kernel is compiled with (gxx_flags() adds the host's instruction set).
 # -ffp-contract=off: the CPU twin of --fmad=false (g++ contracts a*b+c to an FMA wherever the target
 # has one, e.g. on aarch64), so CPU results equal the GPU's and the reference's bit for bit.
-GXX_FLAGS: tuple[str, ...] = ("-std=c++17", "-O3", "-ffp-contract=off", "-fopenmp", "-fPIC", "-shared")
+# -fno-tree-pre: g++'s partial redundancy elimination turns an op whose result it knows to be one of two
+# values (Threshold's 0 or 1, then a saturating cast) into a branch per element, whose phi nodes the SLP
+# vectoriser of a flat kernel's unrolled group cannot take: such chains ran 7x slower (RESULTS.md).
+GXX_FLAGS: tuple[str, ...] = (
+    "-std=c++17",
+    "-O3",
+    "-ffp-contract=off",
+    "-fno-tree-pre",
+    "-fopenmp",
+    "-fPIC",
+    "-shared",
+)
 
 # Kernels are compiled on the machine that runs them, so by default for its whole instruction set: the
 # byte shuffles of colour reorders and the narrowing of saturating casts need more than x86-64's SSE2.

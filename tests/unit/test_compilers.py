@@ -68,6 +68,7 @@ def test_flags_keep_exact_float_semantics_and_portable_binaries() -> None:
     assert not any("fast-math" in flag or "fast_math" in flag for flag in NVCC_FLAGS + GXX_FLAGS)
     assert "--fmad=false" in NVCC_FLAGS
     assert "-ffp-contract=off" in GXX_FLAGS  # no FMA contraction on the CPU either (aarch64 has FMA)
+    assert "-fno-tree-pre" in GXX_FLAGS  # else a flat Threshold chain's group is not vectorised (RESULTS.md)
     assert "-cubin" in NVCC_FLAGS
     assert not any(flag.startswith("-march") for flag in GXX_FLAGS)
     assert {"-shared", "-fPIC", "-fopenmp"} <= set(GXX_FLAGS)
