@@ -16,6 +16,9 @@ Rows (µs per call, median of repetitions of N back-to-back calls):
 - stub floor: the stubbed cuLaunchKernel called with pre-packed arguments (what "bare" costs here);
 - bound `k(stream=s)`; unbound `pipe(x, out=y, stream=s)`; unbound `pipe(x, stream=s)` (allocates
   the output); unbound `pipe(x)` (the producer's stream, synchronised);
+- the shipped kernels' repeated calls on a caller's stream, with out= and allocating (histogram of a 1080p
+  grey image, nv12_to_rgb of a 4K frame; their jit instances 'loaded' from a stand-in cubin);
+- issue 28's rows: a new pipeline object's compose and first call, the per-frame ROI loop, a DAG's;
 - fresh process: ms from compose() returning to the first call returning, in a new interpreter whose
   disk cache already holds the kernel (like bench_launch's FRESH_PROCESS; here the cubin is a stand-in,
   the driver's cuModuleLoadData (0.1-0.6 ms on the H200) is not in it). --profile prints the first
@@ -157,6 +160,35 @@ def new_object_rows(count: int) -> dict[str, float]:
     }
 
 
+def shipped_kernel_rows(n: int, reps: int) -> dict[str, float]:
+    """Issue 29's rows over the stubs: the shipped kernels' repeated calls on a caller's stream, with out= and
+    allocating (bench_launch's sizes: a 1080p grey histogram, a 4K NV12 frame)."""
+    torch, driver = install_stubs()
+    from tests.runtime.fake_driver import load_stand_in
+
+    driver.cuCtxSynchronize = lambda: (0,)  # a stream's histogram scratch is made once, from the host
+    driver.cuMemcpyHtoD = lambda destination, source, nbytes: (0,)
+    from fklir.jit import user_kernel
+
+    user_kernel.instances.load = load_stand_in  # pyright: ignore[reportAttributeAccessIssue]
+    from fklir.kernels.histogram import histogram
+    from fklir.kernels.nv12_to_rgb import nv12_to_rgb
+
+    grey, counts = torch.empty((1080, 1920), dtype=torch.uint8), torch.empty((1, 256), dtype=torch.int32)
+    frame, rgb = torch.empty((3240, 3840), dtype=torch.uint8), torch.empty((2160, 3840, 3), dtype=torch.uint8)
+    stream = torch.cuda.Stream()
+    return {
+        "histogram(grey, out=counts, stream=s)": per_call_us(
+            lambda: histogram(grey, out=counts, stream=stream), n, reps
+        ),
+        "histogram(grey, stream=s) (allocates)": per_call_us(lambda: histogram(grey, stream=stream), n, reps),
+        "nv12_to_rgb(frame, out=rgb, stream=s)": per_call_us(
+            lambda: nv12_to_rgb(frame, out=rgb, stream=stream), n, reps
+        ),
+        "nv12_to_rgb(frame, stream=s) (allocates)": per_call_us(lambda: nv12_to_rgb(frame, stream=stream), n, reps),
+    }
+
+
 FRESH = r"""
 import sys, time
 sys.path.insert(0, {here!r})  # (site-packages may hold another package named `benchmarks`)
@@ -214,6 +246,8 @@ def main(argv: list[str]) -> int:
     rows: dict[str, str] = {}
     if not args.fresh_only:
         for name, us in warm_rows(args.calls, args.reps).items():
+            rows[name] = f"{us:.2f} µs"
+        for name, us in shipped_kernel_rows(args.calls, args.reps).items():
             rows[name] = f"{us:.2f} µs"
         for name, us in new_object_rows(args.objects).items():
             rows[f"{name} (median of {args.objects})"] = f"{us:.2f} µs"

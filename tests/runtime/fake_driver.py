@@ -555,14 +555,17 @@ def jit_without_compiler(monkeypatch: Any, cache: Path) -> Any:
     """For a test of fkl.jit's host path: its own cache folder, a fake torch in sys.modules (returned), and jit
     instances 'loaded' from a stand-in cubin without a compiler (install the fake driver around the test)."""
     from fklir.jit import user_kernel
-    from fklir.runtime import cuda_driver
 
     monkeypatch.setenv("FKLIR_CACHE_DIR", str(cache))
     torch = make_fake_torch()
     monkeypatch.setitem(sys.modules, "torch", torch)
 
-    def load(source: Any, instance: Any, device: int | None, link_flags: Any = ()) -> Any:
-        return cuda_driver.load_kernel(b"stand-in cubin", instance.call, device or 0)
-
-    monkeypatch.setattr(user_kernel.instances, "load", load)
+    monkeypatch.setattr(user_kernel.instances, "load", load_stand_in)
     return torch
+
+
+def load_stand_in(source: Any, instance: Any, device: int | None, link_flags: Any = ()) -> Any:
+    """jit instances' `load` without a compiler: the instance 'loaded' from a stand-in cubin."""
+    from fklir.runtime import cuda_driver
+
+    return cuda_driver.load_kernel(b"stand-in cubin", instance.call, device or 0)
