@@ -1146,8 +1146,8 @@ class Crop(Geometry):
     def rect_bytes(self, count: int) -> bytes:
         """flat_rects as the int32s of a rect slot (fkl::Rect's x, y, w, h), packed in one step: a frame's new
         rect list is copied into its pipeline's values block as it is."""
-        packed = struct.pack(f"{4 * len(self.rects)}i", *itertools.chain.from_iterable(self.rects))
-        return packed * count if len(self.rects) == 1 else packed
+        flat = self.flat_rects(count)
+        return struct.pack(f"{len(flat)}i", *flat)
 
 
 class Resize(Geometry):

@@ -27,8 +27,8 @@ class Binding:
 
 
 class Prepared(NamedTuple):
-    """Everything a warm GPU call on one input signature and size needs (made by `prepare`; a named tuple: a new
-    pipeline's first call makes one with its own values block)."""
+    """Everything a warm GPU call on one input signature and size needs (made by `prepare`). Pipelines with one
+    call key share it (WarmEntry holds each one's values block); `values` is the preparing pipeline's."""
 
     plan: Any  # GpuLaunch
     values: Any  # the pipeline's values block for the plan (LaunchPlan.pack_values)

@@ -72,7 +72,6 @@ class CallPlan:
         self.objects: list[Any] = [None] * len(converted)
         for index in self.tensor_indices:
             self.objects[index] = converted[index].view()
-        self._views = [self.objects[index] for index in self.tensor_indices]  # the tensors' views, in order
         for index, (dtype, _convert) in arguments.scalars.items():
             self.objects[index] = dtypes.BY_NAME[dtype].ctype()
         self._addresses = (ctypes.c_void_p * len(self.objects))(*map(ctypes.addressof, self.objects))
@@ -84,13 +83,9 @@ class CallPlan:
     def fill(self, objects: list[Any], pointers: Sequence[int], values: Sequence[Any]) -> None:
         """Write one call's pointers (in tensor order) and scalar values into `objects` (self.objects or
         copies())."""
+        for index, pointer in zip(self.tensor_indices, pointers, strict=True):
+            objects[index].data = pointer
         own = objects is self.objects
-        if own:
-            for view, pointer in zip(self._views, pointers, strict=True):
-                view.data = pointer
-        else:
-            for index, pointer in zip(self.tensor_indices, pointers, strict=True):
-                objects[index].data = pointer
         if own and values is self._scalars_of:
             return
         for index, plain, lo, hi, name, convert in self._scalars:
