@@ -67,7 +67,7 @@ NVRTC_FAST_FLAGS: tuple[tuple[tuple[int, int], str], ...] = (
 # has one, e.g. on aarch64), so CPU results equal the GPU's and the reference's bit for bit.
 # -fno-tree-pre: g++'s partial redundancy elimination turns an op whose result it knows to be one of two
 # values (Threshold's 0 or 1, then a saturating cast) into a branch per element, whose phi nodes the SLP
-# vectoriser of a flat kernel's unrolled group cannot take: such chains ran 7x slower (RESULTS.md).
+# vectoriser of a flat kernel's unrolled group cannot take, so such chains ran as scalar code (RESULTS.md).
 GXX_FLAGS: tuple[str, ...] = (
     "-std=c++17",
     "-O3",
