@@ -500,7 +500,7 @@ def _warp(
 
 @STAGE.register(fkl.DeinterlaceOp)
 def _deinterlace(
-    op: fkl.DeinterlaceOp,
+    op: fkl.WordOp,
     k: int,
     previous: Operation,
     in_type: fkl.ImageType,
@@ -531,7 +531,7 @@ def _deinterlace(
 
 @STAGE.register(fkl.FlipOp)
 def _flip(
-    op: fkl.FlipOp,
+    op: fkl.WordOp,
     k: int,
     previous: Operation,
     in_type: fkl.ImageType,
@@ -545,7 +545,7 @@ def _flip(
 
 @STAGE.register(fkl.RotateOp)
 def _rotate(
-    op: fkl.RotateOp,
+    op: fkl.WordOp,
     k: int,
     previous: Operation,
     in_type: fkl.ImageType,

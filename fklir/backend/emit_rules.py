@@ -235,7 +235,7 @@ def _vector_and(op: fkl.VectorAndOp, src: str, dst: str) -> list[str]:
 
 
 @PIXEL.register(fkl.VectorReduceOp)
-def _vector_reduce(op: fkl.VectorReduceOp, src: str, dst: str) -> list[str]:
+def _vector_reduce(op: fkl.WordOp, src: str, dst: str) -> list[str]:
     return [f"{dst}[0] = fkl::VectorReduce<{word_struct(op.word.data)}>::exec<{_channels_in(op)}>({src});"]
 
 
@@ -266,8 +266,8 @@ def _mxv_float3(op: fkl.MxVFloat3Op, src: str, dst: str) -> list[str]:
 
 
 @PIXEL.register(fkl.ColorConversionOp)
-def _color_conversion(op: fkl.ColorConversionOp, src: str, dst: str) -> list[str]:
-    code = op.code
+def _color_conversion(op: fkl.WordOp, src: str, dst: str) -> list[str]:
+    code = fkl.COLOR_CODES[op.word.data]
     if code.red_index is not None:
         return [f"fkl::ColorConversion::gray<{code.red_index}>({src}, {dst});"]
     alpha = "true" if code.add_alpha else "false"
@@ -323,7 +323,7 @@ def _binary_title(op: fkl.BinaryValueOp) -> str:
 
 
 @TITLE.register(fkl.VectorReduceOp, fkl.ColorConversionOp)
-def _word_title(op: fkl.VectorReduceOp | fkl.ColorConversionOp) -> str:
+def _word_title(op: fkl.WordOp) -> str:
     return f"{op.name} {op.word.data}"
 
 

@@ -8,6 +8,7 @@ checked at once; errors name the op and the value.
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import operator
 import os
@@ -18,16 +19,16 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 
 from fklir.dialects import value_rules
 from fklir.dialects.binary_declarations import BINARY_DECLARATIONS
-from fklir.dialects.constants import DEINTERLACE_MODES, JOIN_KINDS, REDUCTIONS, WARP_KINDS, invert_warp_matrix
+from fklir.dialects.constants import JOIN_KINDS, WARP_KINDS, invert_warp_matrix
 from fklir.dialects.math_declarations import MATH_DECLARATIONS
 from fklir.dialects.value_rules import RecipeStep
+from fklir.dialects.word_declarations import WORD_DECLARATIONS, WordDeclaration
+from fklir.frontend import values as spellings
 from fklir.frontend.values import (
     PerImage,
     border_mode,
-    color_code,
     dtype_name,
     flag,
-    flip_mode,
     in_range,
     integers,
     interpolation,
@@ -35,7 +36,6 @@ from fklir.frontend.values import (
     positive,
     rect_ints,
     rect_list,
-    rotation,
     unpacked,
 )
 from fklir.limits import I32_MAX, check_index
@@ -631,26 +631,6 @@ def _indices(op: str, idx: tuple[object, ...]) -> tuple[int, ...]:
     return tuple(in_range(op, i, 0, 3, "channel indices are integers from 0 to 3") for i in indices)
 
 
-class VectorReduce(Op):
-    """Left fold over the channels with "Add", "Mul", "Max" or "Min", each step in the chain type
-    → 1 channel."""
-
-    reduction: str
-
-    def __init__(self, op: str):
-        name = type(self).__name__
-        reduction = op.lower() if isinstance(op, str) else op
-        if reduction not in REDUCTIONS:
-            value_rules.one_of(f"{name}:", "reduction", op, REDUCTIONS, " (in any case: 'Max' is max)")
-        object.__setattr__(self, "reduction", reduction)
-        object.__setattr__(self, "location", _user_location())
-
-    def lower(self, b: Builder, x: SSAValue) -> SSAValue:
-        from fklir.dialects import fkl
-
-        return self._place(b, fkl.VectorReduceOp(x, self.reduction))
-
-
 class Discard(Op):
     """Keep the first `keep_n` channels."""
 
@@ -835,27 +815,6 @@ class StaticLoop(Op):
     def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
         """The body's slot (`rule`: its word, add ... min)."""
         return self.body.runtime_slot(op_name, rule, dtype, channels, count)
-
-
-# --------------------------------------------------------------------------------------------
-# Colour
-# --------------------------------------------------------------------------------------------
-
-
-class ColorConversion(Op):
-    """cv2.cvtColor(code) on each pixel: "RGB2GRAY", "BGR2RGBA", ... (also "COLOR_RGB2GRAY")."""
-
-    code: str
-
-    def __init__(self, code: str | int):
-        """`code`: "RGB2GRAY", "COLOR_RGB2GRAY" or OpenCV's cv2.COLOR_RGB2GRAY."""
-        object.__setattr__(self, "code", color_code(type(self).__name__, code))
-        object.__setattr__(self, "location", _user_location())
-
-    def lower(self, b: Builder, x: SSAValue) -> SSAValue:
-        from fklir.dialects import fkl
-
-        return self._place(b, fkl.ColorConversionOp(x, self.code))
 
 
 # --------------------------------------------------------------------------------------------
@@ -1296,63 +1255,77 @@ class Warping(Geometry):
         return tuple(slot)
 
 
-class Flip(Geometry):
-    """cv2.flip(x, flipCode): "vertical" (0) reverses the rows, "horizontal" (1) the columns, "both" (-1)
-    both. Same size and type; it folds into the read like the other geometry ops."""
+# --------------------------------------------------------------------------------------------
+# The ops that take one word, each one record (dialects/word_declarations.py)
+# --------------------------------------------------------------------------------------------
 
-    mode: str
 
-    def __init__(self, mode: object = "horizontal"):
-        object.__setattr__(self, "mode", flip_mode(type(self).__name__, mode))
+def _word_argument(op: str, declared: WordDeclaration, given: tuple[object, ...], named: dict[str, object]) -> object:
+    """The one argument of a word op's descriptor, given by position or by its name, else the record's default."""
+    parameter = declared.parameter or declared.word
+    if len(given) + len(named) > 1 or (named and parameter not in named):
+        shown = ", ".join([*map(repr, given), *(f"{k}={v!r}" for k, v in named.items())])
+        raise TypeError(f"{op}() takes one argument, {parameter}; got {shown}")
+    if given:
+        return given[0]
+    if named:
+        return named[parameter]
+    if declared.default is None:
+        raise TypeError(f"{op}() missing its argument {parameter!r}")
+    return declared.default
+
+
+class _Word(Op):
+    """A word op's descriptor: its one field, the word its record names, read by the record's spelling (cv2's
+    constants too); it lowers to the record's IR class."""
+
+    DECLARATION: ClassVar[WordDeclaration]
+    IR_OP: ClassVar[Any]
+
+    def __init__(self, *given: object, **named: object) -> None:
+        declared, name = self.DECLARATION, type(self).__name__
+        word = _word_argument(name, declared, given, named)
+        if declared.spelling:
+            word = getattr(spellings, declared.spelling)(name, word)
+        else:
+            value_rules.one_of(f"{name}:", declared.word, word, declared.choices)
+        object.__setattr__(self, declared.word, word)
         object.__setattr__(self, "location", _user_location())
 
+    @property
+    def word(self) -> str:
+        return getattr(self, self.DECLARATION.word)
+
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
-        from fklir.dialects import fkl
+        return self._place(b, self.IR_OP(x, self.word))
 
-        return self._place(b, fkl.FlipOp(x, self.mode))
 
+class _GeometryWord(_Word, Geometry):
     def out_sizes(self, sizes: list[Size]) -> list[Size]:
+        if self.word in self.DECLARATION.transposing:
+            return [(h, w) for w, h in sizes]
         return list(sizes)
 
 
-class Rotate(Geometry):
-    """cv2.rotate(x, code): "clockwise_90" (cv2.ROTATE_90_CLOCKWISE), "turn_180" (cv2.ROTATE_180) or
-    "counterclockwise_90" (cv2.ROTATE_90_COUNTERCLOCKWISE). A quarter turn swaps width and height; same type."""
-
-    code: str
-
-    def __init__(self, code: object):
-        object.__setattr__(self, "code", rotation(type(self).__name__, code))
-        object.__setattr__(self, "location", _user_location())
-
-    def lower(self, b: Builder, x: SSAValue) -> SSAValue:
-        from fklir.dialects import fkl
-
-        return self._place(b, fkl.RotateOp(x, self.code))
-
-    def out_sizes(self, sizes: list[Size]) -> list[Size]:
-        return list(sizes) if self.code == "turn_180" else [(h, w) for w, h in sizes]
+def _word_descriptor(declared: WordDeclaration) -> type[_Word]:
+    parameter = declared.parameter or declared.word
+    default = inspect.Parameter.empty if declared.default is None else declared.default
+    argument = inspect.Parameter(parameter, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default)
+    namespace = {
+        "__module__": __name__,
+        "__qualname__": declared.name,
+        "__doc__": declared.doc,
+        "__annotations__": {declared.word: "str"},
+        "__signature__": inspect.Signature([argument]),  # help() shows Flip(mode='horizontal')
+        "DECLARATION": declared,
+        "IR_OP": IrClass(f"{declared.name}Op"),
+    }
+    base: type[_Word] = _GeometryWord if declared.geometry else _Word
+    return cast(type[_Word], type(declared.name, (base,), namespace))
 
 
-class Deinterlace(Geometry):
-    """ "blend": row y > 0 → (row y + row y−1) / 2; "linear": odd rows → (row above + row below) / 2
-    (the last odd row copies the row above). Output float32, same size."""
-
-    mode: str
-
-    def __init__(self, mode: str = "blend"):
-        name = type(self).__name__
-        value_rules.one_of(f"{name}:", "mode", mode, DEINTERLACE_MODES)
-        object.__setattr__(self, "mode", mode)
-        object.__setattr__(self, "location", _user_location())
-
-    def lower(self, b: Builder, x: SSAValue) -> SSAValue:
-        from fklir.dialects import fkl
-
-        return self._place(b, fkl.DeinterlaceOp(x, self.mode))
-
-    def out_sizes(self, sizes: list[Size]) -> list[Size]:
-        return list(sizes)
+# one per record of dialects/word_declarations.py, in its order
+Flip, Rotate, Deinterlace, VectorReduce, ColorConversion = (_word_descriptor(d) for d in WORD_DECLARATIONS)
 
 
 # --------------------------------------------------------------------------------------------

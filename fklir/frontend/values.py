@@ -17,7 +17,8 @@ import numpy as np
 
 from fklir import dtypes
 from fklir.dialects import value_rules
-from fklir.dialects.constants import BORDER_MODES, FLIP_MODES, INTERPOLATIONS, ROTATIONS
+from fklir.dialects.color_codes import COLOR_CODES
+from fklir.dialects.constants import BORDER_MODES, FLIP_MODES, INTERPOLATIONS, REDUCTIONS, ROTATIONS
 
 # OpenCV's cv2.COLOR_* values of the codes fklir implements; codes that are equal in OpenCV do the same
 # (COLOR_BGR2RGB == COLOR_RGB2BGR swaps the outer channels whichever order the pixel has)
@@ -322,11 +323,16 @@ def rotation(op: str, code: object) -> str:
     return code  # pyright: ignore[reportReturnType]
 
 
+def reduction(op: str, word: object) -> str:
+    """ "add", "mul", "max" or "min" in any case ("Max" is max)."""
+    reduced = word.lower() if isinstance(word, str) else word
+    if reduced not in REDUCTIONS:
+        value_rules.one_of(f"{op}:", "reduction", word, REDUCTIONS, " (in any case: 'Max' is max)")
+    return reduced  # pyright: ignore[reportReturnType]
+
+
 def color_code(op: str, code: object) -> str:
     """A fklir colour code from "RGB2GRAY", "COLOR_RGB2GRAY" or cv2.COLOR_RGB2GRAY."""
-    # imported here: its module defines a dataclass, which a chain without ColorConversion need not pay for
-    from fklir.dialects.color_codes import COLOR_CODES
-
     if isinstance(code, int | np.integer) and not isinstance(code, bool):
         name = CV2_COLOR_CODES.get(int(code))
         if name is None:

@@ -322,17 +322,17 @@ def _warp(state: PlaneState, op: fkl.WarpOp, values: FieldValues) -> PlaneState:
 
 
 @impl_per_plane(fkl.DeinterlaceOp)
-def _deinterlace(state: PlaneState, op: fkl.DeinterlaceOp, values: FieldValues) -> PlaneState:
+def _deinterlace(state: PlaneState, op: fkl.WordOp, values: FieldValues) -> PlaneState:
     return geo.deinterlace(_plain(state), op.word.data)
 
 
 @impl_per_plane(fkl.FlipOp)
-def _flip(state: PlaneState, op: fkl.FlipOp, values: FieldValues) -> PlaneState:
+def _flip(state: PlaneState, op: fkl.WordOp, values: FieldValues) -> PlaneState:
     return geo.flip(_plain(state), op.word.data)
 
 
 @impl_per_plane(fkl.RotateOp)
-def _rotate(state: PlaneState, op: fkl.RotateOp, values: FieldValues) -> PlaneState:
+def _rotate(state: PlaneState, op: fkl.WordOp, values: FieldValues) -> PlaneState:
     return geo.rotate(_plain(state), op.word.data)
 
 
@@ -479,7 +479,7 @@ def _vector_and(img: sem.Image, op: fkl.VectorAndOp, values: FieldValues) -> sem
 
 
 @impl_compute(fkl.VectorReduceOp)
-def _vector_reduce(img: sem.Image, op: fkl.VectorReduceOp, values: FieldValues) -> sem.Image:
+def _vector_reduce(img: sem.Image, op: fkl.WordOp, values: FieldValues) -> sem.Image:
     return sem.vector_reduce(img, op.word.data)
 
 
@@ -517,7 +517,7 @@ def _static_loop(img: sem.Image, op: fkl.StaticLoopOp, values: FieldValues) -> s
 
 
 @impl_compute(fkl.ColorConversionOp)
-def _color_conversion(img: sem.Image, op: fkl.ColorConversionOp, values: FieldValues) -> sem.Image:
+def _color_conversion(img: sem.Image, op: fkl.WordOp, values: FieldValues) -> sem.Image:
     return color.color_conversion(img, op.word.data)
 
 

@@ -147,7 +147,6 @@ _NOT_IMPORTED = (
     "fklir.frontend.lowering",
     "fklir.passes",
     "fklir.backend.emit_cpp",
-    "fklir.dialects.color_codes",
     "fklir.runtime.device_buffer",
     "fklir.runtime.dlpack",
     "cuda",

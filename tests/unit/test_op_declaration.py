@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 import fklir as fkl
+from fklir.backend.emit_geometry import STAGE
 from fklir.backend.emit_rules import ELEMENT, PIXEL
 from fklir.dialects import fkl as dialect
+from fklir.dialects.word_declarations import WORD_DECLARATIONS, WordDeclaration
 from fklir.frontend import ops as fops
 from fklir.interpreters.fkl import IMPLS
 from tests.op_catalogue import CATALOGUE
@@ -35,6 +37,71 @@ def test_a_math_declaration_reaches_every_layer(op: type[dialect.MathUnaryOp | d
     assert re.search(rf"^struct {name} \{{", MATH_H, re.M), f"fkl/math.h has no struct {name}"
     assert f"| `{name}(" in OPS_MD, f"docs/ops.md has no row for {name}"
     assert name in {entry.name for entry in CATALOGUE}, "tests/op_catalogue.py has no entry"
+
+
+@pytest.mark.parametrize("declared", WORD_DECLARATIONS, ids=lambda declared: declared.name)
+def test_a_word_declaration_reaches_every_layer(declared: WordDeclaration) -> None:
+    """A word op is its record (dialects/word_declarations.py), its numpy semantics, its C++ (a struct and a
+    stage or PIXEL rule) and its docs row: the dialect class, its category and type rule, the descriptor, its
+    signature and default, and fklir's public name come from the record."""
+    import inspect
+
+    op = getattr(dialect, f"{declared.name}Op")
+    assert op in dialect.FKL.operations and op.name == declared.ir_name and op.__doc__ == declared.doc
+    assert op.has_trait(dialect.Geometry if declared.geometry else dialect.PixelWise)
+    assert op.CHOICES == declared.choices and op.WHAT == declared.word
+    descriptor = getattr(fkl, declared.name)
+    assert declared.name in fkl.__all__ and descriptor is fops.PUBLIC_DESCRIPTORS[declared.name]
+    assert descriptor.IR_OP is op and descriptor.__doc__ == declared.doc
+    assert issubclass(descriptor, fops.Geometry) == declared.geometry
+    (parameter,) = inspect.signature(descriptor).parameters.values()
+    assert parameter.name == (declared.parameter or declared.word)
+    assert parameter.default == (inspect.Parameter.empty if declared.default is None else declared.default)
+    made = descriptor(declared.choices[-1])
+    assert descriptor.FIELDS == (declared.word,) and getattr(made, declared.word) == declared.choices[-1]
+    assert IMPLS.get(op) is not None, "the reference interpreter runs it"
+    rules = STAGE if declared.geometry else PIXEL
+    assert rules.find(op) is not None, "the emitter writes it"
+    headers = "".join(path.read_text() for path in (ROOT / "fklir/backend/include/fkl").glob("*.h"))
+    assert re.search(rf"^struct {declared.name} \{{", headers, re.M), f"no fkl header has struct {declared.name}"
+    assert f"`{declared.name}(" in OPS_MD, f"docs/ops.md does not show {declared.name}"
+
+
+def test_a_word_op_takes_its_type_rule_and_sizes_from_its_record() -> None:
+    """The records' type rules on the IR, and a geometry word's output sizes in the frontend (a quarter turn is
+    the one transposing word)."""
+    from xdsl.ir import Block
+    from xdsl.utils.exceptions import VerifyException
+
+    def result(ir_op: type, word: str, dtype: str, channels: int) -> dialect.ImageType:
+        image = dialect.ImageType(dtype, channels)
+        return ir_op(Block(arg_types=[image]).args[0], word).result_for(image)
+
+    assert result(dialect.FlipOp, "both", "bool", 3) == dialect.ImageType("bool", 3)
+    assert result(dialect.DeinterlaceOp, "linear", "uint16", 2) == dialect.ImageType("float32", 2)
+    assert result(dialect.VectorReduceOp, "max", "int8", 4) == dialect.ImageType("int8", 1)
+    assert result(dialect.ColorConversionOp, "BGR2RGBA", "uint8", 3) == dialect.ImageType("uint8", 4)
+    for ir_op, word, channels in [(dialect.DeinterlaceOp, "blend", 3), (dialect.VectorReduceOp, "add", 3)]:
+        with pytest.raises(VerifyException, match="on a bool chain"):
+            result(ir_op, word, "bool", channels)
+    with pytest.raises(VerifyException, match="RGB2GRAY needs 3 channels, the chain has 4"):
+        result(dialect.ColorConversionOp, "RGB2GRAY", "uint8", 4)
+    sizes = [(33, 17), (5, 8)]
+    assert fkl.Rotate("clockwise_90").out_sizes(sizes) == [(17, 33), (8, 5)]
+    assert fkl.Rotate(2).out_sizes(sizes) == [(17, 33), (8, 5)]
+    assert fkl.Rotate("turn_180").out_sizes(sizes) == sizes and fkl.Flip(-1).out_sizes(sizes) == sizes
+    assert fkl.Deinterlace("linear").out_sizes(sizes) == sizes
+
+
+def test_a_word_descriptor_takes_one_argument() -> None:
+    assert fkl.Flip().mode == "horizontal" and fkl.Flip(mode=0).mode == "vertical"
+    assert fkl.VectorReduce(op="Max").reduction == "max"
+    with pytest.raises(TypeError, match=r"Rotate\(\) missing its argument 'code'"):
+        fkl.Rotate()
+    with pytest.raises(TypeError, match=r"Flip\(\) takes one argument, mode; got 1, 2"):
+        fkl.Flip(1, 2)
+    with pytest.raises(TypeError, match=r"Flip\(\) takes one argument, mode; got code=1"):
+        fkl.Flip(code=1)
 
 
 def test_a_value_op_takes_values_and_a_unary_op_none() -> None:

@@ -30,11 +30,12 @@ Element types: ui8, i8 (signed), ui16, i16, i32, ui32, f16, bf16, f32, f64 and i
 
 The dialect is split by kind, each module importing only those before it: `types` (element types,
 `!fkl.image`, `!fkl.params`), `syntax` (the parsing and printing the ops share), `checks` (shared
-verifier rules), `fields` (values and their parameter slots), `abstract_ops` (the op families and
-`@math_op`), `ops_write`, `ops_geometry` (the read and the geometry folded into it), `ops_compute`,
-`ops_math` (the element-wise math ops), `ops_join` (the ops that join a DAG's branches), `ops_user` (fkl.op's
-user ops and their declarations), `kernel` (fkl.kernel and its slot rules). This package re-exports their
-public names and defines the dialect.
+verifier rules), `fields` (values and their parameter slots), `abstract_ops` (the op families, `@fkl_op`
+and `@math_op`), `ops_write`, `ops_geometry` (the read and the geometry folded into it), `ops_compute`,
+`ops_math` (the element-wise math ops), `ops_word` (the ops that take one word), `ops_join` (the ops that
+join a DAG's branches), `ops_user` (fkl.op's user ops and their declarations), `kernel` (fkl.kernel and its
+slot rules). This package re-exports their public names and defines the dialect from every op they
+declare (FKL_OPS).
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ from fklir.dialects.constants import REDUCTIONS as REDUCTIONS
 from fklir.dialects.constants import ROTATIONS as ROTATIONS
 from fklir.dialects.constants import WARP_KINDS as WARP_KINDS
 from fklir.dialects.constants import invert_warp_matrix as invert_warp_matrix
+from fklir.dialects.fkl.abstract_ops import FKL_OPS as FKL_OPS
 from fklir.dialects.fkl.abstract_ops import MATH_OPS as MATH_OPS
 from fklir.dialects.fkl.abstract_ops import BinaryValueOp as BinaryValueOp
 from fklir.dialects.fkl.abstract_ops import CastLikeOp as CastLikeOp
@@ -62,6 +64,8 @@ from fklir.dialects.fkl.abstract_ops import MathUnaryOp as MathUnaryOp
 from fklir.dialects.fkl.abstract_ops import MathValueOp as MathValueOp
 from fklir.dialects.fkl.abstract_ops import TypeRuleOp as TypeRuleOp
 from fklir.dialects.fkl.abstract_ops import UnaryOp as UnaryOp
+from fklir.dialects.fkl.abstract_ops import WordOp as WordOp
+from fklir.dialects.fkl.abstract_ops import fkl_op as fkl_op
 from fklir.dialects.fkl.abstract_ops import math_op as math_op
 from fklir.dialects.fkl.checks import check_no_integer_division_by_zero as check_no_integer_division_by_zero
 from fklir.dialects.fkl.checks import check_values_fit_chain as check_values_fit_chain
@@ -82,7 +86,6 @@ from fklir.dialects.fkl.ops_compute import LOOP_BODIES as LOOP_BODIES
 from fklir.dialects.fkl.ops_compute import AddLastOp as AddLastOp
 from fklir.dialects.fkl.ops_compute import AddOp as AddOp
 from fklir.dialects.fkl.ops_compute import CastOp as CastOp
-from fklir.dialects.fkl.ops_compute import ColorConversionOp as ColorConversionOp
 from fklir.dialects.fkl.ops_compute import DiscardOp as DiscardOp
 from fklir.dialects.fkl.ops_compute import DivOp as DivOp
 from fklir.dialects.fkl.ops_compute import EqualOp as EqualOp
@@ -97,17 +100,13 @@ from fklir.dialects.fkl.ops_compute import SaturateOp as SaturateOp
 from fklir.dialects.fkl.ops_compute import StaticLoopOp as StaticLoopOp
 from fklir.dialects.fkl.ops_compute import SubOp as SubOp
 from fklir.dialects.fkl.ops_compute import VectorAndOp as VectorAndOp
-from fklir.dialects.fkl.ops_compute import VectorReduceOp as VectorReduceOp
 from fklir.dialects.fkl.ops_compute import VectorReorderOp as VectorReorderOp
 from fklir.dialects.fkl.ops_compute import VectorReorderRTOp as VectorReorderRTOp
 from fklir.dialects.fkl.ops_geometry import BorderOp as BorderOp
 from fklir.dialects.fkl.ops_geometry import CropOp as CropOp
-from fklir.dialects.fkl.ops_geometry import DeinterlaceOp as DeinterlaceOp
-from fklir.dialects.fkl.ops_geometry import FlipOp as FlipOp
 from fklir.dialects.fkl.ops_geometry import ReadOp as ReadOp
 from fklir.dialects.fkl.ops_geometry import ReadSetOp as ReadSetOp
 from fklir.dialects.fkl.ops_geometry import ResizeOp as ResizeOp
-from fklir.dialects.fkl.ops_geometry import RotateOp as RotateOp
 from fklir.dialects.fkl.ops_geometry import WarpOp as WarpOp
 from fklir.dialects.fkl.ops_geometry import YieldOp as YieldOp
 from fklir.dialects.fkl.ops_join import BlendOp as BlendOp
@@ -124,6 +123,11 @@ from fklir.dialects.fkl.ops_user import UserOpBase as UserOpBase
 from fklir.dialects.fkl.ops_user import UserPixelOp as UserPixelOp
 from fklir.dialects.fkl.ops_user import declare_user_op as declare_user_op
 from fklir.dialects.fkl.ops_user import user_declaration as user_declaration
+from fklir.dialects.fkl.ops_word import ColorConversionOp as ColorConversionOp
+from fklir.dialects.fkl.ops_word import DeinterlaceOp as DeinterlaceOp
+from fklir.dialects.fkl.ops_word import FlipOp as FlipOp
+from fklir.dialects.fkl.ops_word import RotateOp as RotateOp
+from fklir.dialects.fkl.ops_word import VectorReduceOp as VectorReduceOp
 from fklir.dialects.fkl.ops_write import WRITE_OPS as WRITE_OPS
 from fklir.dialects.fkl.ops_write import SplitOp as SplitOp
 from fklir.dialects.fkl.ops_write import SplitWriteOp as SplitWriteOp
@@ -146,53 +150,8 @@ from fklir.dialects.fkl.types import element_type as element_type
 from fklir.dialects.fkl.types import is_float_name as is_float_name
 from fklir.dialects.fkl.types import reshaped as reshaped
 
-FKL = Dialect(
-    "fkl",
-    [
-        ReadOp,
-        YieldOp,
-        WriteOp,
-        SplitOp,
-        TSplitOp,
-        SplitWriteOp,
-        AddOp,
-        SubOp,
-        MulOp,
-        DivOp,
-        MaxOp,
-        MinOp,
-        CastOp,
-        SaturateCastOp,
-        SaturateOp,
-        SaturateFloatOp,
-        IsEvenOp,
-        EqualOp,
-        VectorAndOp,
-        VectorReduceOp,
-        DiscardOp,
-        AddLastOp,
-        VectorReorderOp,
-        VectorReorderRTOp,
-        MxVFloat3Op,
-        StaticLoopOp,
-        ColorConversionOp,
-        ReadSetOp,
-        BorderOp,
-        CropOp,
-        ResizeOp,
-        WarpOp,
-        DeinterlaceOp,
-        FlipOp,
-        RotateOp,
-        JoinOp,
-        BlendOp,
-        CompositeOp,
-        KernelOp,
-        *MATH_OPS,
-        *USER_OPS,
-    ],
-    [ImageType, ParamsType],
-)
+# Every op the modules above define: @fkl_op, @math_op and the records' classes.
+FKL = Dialect("fkl", [*FKL_OPS], [ImageType, ParamsType])
 
 
 def ops_with(trait: type[OpTrait]) -> tuple[type[IRDLOperation], ...]:

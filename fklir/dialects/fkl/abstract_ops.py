@@ -27,6 +27,20 @@ from fklir.dialects.fkl.traits import ChannelWise
 from fklir.dialects.fkl.types import NAME_OF_TYPE, ImageType, element_type, is_float_name, known
 from fklir.dialects.value_rules import per_element, per_plane_elements
 
+# Every op class of the dialect, in definition order: the dialect registers these (fkl/__init__.py), so that a
+# new op is its class (or its record) and no list to keep in step.
+FKL_OPS: list[type[IRDLOperation]] = []
+
+OpT = TypeVar("OpT", bound=IRDLOperation)
+
+
+def fkl_op(cls: type[OpT]) -> type[OpT]:
+    """Define an op of the fkl dialect (irdl_op_definition) and list it in FKL_OPS."""
+    op = irdl_op_definition(cls)
+    FKL_OPS.append(op)
+    return op
+
+
 # ---------------------------------------------------------------------------------------------
 # The type rule of an op between the read and the write
 # ---------------------------------------------------------------------------------------------
@@ -231,6 +245,7 @@ class WordOp(TypeRuleOp):
 
     CHOICES: ClassVar[tuple[str, ...]]
     WHAT: ClassVar[str]
+    BOOL_VERB: ClassVar[str] = ""  # what the op does that a bool chain cannot take, where it refuses one
 
     input = operand_def(ImageType)
     word = prop_def(StringAttr)
@@ -292,15 +307,15 @@ class MathValueOp(BinaryValueOp):
         return super().result_for(in_type)
 
 
-# Every @math_op class, in declaration order: the dialect, the reference interpreter and the
-# emitter's family rules take them from here, so a new op is its class and its C++ struct.
+# Every @math_op class, in declaration order: the reference interpreter and the emitter's family rules take them
+# from here, so a new op is its record and its C++ struct.
 MATH_OPS: list[type[MathUnaryOp] | type[MathValueOp]] = []
 
 MathT = TypeVar("MathT", bound=MathUnaryOp | MathValueOp)
 
 
 def math_op(cls: type[MathT]) -> type[MathT]:
-    """Define an element-wise math op (irdl_op_definition) and list it in MATH_OPS."""
-    op = irdl_op_definition(cls)
+    """Define an element-wise math op (fkl_op) and list it in MATH_OPS."""
+    op = fkl_op(cls)
     MATH_OPS.append(op)
     return op

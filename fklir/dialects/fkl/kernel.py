@@ -13,7 +13,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region
-from xdsl.irdl import IRDLOperation, irdl_op_definition, opt_prop_def, prop_def, region_def, traits_def
+from xdsl.irdl import IRDLOperation, opt_prop_def, prop_def, region_def, traits_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove, NoTerminator, SymbolOpInterface
@@ -22,7 +22,7 @@ from xdsl.utils.exceptions import VerifyException
 from fklir import dtypes
 from fklir.diagnostics import OpError
 from fklir.dialects.dominance import SSADominance
-from fklir.dialects.fkl.abstract_ops import TypeRuleOp
+from fklir.dialects.fkl.abstract_ops import TypeRuleOp, fkl_op
 from fklir.dialects.fkl.fields import field_slot, is_per_plane, value_fields
 from fklir.dialects.fkl.ops_geometry import CropOp, ReadOp
 from fklir.dialects.fkl.ops_write import WRITE_OPS
@@ -257,7 +257,7 @@ def _check_chains(kernel: KernelOp) -> None:
         )
 
 
-@irdl_op_definition
+@fkl_op
 class KernelOp(IRDLOperation):
     """One launch: a read ... write chain and its parameter block.
 

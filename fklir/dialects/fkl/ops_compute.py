@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
 )
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def, traits_def
+from xdsl.irdl import IRDLOperation, operand_def, opt_prop_def, prop_def, result_def, traits_def
 from xdsl.irdl.declarative_assembly_format import ParsingState, PrintingState
 from xdsl.parser import Parser
 from xdsl.printer import Printer
@@ -27,15 +27,13 @@ from xdsl.utils.exceptions import VerifyException
 from fklir import dtypes
 from fklir.dialects import value_rules
 from fklir.dialects.binary_declarations import BINARY_DECLARATIONS, BinaryDeclaration
-from fklir.dialects.color_codes import COLOR_CODES, ColorCode
-from fklir.dialects.constants import REDUCTIONS
 from fklir.dialects.fkl.abstract_ops import (
     BinaryValueOp,
     CastLikeOp,
     TypeRuleOp,
     UnaryOp,
-    WordOp,
     arithmetic_result,
+    fkl_op,
     per_element,
 )
 from fklir.dialects.fkl.checks import (
@@ -94,7 +92,7 @@ def _binary_class(declared: BinaryDeclaration) -> type[BinaryValueOp]:
         "name": declared.ir_name,
         "FORMULA": declared.formula,
     }
-    return irdl_op_definition(type(f"{declared.name}Op", (BinaryValueOp,), namespace))
+    return fkl_op(type(f"{declared.name}Op", (BinaryValueOp,), namespace))
 
 
 AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp = (_binary_class(declared) for declared in BINARY_DECLARATIONS)
@@ -105,14 +103,14 @@ AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp = (_binary_class(declared) for declared
 # ---------------------------------------------------------------------------------------------
 
 
-@irdl_op_definition
+@fkl_op
 class CastOp(CastLikeOp):
     """Cast: C conversion (float -> int truncates toward zero)."""
 
     name = "fkl.cast"
 
 
-@irdl_op_definition
+@fkl_op
 class SaturateCastOp(CastLikeOp):
     """SaturateCast: clamp to the target range, round half to even, NaN -> 0."""
 
@@ -169,7 +167,7 @@ class BoundsOrSlot(ValuesOrSlot):
         print_number_list(printer, bounds[half:])
 
 
-@irdl_op_definition
+@fkl_op
 class SaturateOp(TypeRuleOp):
     """Saturate(lo, hi): clamp each channel to [lo, hi] in the chain type (NaN passes through).
 
@@ -260,7 +258,7 @@ def _halves(row: Sequence[float]) -> tuple[Sequence[float], Sequence[float]]:
     return row[: len(row) // 2], row[len(row) // 2 :]
 
 
-@irdl_op_definition
+@fkl_op
 class SaturateFloatOp(UnaryOp):
     """SaturateFloat: clamp a float chain to [0, 1] (NaN passes through). `fkl.saturate_float %x : T`"""
 
@@ -277,7 +275,7 @@ class SaturateFloatOp(UnaryOp):
 # ---------------------------------------------------------------------------------------------
 
 
-@irdl_op_definition
+@fkl_op
 class IsEvenOp(UnaryOp):
     """IsEven: integer -> bool per channel, x mod 2 == 0. `fkl.is_even %x : T -> T2`"""
 
@@ -289,7 +287,7 @@ class IsEvenOp(UnaryOp):
         return reshaped(in_type, element="bool")
 
 
-@irdl_op_definition
+@fkl_op
 class EqualOp(BinaryValueOp):
     """Equal: bool per channel, x == v (fk::Equal with a value; NaN equals nothing). `fkl.equal %x, v : T -> T2`"""
 
@@ -305,7 +303,7 @@ class EqualOp(BinaryValueOp):
         self.check_result_rule()
 
 
-@irdl_op_definition
+@fkl_op
 class VectorAndOp(UnaryOp):
     """VectorAnd: boolN -> bool, the AND of all channels. `fkl.vector_and %x : T -> T2`"""
 
@@ -323,24 +321,7 @@ class VectorAndOp(UnaryOp):
 # ---------------------------------------------------------------------------------------------
 
 
-@irdl_op_definition
-class VectorReduceOp(WordOp):
-    """VectorReduce: left fold over the channels, each step in the chain type -> 1 channel.
-
-    `fkl.vector_reduce %x, add : T -> T2` (add, mul, max, min; max/min as fkl.max/fkl.min)
-    """
-
-    name = "fkl.vector_reduce"
-    traits = traits_def(PixelWise(), Pure())
-    CHOICES: ClassVar[tuple[str, ...]] = REDUCTIONS
-    WHAT: ClassVar[str] = "reduction"
-
-    def result_for(self, in_type: ImageType) -> ImageType:
-        check_not_bool(self, in_type, "reduces")
-        return reshaped(in_type, channels=1)
-
-
-@irdl_op_definition
+@fkl_op
 class DiscardOp(TypeRuleOp):
     """Discard(keep_n): keep the first keep_n channels. `fkl.discard %x, 2 : T -> T2`"""
 
@@ -377,7 +358,7 @@ class DiscardOp(TypeRuleOp):
         self.check_result_rule()
 
 
-@irdl_op_definition
+@fkl_op
 class AddLastOp(TypeRuleOp):
     """AddLast(v): append one channel holding v (in the chain type). `fkl.add_last %x, 1.0 : T -> T2`"""
 
@@ -430,7 +411,7 @@ def _check_order(op: IRDLOperation, order: Sequence[float], channels: int | None
     int32(value_rules.reorder_indices, op.name, order, channels)
 
 
-@irdl_op_definition
+@fkl_op
 class VectorReorderOp(TypeRuleOp):
     """VectorReorder(i0, i1, ...): output channel k is input channel i_k (compile-time; repeats allowed).
 
@@ -466,7 +447,7 @@ class VectorReorderOp(TypeRuleOp):
         self.check_result_rule()
 
 
-@irdl_op_definition
+@fkl_op
 class VectorReorderRTOp(TypeRuleOp):
     """VectorReorderRT(i0, i1, ...): like fkl.vector_reorder, but the indices are a runtime value
     (a parameter slot after hoisting): changing them reuses the binary. The count is structural.
@@ -537,7 +518,7 @@ class MatrixOrSlot(ValuesOrSlot):
         printer.print_string(format_matrix(float_values(values), 3))
 
 
-@irdl_op_definition
+@fkl_op
 class MxVFloat3Op(TypeRuleOp):
     """MxVFloat3(M): the row-major 3x3 matrix M times the float3 pixel as a column.
 
@@ -604,7 +585,7 @@ class MxVFloat3Op(TypeRuleOp):
 LOOP_BODIES = ("add", "sub", "mul", "div", "max", "min")
 
 
-@irdl_op_definition
+@fkl_op
 class StaticLoopOp(TypeRuleOp):
     """StaticLoop(op, n): the binary op applied n times (n compile-time), its value in one slot.
 
@@ -688,37 +669,3 @@ class StaticLoopOp(TypeRuleOp):
 
     def result_for(self, in_type: ImageType) -> ImageType:
         return arithmetic_result(self, self.body.data, in_type)
-
-
-# ---------------------------------------------------------------------------------------------
-# Colour
-# ---------------------------------------------------------------------------------------------
-
-
-@irdl_op_definition
-class ColorConversionOp(WordOp):
-    """ColorConversion(code): cv2.cvtColor's meaning; the element type is kept.
-
-    `fkl.color_conversion %x, RGB2GRAY : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x1xui8>`
-    Gray: (9798 R + 19235 G + 3735 B + 16384) >> 15 on integers, 0.299 R + 0.587 G + 0.114 B on
-    floats. Added alpha: 255 (ui8), 65535 (ui16), 1.0 (floats), the largest value (other integers).
-    """
-
-    name = "fkl.color_conversion"
-    traits = traits_def(PixelWise(), Pure())
-    CHOICES: ClassVar[tuple[str, ...]] = tuple(COLOR_CODES)
-    WHAT: ClassVar[str] = "code"
-
-    @property
-    def code(self) -> ColorCode:
-        return COLOR_CODES[self.word.data]
-
-    def result_for(self, in_type: ImageType) -> ImageType:
-        code, channels = self.code, in_type.channels.data
-        if channels != code.in_channels:
-            raise VerifyException(
-                f"'{self.name}' {self.word.data} needs {code.in_channels} channels, the chain has {channels}"
-            )
-        if code.red_index is not None:
-            check_not_bool(self, in_type, "computes gray")
-        return reshaped(in_type, channels=code.out_channels)

@@ -12,7 +12,6 @@ from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, Float64Type, Intege
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
-    irdl_op_definition,
     lazy_traits_def,
     operand_def,
     opt_prop_def,
@@ -31,13 +30,10 @@ from fklir import dtypes
 from fklir.dialects import value_rules
 from fklir.dialects.constants import (
     BORDER_MODES,
-    DEINTERLACE_MODES,
-    FLIP_MODES,
-    ROTATIONS,
     WARP_KINDS,
     invert_warp_matrix,
 )
-from fklir.dialects.fkl.abstract_ops import TypeRuleOp, WordOp
+from fklir.dialects.fkl.abstract_ops import TypeRuleOp, fkl_op
 from fklir.dialects.fkl.checks import check_not_bool, check_one_of, check_same_type, check_values_fit_chain, int32
 from fklir.dialects.fkl.fields import (
     check_field,
@@ -73,7 +69,7 @@ from fklir.dialects.fkl.types import DYNAMIC, ImageType, known, reshaped
 # ---------------------------------------------------------------------------------------------
 
 
-@irdl_op_definition
+@fkl_op
 class ReadOp(IRDLOperation):
     """TensorRead: reads packed (H, W[, C]) pixels, or B planes of them, from the buffer `source`.
 
@@ -190,7 +186,7 @@ class ReadOp(IRDLOperation):
                 raise VerifyException(f"'fkl.read' sample region holds only geometry ops, not '{op.name}'")
 
 
-@irdl_op_definition
+@fkl_op
 class YieldOp(IRDLOperation):
     """Ends a read's sample region: `fkl.yield %v : T` (the sampled pixel)."""
 
@@ -224,7 +220,7 @@ class RectsOrSlot(ValuesOrSlot):
         printer.print_string("rects [" + ", ".join(rects) + "]")
 
 
-@irdl_op_definition
+@fkl_op
 class CropOp(TypeRuleOp):
     """Crop: one rect (every plane) or a list of rects (one output plane per rect).
 
@@ -309,7 +305,7 @@ def _follows_border(op: IRDLOperation) -> bool:
     return isinstance(op.operands[0].owner, BorderOp)
 
 
-@irdl_op_definition
+@fkl_op
 class ResizeOp(TypeRuleOp):
     """Resize to (w, h): linear (OpenCV INTER_LINEAR, output f32) or nearest (keeps the type).
 
@@ -460,7 +456,7 @@ class ResizeOp(TypeRuleOp):
         return None if out_type is None else (dtypes.BY_NAME[out_type.dtype].slot_kind, in_type.channels.data)
 
 
-@irdl_op_definition
+@fkl_op
 class BorderOp(TypeRuleOp):
     """BorderReader(mode, value): defines the image at EVERY coordinate, however far outside.
 
@@ -544,7 +540,7 @@ class BorderOp(TypeRuleOp):
         return in_type
 
 
-@irdl_op_definition
+@fkl_op
 class WarpOp(TypeRuleOp):
     """Warping(M, w, h): bilinear cv2.warpAffine (M 2x3) / cv2.warpPerspective (M 3x3), output f32.
 
@@ -696,58 +692,7 @@ class WarpOp(TypeRuleOp):
             self.properties["inverse"] = UnitAttr()
 
 
-@irdl_op_definition
-class DeinterlaceOp(WordOp):
-    """Deinterlace: blend (row y > 0 -> mean of rows y and y-1) or linear (odd rows -> mean of the
-    rows above and below; the last odd row copies the row above); output f32.
-
-    `fkl.deinterlace %x, blend : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x3xf32>`
-    """
-
-    name = "fkl.deinterlace"
-    traits = traits_def(Geometry(), Pure())
-    CHOICES: ClassVar[tuple[str, ...]] = DEINTERLACE_MODES
-    WHAT: ClassVar[str] = "mode"
-
-    def result_for(self, in_type: ImageType) -> ImageType:
-        check_not_bool(self, in_type, "averages rows")
-        return reshaped(in_type, element="float32")
-
-
-@irdl_op_definition
-class FlipOp(WordOp):
-    """Flip (cv2.flip): the columns (horizontal), the rows (vertical) or both reversed; same size and type.
-
-    `fkl.flip %x, horizontal : !fkl.image<?x?x3xui8>`
-    """
-
-    name = "fkl.flip"
-    traits = traits_def(Geometry(), Pure())
-    CHOICES: ClassVar[tuple[str, ...]] = FLIP_MODES
-    WHAT: ClassVar[str] = "mode"
-
-    def result_for(self, in_type: ImageType) -> ImageType:
-        return in_type
-
-
-@irdl_op_definition
-class RotateOp(WordOp):
-    """Rotate (cv2.rotate) by a quarter turn clockwise or counterclockwise (width and height swap) or a half
-    turn; same type.
-
-    `fkl.rotate %x, clockwise_90 : !fkl.image<?x?x3xui8>`
-    """
-
-    name = "fkl.rotate"
-    traits = traits_def(Geometry(), Pure())
-    CHOICES: ClassVar[tuple[str, ...]] = ROTATIONS
-    WHAT: ClassVar[str] = "code"  # cv2.rotate's word for it, as the descriptor's
-
-    def result_for(self, in_type: ImageType) -> ImageType:
-        return in_type
-
-
-@irdl_op_definition
+@fkl_op
 class ReadSetOp(TypeRuleOp):
     """ReadSet(value, w, h): replaces the read by a w x h image of one constant pixel; the source
     memory is never touched. It directly follows the read, whose type gives element type and channels.

@@ -19,12 +19,12 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import DenseArrayBase, Float64Type, StringAttr, f64
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def, traits_def
+from xdsl.irdl import operand_def, opt_prop_def, prop_def, result_def, traits_def
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from fklir.dialects.constants import JOIN_KINDS
-from fklir.dialects.fkl.abstract_ops import TypeRuleOp
+from fklir.dialects.fkl.abstract_ops import TypeRuleOp, fkl_op
 from fklir.dialects.fkl.checks import check_not_bool, check_one_of
 from fklir.dialects.fkl.fields import check_value_or_slot, field_values
 from fklir.dialects.fkl.syntax import JoinTypes, MaskTypes, NumberOrSlot, Word
@@ -56,7 +56,7 @@ def check_joined(op: TypeRuleOp, in_type: ImageType, other: SSAValue, what: str 
     )
 
 
-@irdl_op_definition
+@fkl_op
 class JoinOp(TypeRuleOp):
     """Add ... Min, AbsDiff and Equal of two branches: `fkl.join <kind> %a, %b : T` (Equal: `-> T2`, bool).
 
@@ -105,7 +105,7 @@ class JoinOp(TypeRuleOp):
         self.check_result_rule()
 
 
-@irdl_op_definition
+@fkl_op
 class BlendOp(TypeRuleOp):
     """Blend: a * alpha + b * (1 - alpha) of two branches, alpha a runtime value.
 
@@ -164,7 +164,7 @@ class BlendOp(TypeRuleOp):
 MASK_DTYPES = ("uint8", "bool", "float16", "bfloat16", "float32", "float64")
 
 
-@irdl_op_definition
+@fkl_op
 class CompositeOp(TypeRuleOp):
     """Composite: a * m + b * (1 - m) (cvcuda.composite's meaning), m the mask: one channel for every
     channel, or one per channel; a uint8 mask is m = mask / 255.

@@ -29,7 +29,6 @@ from typing import ClassVar
 from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, Float64Type, IntAttr, StringAttr
 from xdsl.ir import Attribute, SSAValue, TypeAttribute
 from xdsl.irdl import (
-    irdl_op_definition,
     operand_def,
     opt_prop_def,
     prop_def,
@@ -41,7 +40,7 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from fklir.dialects.fkl.abstract_ops import TypeRuleOp
+from fklir.dialects.fkl.abstract_ops import TypeRuleOp, fkl_op
 from fklir.dialects.fkl.checks import check_values_representable
 from fklir.dialects.fkl.fields import field_properties, field_values, float_array
 from fklir.dialects.fkl.syntax import (
@@ -266,7 +265,7 @@ class UserOpBase(TypeRuleOp):
         return "f64", len(self.param_names.data)
 
 
-@irdl_op_definition
+@fkl_op
 class UserOp(UserOpBase):
     """A user element op (fkl.op): `Name::exec(x, params...)` of each channel value."""
 
@@ -275,7 +274,7 @@ class UserOp(UserOpBase):
     PIXEL: ClassVar[bool] = False
 
 
-@irdl_op_definition
+@fkl_op
 class UserPixelOp(UserOpBase):
     """A user pixel op (fkl.op(pixel=True)): `Name::exec<C, M>(in, out, params...)` of each pixel."""
 

@@ -6,9 +6,10 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import DenseArrayBase, IntegerType, StringAttr, i64
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_prop_def, prop_def, traits_def
+from xdsl.irdl import IRDLOperation, operand_def, opt_prop_def, prop_def, traits_def
 from xdsl.utils.exceptions import VerifyException
 
+from fklir.dialects.fkl.abstract_ops import fkl_op
 from fklir.dialects.fkl.checks import int32
 from fklir.dialects.fkl.syntax import InputType, IntList, StringLiteral
 from fklir.dialects.fkl.traits import Memory
@@ -55,7 +56,7 @@ class _WriteLikeOp(IRDLOperation):
             int32(check_index, f"'{self.name}' planes", "plane", plane)
 
 
-@irdl_op_definition
+@fkl_op
 class WriteOp(_WriteLikeOp):
     """TensorWrite: writes packed pixels to the buffer `dest` ((H, W[, C]) or (B, H, W[, C])).
 
@@ -65,7 +66,7 @@ class WriteOp(_WriteLikeOp):
     name = "fkl.write"
 
 
-@irdl_op_definition
+@fkl_op
 class SplitOp(_WriteLikeOp):
     """TensorSplit: writes packed pixels as planar [B][C][H][W] to the buffer `dest`.
 
@@ -75,7 +76,7 @@ class SplitOp(_WriteLikeOp):
     name = "fkl.split"
 
 
-@irdl_op_definition
+@fkl_op
 class TSplitOp(_WriteLikeOp):
     """TensorTSplit: writes packed pixels as [C][B][H][W] to the buffer `dest` (channel-major).
 
@@ -85,7 +86,7 @@ class TSplitOp(_WriteLikeOp):
     name = "fkl.tsplit"
 
 
-@irdl_op_definition
+@fkl_op
 class SplitWriteOp(_WriteLikeOp):
     """SplitWrite: channel c goes to its own buffer, the c-th of the table `dest` ((B, H, W) each).
 
