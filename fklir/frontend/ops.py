@@ -469,9 +469,10 @@ class _BinaryValue(Op):
 # --------------------------------------------------------------------------------------------
 
 
-class Cast(Op):
-    """C conversion to `dtype` (float → int truncates toward zero)."""
+class _CastTo(Op):
+    """A conversion to `dtype`: lowers to `IR_OP(x, dtype)`."""
 
+    IR_OP: ClassVar[IrClass[fkl.CastLikeOp]]
     dtype: str
 
     def __init__(self, dtype: object):
@@ -480,18 +481,7 @@ class Cast(Op):
         object.__setattr__(self, "location", _user_location())
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
-        from fklir.dialects import fkl
-
-        return self._place(b, fkl.CastOp(x, self.dtype))
-
-
-class SaturateCast(Cast):
-    """Clamp to `dtype`'s range, round half to even, NaN → 0."""
-
-    def lower(self, b: Builder, x: SSAValue) -> SSAValue:
-        from fklir.dialects import fkl
-
-        return self._place(b, fkl.SaturateCastOp(x, self.dtype))
+        return self._place(b, type(self).IR_OP(x, self.dtype))
 
 
 class _NoValue(Op):
@@ -587,6 +577,11 @@ def _derived(base: type[DescriptorT], ir_class: str) -> type[DescriptorT]:
     return cast(type[DescriptorT], type(name, (base,), namespace))
 
 
+def cast_to(ir_class: str) -> type[_CastTo]:
+    """The descriptor of a conversion: `Cast = cast_to("CastOp")`, used as `Cast("float32")`."""
+    return _derived(_CastTo, ir_class)
+
+
 def unary(ir_class: str) -> type[_NoValue]:
     """The descriptor of an op without values: `IsEven = unary("IsEvenOp")`, used as `IsEven()`."""
     return _derived(_NoValue, ir_class)
@@ -600,6 +595,8 @@ def binary_value(ir_class: str) -> type[_BinaryValue]:
 
 # one per record of dialects/binary_declarations.py, in its order
 Add, Sub, Mul, Div, Max, Min = (binary_value(f"{declared.name}Op") for declared in BINARY_DECLARATIONS)
+Cast = cast_to("CastOp")
+SaturateCast = cast_to("SaturateCastOp")
 SaturateFloat = unary("SaturateFloatOp")
 IsEven = unary("IsEvenOp")
 Equal = binary_value("EqualOp")
