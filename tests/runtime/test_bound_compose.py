@@ -11,6 +11,7 @@ import pytest
 import fklir as fkl
 from fklir.backend.build import STATS
 from fklir.runtime.launch import LAUNCHES
+from tests.fresh_process import forget_loaded
 from tests.runtime.chains import normalise_chain, normalise_reference
 
 RNG = np.random.default_rng(77)
@@ -45,10 +46,13 @@ def test_bindings_are_rejected_where_spec_says() -> None:
         fkl.compose(fkl.TensorRead(), fkl.Add(1), fkl.TensorWrite(), target="cpu")()
 
 
-def test_pickled_pipeline_runs_in_a_spawned_process_from_the_disk_cache(tmp_path: Any) -> None:
+def test_pickled_pipeline_runs_in_a_spawned_process_from_the_disk_cache(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import multiprocessing as mp
     import os
 
+    forget_loaded(monkeypatch)  # a structure that an earlier test planned here would not compile into tmp_path
     os.environ["FKLIR_CACHE_DIR"] = str(tmp_path)  # inherited by the spawned child
     try:
         pipe = normalise_chain("cpu", 0.75, 2.0)
