@@ -5,6 +5,7 @@ path: only `out` is looked at); a new pipeline's first call on a kind of array t
 describes nothing either (_HOST_INPUTS). Anything else is described and checked in full.
 """
 
+import weakref
 from typing import Any, NamedTuple, TypeGuard
 
 import numpy as np
@@ -37,7 +38,9 @@ class CpuExecutor:
     __slots__ = ("_pipe", "_warm")
 
     def __init__(self, pipe: ChainCalls) -> None:
-        self._pipe = pipe
+        # a proxy: the pipeline owns its executor, and a cycle between the two would keep every per-frame
+        # pipeline (and its arrays' plans) alive until the garbage collector ran
+        self._pipe = weakref.proxy(pipe)
         # calls on a C-contiguous numpy array of an element type and shape seen before: one dict hit
         self._warm: dict[tuple[np.dtype[Any], tuple[int, ...]], _CpuWarm] = {}
 

@@ -7,6 +7,7 @@ was seen is one dict hit; a new pipeline's first call on a kind of input the pro
 nothing (_GPU_INPUTS). ReadSet and SplitWrite take the plain path (_call_general).
 """
 
+import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -59,7 +60,9 @@ class GpuExecutor:
     __slots__ = ("_bound", "_bound_launch", "_bound_result", "_pipe", "_prepared", "_warm")
 
     def __init__(self, pipe: ChainCalls, read: "fops.Op", write: "fops.Op") -> None:
-        self._pipe = pipe
+        # a proxy: the pipeline owns its executor, and a cycle between the two would keep every per-frame
+        # pipeline (and its arrays' plans) alive until the garbage collector ran
+        self._pipe = weakref.proxy(pipe)
         self._prepared: dict[tuple[object, ...], Prepared] = {}
         # unbound calls on inputs seen before, by interop.warm_key: the warm path is one dict hit
         self._warm: dict[WarmKey, WarmEntry] = {}
