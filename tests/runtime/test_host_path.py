@@ -18,6 +18,7 @@ import weakref
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 import fklir as fkl
@@ -301,6 +302,30 @@ def test_a_new_pipelines_first_call_on_a_known_kind_describes_nothing_and_makes_
     assert counted_descriptions == []
     assert not {"cuModuleLoadData", "cuLibraryLoadData", "cuCtxGetCurrent"} & set(driver.calls)
     assert driver.launches[-1][3] == s.cuda_stream
+
+
+def test_a_dropped_pipeline_is_freed_at_once(fake: Any) -> None:
+    """No reference cycle keeps a per-frame pipeline (a detector's crops composed every frame) for the garbage
+    collector: dropped after its first and its warm calls, with the collector off, it is gone, on both targets."""
+    _driver, torch = fake
+    x, stream = torch.empty((5, 7, 3), dtype=torch.uint8), torch.cuda.Stream()
+    frames = [(fkl.Crop([(0, 0, 3, 2), (i, 1, 2, 3)]), fkl.Resize(4, 4)) for i in range(3)]
+    gc.disable()
+    try:
+        for crop, resize in frames:
+            pipe = fkl.compose(fkl.TensorRead(), crop, resize, fkl.Mul(0.5), fkl.TensorSplit(), target="gpu")
+            pipe(x, stream=stream)
+            pipe(x, stream=stream)
+            alive = weakref.ref(pipe)
+            del pipe
+            assert alive() is None
+        cpu = fkl.compose(fkl.TensorRead(), fkl.Cast("float32"), fkl.Mul(0.5), fkl.TensorWrite(), target="cpu")
+        cpu(np.arange(105, dtype=np.uint8).reshape(5, 7, 3))
+        alive = weakref.ref(cpu)
+        del cpu
+        assert alive() is None
+    finally:
+        gc.enable()
 
 
 def _launched_slot(driver: FakeDriver, pipe: fkl.Pipeline, kind: str) -> list[float]:
