@@ -839,12 +839,17 @@ def _rect(op: str, given: object) -> Rect:
 
 def _rect_table(op: str, listed: Sequence[object]) -> tuple[tuple[Rect, ...], tuple[int, int, int, int] | None]:
     """A list of rects, each checked as _rect checks it, and their bounding box (left, top, right, bottom) when it
-    comes for free: a detector's per-frame (x, y, w, h) tuples of ints in one loop without a call per rect (a
-    list of 64 arrives every frame); anything else rect by rect."""
+    comes for free: a detector's per-frame (x, y, w, h) tuples (or the rows of an (N, 4) integer array) of ints in
+    one loop without a call per rect (a list of 64 arrives every frame); anything else rect by rect."""
     left = top = I32_MAX
     right = bottom = 0
+    rows = False  # lists among them (an array's rows): kept as tuples
     for r in listed:
-        if type(r) is not tuple or len(r) != 4:  # pyright: ignore[reportUnknownArgumentType]
+        if type(r) is not tuple:
+            if type(r) is not list:
+                break
+            rows = True
+        if len(r) != 4:  # pyright: ignore[reportUnknownArgumentType]
             break
         x, y, w, h = r  # pyright: ignore[reportUnknownVariableType]
         if not (type(x) is int and type(y) is int and type(w) is int and type(h) is int and 0 < w and 0 < h):
@@ -861,7 +866,8 @@ def _rect_table(op: str, listed: Sequence[object]) -> tuple[tuple[Rect, ...], tu
         if y2 > bottom:
             bottom = y2
     else:
-        return tuple(listed), (left, top, right, bottom)  # pyright: ignore[reportReturnType]
+        rects = tuple(map(tuple, cast(list[list[int]], listed))) if rows else tuple(listed)
+        return rects, (left, top, right, bottom)  # pyright: ignore[reportReturnType]
     return tuple([_rect(op, r) for r in listed]), None
 
 
