@@ -39,7 +39,7 @@ class CpuExecutor:
 
     def __init__(self, pipe: ChainCalls) -> None:
         # a proxy: the pipeline owns its executor, and a cycle between the two would keep every per-frame
-        # pipeline (and its arrays' plans) alive until the garbage collector ran
+        # pipeline (its descriptors, values blocks and warm entries) alive until the garbage collector ran
         self._pipe = weakref.proxy(pipe)
         # calls on a C-contiguous numpy array of an element type and shape seen before: one dict hit
         self._warm: dict[tuple[np.dtype[Any], tuple[int, ...]], _CpuWarm] = {}

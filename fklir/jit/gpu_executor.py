@@ -61,7 +61,7 @@ class GpuExecutor:
 
     def __init__(self, pipe: ChainCalls, read: "fops.Op", write: "fops.Op") -> None:
         # a proxy: the pipeline owns its executor, and a cycle between the two would keep every per-frame
-        # pipeline (and its arrays' plans) alive until the garbage collector ran
+        # pipeline (its descriptors, values blocks and warm entries) alive until the garbage collector ran
         self._pipe = weakref.proxy(pipe)
         self._prepared: dict[tuple[object, ...], Prepared] = {}
         # unbound calls on inputs seen before, by interop.warm_key: the warm path is one dict hit
