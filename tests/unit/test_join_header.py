@@ -1,6 +1,6 @@
-"""fkl/join.h's Composite on unsigned 8- and 16-bit images through a uint8 mask against SPEC §8's formula in
-numpy float64, round(a m + b (1 - m)) with m = mask / 255: every uint8 (a, b, mask), and uint16 values at the
-edges and at random (the ground truth for any faster form of it, e.g. one in integers)."""
+"""fkl/join.h's Composite on unsigned 8- and 16-bit images through a uint8 mask (integer arithmetic) against
+SPEC §8's formula in numpy float64, round(a m + b (1 - m)) with m = mask / 255: every uint8 (a, b, mask), and
+uint16 values at the edges and at random; the generic float64 template must agree with it on the same inputs."""
 
 from __future__ import annotations
 
@@ -18,21 +18,26 @@ PROGRAM = r"""
 #include <vector>
 #include "fkl/join.h"
 
-// argv[1] "u8": every (a, b, m) in [m][a][b] order; "u16": (a, b, m) triples from stdin.
+// argv[1] "u8": every (a, b, m), then the float64 template's results; "u16": (a, b, m) triples from stdin.
 int main(int argc, char** argv) {
     if (argv[1][1] == '8') {
-        std::vector<fkl::u8> out(1 << 24);
+        std::vector<fkl::u8> integer(1 << 24), generic(1 << 24);
         for (int m = 0; m < 256; ++m)
             for (int a = 0; a < 256; ++a)
-                for (int b = 0; b < 256; ++b)
-                    out[(m << 16) | (a << 8) | b] = fkl::Composite::exec((fkl::u8)a, (fkl::u8)b, (fkl::u8)m);
-        fwrite(out.data(), 1, out.size(), stdout);
+                for (int b = 0; b < 256; ++b) {
+                    const int i = (m << 16) | (a << 8) | b;
+                    integer[i] = fkl::Composite::exec((fkl::u8)a, (fkl::u8)b, (fkl::u8)m);
+                    generic[i] = fkl::Composite::exec<fkl::u8, fkl::u8>((fkl::u8)a, (fkl::u8)b, (fkl::u8)m);
+                }
+        fwrite(integer.data(), 1, integer.size(), stdout);
+        fwrite(generic.data(), 1, generic.size(), stdout);
         return 0;
     }
     fkl::u16 t[3];
     while (fread(t, sizeof t, 1, stdin) == 1) {
-        const fkl::u16 r = fkl::Composite::exec(t[0], t[1], (fkl::u8)t[2]);
-        fwrite(&r, sizeof r, 1, stdout);
+        const fkl::u16 r[2] = {fkl::Composite::exec(t[0], t[1], (fkl::u8)t[2]),
+                               fkl::Composite::exec<fkl::u16, fkl::u8>(t[0], t[1], (fkl::u8)t[2])};
+        fwrite(r, sizeof r, 1, stdout);
     }
     return argc > 2;
 }
@@ -58,10 +63,12 @@ def program(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_uint8_composite_is_the_float64_formula_on_every_input(program: Path) -> None:
     raw = subprocess.run([str(program), "u8"], capture_output=True, check=True).stdout
-    got = np.frombuffer(raw, np.uint8).reshape(256, 256, 256)  # [m, a, b]
+    integer, generic = np.frombuffer(raw, np.uint8).reshape(2, 256, 256, 256)  # [m, a, b]
     grid = np.arange(256)
     for mask in range(256):
-        assert np.array_equal(got[mask], _formula(grid[:, None], grid[None, :], np.full((1, 1), mask))), mask
+        expected = _formula(grid[:, None], grid[None, :], np.full((1, 1), mask))
+        assert np.array_equal(integer[mask], expected), f"mask {mask}"
+        assert np.array_equal(generic[mask], expected), f"mask {mask} (float64 template)"
 
 
 def test_uint16_composite_is_the_float64_formula_at_edges_and_at_random(program: Path) -> None:
@@ -73,4 +80,7 @@ def test_uint16_composite_is_the_float64_formula_at_edges_and_at_random(program:
     m = np.concatenate([m, rng.integers(0, 256, 1 << 20)])
     triples = np.stack([a, b, m], axis=1).astype(np.uint16)
     raw = subprocess.run([str(program), "u16"], input=triples.tobytes(), capture_output=True, check=True).stdout
-    assert np.array_equal(np.frombuffer(raw, np.uint16), _formula(a, b, m))
+    integer, generic = np.frombuffer(raw, np.uint16).reshape(-1, 2).T
+    expected = _formula(a, b, m)
+    assert np.array_equal(integer, expected)
+    assert np.array_equal(generic, expected)
