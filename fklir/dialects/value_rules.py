@@ -75,15 +75,21 @@ def arithmetic_values(op_name: str, body: str, values: Sequence[float], channels
         no_integer_division_by_zero(op_name, values, dtype)
 
 
+def channel_count(op_name: str, n: int) -> None:
+    """A pixel's channel count (what a read makes, what a Discard keeps, a user op's channels): 1 to 4."""
+    if not 1 <= n <= 4:
+        raise ValueError(f"{op_name} channel count must be from 1 to 4, got {n}")
+
+
 def reorder_indices(op_name: str, order: Sequence[float], channels: int | None) -> None:
-    """1 to 4 source channel indices, each one of the chain's `channels` (when known)."""
+    """1 to 4 source channel indices, each one of the chain's `channels` (when known; else of a pixel's 4)."""
     if not 1 <= len(order) <= 4:
-        raise ValueError(f"'{op_name}' gives {len(order)} indices; a pixel has 1 to 4 channels")
-    if channels is None:
-        return
-    bad = [int(i) for i in order if not (i == int(i) and 0 <= i < channels)]
+        raise ValueError(f"{op_name} takes 1 to 4 channel indices, got {len(order)}")
+    limit = 4 if channels is None else channels
+    bad = [int(i) for i in order if not 0 <= i < limit]  # integers on both layers (IR arrays, descriptors' ints)
     if bad:
-        raise ValueError(f"'{op_name}' indices {bad} are out of range for a chain of {channels} channels")
+        chain = "a pixel (at most 4 channels)" if channels is None else f"a chain of {channels} channels"
+        raise ValueError(f"{op_name} channel indices {bad} are out of range for {chain}")
 
 
 def resize_options(op_name: str, interp: str, aspect_ratio: str, has_background: bool) -> None:

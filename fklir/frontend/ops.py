@@ -27,11 +27,12 @@ from fklir.frontend import values as spellings
 from fklir.frontend.values import (
     PerImage,
     border_mode,
+    channel_count,
     dtype_name,
     flag,
-    in_range,
     integers,
     interpolation,
+    number,
     numbers,
     positive,
     rect_ints,
@@ -263,7 +264,7 @@ class TensorPack(Read):
     channels: int
 
     def __init__(self, channels: int):
-        object.__setattr__(self, "channels", _channel_count(type(self).__name__, channels))
+        object.__setattr__(self, "channels", channel_count(type(self).__name__, channels))
         object.__setattr__(self, "location", _user_location())
 
     def lower_read(self, b: Builder, source_type: fkl.ImageType, source: str | list[str]) -> SSAValue:
@@ -298,7 +299,7 @@ class ReadSet(Read):
         name = type(self).__name__
         values = numbers(name, value)
         if channels is not None:
-            n = _channel_count(name, channels)
+            n = channel_count(name, channels)
             if len(values) not in (1, n):
                 raise ValueError(f"{name}: {len(values)} values for {n} channels (give 1, or one per channel)")
             values = values * n if len(values) == 1 else values
@@ -569,11 +570,12 @@ class Saturate(Op):
 DescriptorT = TypeVar("DescriptorT", bound=Op)
 
 
-def _derived(base: type[DescriptorT], ir_class: str) -> type[DescriptorT]:
+def _derived(base: type[DescriptorT], ir_class: str, **namespace: object) -> type[DescriptorT]:
     """`base` lowering to the dialect's class `ir_class`, named as it without "Op" and documented by its
-    docstring, so that the declaration in the dialect is the only one. Both are read on first use."""
+    docstring, so that the declaration in the dialect is the only one. Both are read on first use. `namespace`:
+    the class's own attributes (a one-argument op's field, kind and signature)."""
     name = ir_class.removesuffix("Op")
-    namespace = {"IR_OP": IrClass(ir_class), "__doc__": _IrDoc(), "__module__": __name__, "__qualname__": name}
+    namespace |= {"IR_OP": IrClass(ir_class), "__doc__": _IrDoc(), "__module__": __name__, "__qualname__": name}
     return cast(type[DescriptorT], type(name, (base,), namespace))
 
 
@@ -613,106 +615,8 @@ globals().update(MATH_DESCRIPTORS)
 
 
 # --------------------------------------------------------------------------------------------
-# Vector
-# --------------------------------------------------------------------------------------------
-
-
-def _channel_count(op: str, n: object) -> int:
-    return in_range(op, n, 1, 4, "a channel count is an integer from 1 to 4")
-
-
-def _indices(op: str, idx: tuple[object, ...]) -> tuple[int, ...]:
-    """`VectorReorder(2, 1, 0)` or one sequence, array or tensor of the indices."""
-    if not 1 <= len(indices := integers(op, unpacked(idx), "channel indices")) <= 4:
-        raise ValueError(f"{op}: give 1 to 4 channel indices, got {len(indices)}")
-    return tuple(in_range(op, i, 0, 3, "channel indices are integers from 0 to 3") for i in indices)
-
-
-class Discard(Op):
-    """Keep the first `keep_n` channels."""
-
-    keep_n: int
-
-    def __init__(self, keep_n: int):
-        object.__setattr__(self, "keep_n", _channel_count(type(self).__name__, keep_n))
-        object.__setattr__(self, "location", _user_location())
-
-    def lower(self, b: Builder, x: SSAValue) -> SSAValue:
-        from fklir.dialects import fkl
-
-        return self._place(b, fkl.DiscardOp(x, self.keep_n))
-
-
-class AddLast(Op):
-    """Append one channel holding `value` (in the chain type)."""
-
-    value: float
-
-    def __init__(self, value: object):
-        if isinstance(value, Sequence) or len(v := numbers(type(self).__name__, value)) != 1:
-            raise TypeError(f"{type(self).__name__}: appends one number, got {value!r}")
-        object.__setattr__(self, "value", v[0])
-        object.__setattr__(self, "location", _user_location())
-
-    def lower(self, b: Builder, x: SSAValue) -> SSAValue:
-        from fklir.dialects import fkl
-
-        return self._place(b, fkl.AddLastOp(x, self.value))
-
-    RUNTIME_VALUES: ClassVar[bool] = True
-
-    def structure(self) -> tuple[object, ...]:
-        return (type(self).__qualname__,)
-
-    def value_key(self) -> object:
-        return exact_key((self.value,))
-
-    def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
-        """The added channel's value, representable in the chain's type."""
-        value_rules.values_representable(op_name, (self.value,), dtype)
-        return (self.value,)
-
-
-class VectorReorder(Op):
-    """Output channel k is input channel i_k: `VectorReorder(2, 1, 0)` (compile-time; repeats allowed)."""
-
-    indices: tuple[int, ...]
-
-    def __init__(self, *idx: object):
-        object.__setattr__(self, "indices", _indices(type(self).__name__, idx))
-        object.__setattr__(self, "location", _user_location())
-
-    def lower(self, b: Builder, x: SSAValue) -> SSAValue:
-        from fklir.dialects import fkl
-
-        return self._place(b, fkl.VectorReorderOp(x, self.indices))
-
-
-class VectorReorderRT(VectorReorder):
-    """Like VectorReorder, but the permutation travels in the parameter block: changing it reuses
-    the compiled kernel (only the number of indices is structural)."""
-
-    def lower(self, b: Builder, x: SSAValue) -> SSAValue:
-        from fklir.dialects import fkl
-
-        return self._place(b, fkl.VectorReorderRTOp(x, self.indices))
-
-    RUNTIME_VALUES: ClassVar[bool] = True
-
-    def structure(self) -> tuple[object, ...]:
-        return (type(self).__qualname__, len(self.indices))  # the count is structure, the indices are values
-
-    def value_key(self) -> object:
-        return self.indices
-
-    def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
-        """The source channel of each output channel, each one of the chain's."""
-        value_rules.reorder_indices(op_name, self.indices, channels)
-        return tuple(float(i) for i in self.indices)
-
-
-# --------------------------------------------------------------------------------------------
-# Algebraic and control
+# Ops of one argument of a kind of its own (a channel count, one number, channel indices, a 3x3 matrix): each is
+# its IRDL class alone, its descriptor derived from it with the kind of its argument
 # --------------------------------------------------------------------------------------------
 
 
@@ -735,46 +639,202 @@ def _matrix(op: str, m: object, shapes: tuple[tuple[int, int], ...]) -> tuple[tu
     return shape, tuple(float(v) for v in array.reshape(-1))
 
 
-class MxVFloat3(Op):
-    """The row-major 3x3 matrix `m` times the float3 pixel (chain must be exactly float32 x 3)."""
+class _Argument:
+    """The kind of a one-argument descriptor's argument: how it is read (its spellings, then the rule it shares
+    with the verifier, dialects/value_rules.py), whether it is a runtime value (it fills a parameter slot, so it
+    is not the plan's structure) and how it fills its slot."""
 
-    matrix: tuple[float, ...] | PerImage
+    RUNTIME: ClassVar[bool] = False
+    VARIADIC: ClassVar[bool] = False  # `VectorReorder(2, 1, 0)`: the positional arguments are the value
 
-    def __init__(self, m: object):
-        """`m`: a 3x3 matrix, or `fkl.per_image(matrices)`, one per image ((B, 3, 3): a colour twist per sample)."""
-        name = type(self).__name__
-        if isinstance(m, PerImage):
-            m.check(name, (9,), "a 3x3 matrix")
-            for row in m.rows:
-                _matrix(name, row, ((3, 3),))  # finite
-            matrix: tuple[float, ...] | PerImage = m
-        else:
-            _, matrix = _matrix(name, m, ((3, 3),))
-        object.__setattr__(self, "matrix", matrix)
+    def read(self, op: str, given: Any) -> Any:
+        raise NotImplementedError
+
+    def structure(self, value: Any) -> tuple[object, ...]:
+        """What of a runtime value the plan is keyed by (a compile-time value is all structure)."""
+        return ()
+
+    def value_key(self, value: Any) -> object:
+        """Op.value_key of a runtime value."""
+        return None
+
+    def slot(self, op_name: str, value: Any, dtype: str, channels: int, count: int) -> tuple[float, ...]:
+        """Op.runtime_slot of a runtime value."""
+        raise NotImplementedError
+
+    def per_image(self, value: Any) -> PerImage | None:
+        return None
+
+    def lowered(self, value: Any, planes: Sequence[int]) -> tuple[object, bool]:
+        """(the IR op's argument, per_plane) in a chain that makes output `planes`."""
+        return value, False
+
+
+class _ChannelCount(_Argument):
+    """Discard's: how many channels a pixel keeps."""
+
+    def read(self, op: str, given: object) -> int:
+        return channel_count(op, given)
+
+
+class _AppendedNumber(_Argument):
+    """AddLast's: one number, representable in the chain's type."""
+
+    RUNTIME = True
+
+    def read(self, op: str, given: object) -> float:
+        if isinstance(given, Sequence):  # AddLast([1.0]) is a channel list, which AddLast does not take
+            raise TypeError(f"{op}: the appended value is one number, got {given!r}")
+        return number(op, given, "the appended value")
+
+    def value_key(self, value: float) -> object:
+        return exact_key((value,))
+
+    def slot(self, op_name: str, value: float, dtype: str, channels: int, count: int) -> tuple[float, ...]:
+        value_rules.values_representable(op_name, (value,), dtype)
+        return (value,)
+
+
+class _ChannelIndices(_Argument):
+    """VectorReorder's: 1 to 4 source channels, `VectorReorder(2, 1, 0)` or one sequence, array or tensor."""
+
+    VARIADIC = True
+
+    def read(self, op: str, given: tuple[object, ...]) -> tuple[int, ...]:
+        indices = integers(op, unpacked(given), "channel indices")
+        value_rules.reorder_indices(f"{op}:", indices, None)
+        return indices
+
+
+class _RuntimeChannelIndices(_ChannelIndices):
+    """VectorReorderRT's: the count is structure, the indices a slot (each one of the chain's channels)."""
+
+    RUNTIME = True
+
+    def structure(self, value: tuple[int, ...]) -> tuple[object, ...]:
+        return (len(value),)
+
+    def value_key(self, value: tuple[int, ...]) -> object:
+        return value
+
+    def slot(self, op_name: str, value: tuple[int, ...], dtype: str, channels: int, count: int) -> tuple[float, ...]:
+        value_rules.reorder_indices(f"'{op_name}'", value, channels)
+        return tuple(float(i) for i in value)
+
+
+class _Matrix3x3(_Argument):
+    """MxVFloat3's: a 3x3 matrix, or `fkl.per_image(matrices)`, one per image ((B, 3, 3): a colour twist per
+    sample); row-major, finite."""
+
+    RUNTIME = True
+
+    def read(self, op: str, given: object) -> tuple[float, ...] | PerImage:
+        if not isinstance(given, PerImage):
+            return _matrix(op, given, ((3, 3),))[1]
+        given.check(op, (9,), "a 3x3 matrix")
+        for row in given.rows:
+            _matrix(op, row, ((3, 3),))  # finite
+        return given
+
+    def structure(self, value: tuple[float, ...] | PerImage) -> tuple[object, ...]:
+        return tuple(_per_image_mark(value))
+
+    def slot(
+        self, op_name: str, value: tuple[float, ...] | PerImage, dtype: str, channels: int, count: int
+    ) -> tuple[float, ...]:
+        return tuple(value.slot(count, 9)) if isinstance(value, PerImage) else value
+
+    def per_image(self, value: tuple[float, ...] | PerImage) -> PerImage | None:
+        return value if isinstance(value, PerImage) else None
+
+    def lowered(self, value: tuple[float, ...] | PerImage, planes: Sequence[int]) -> tuple[object, bool]:
+        return _planes_values(value, planes)
+
+
+def _only_argument(
+    op: str, parameter: str, given: tuple[object, ...], named: dict[str, object], default: object
+) -> object:
+    """The one argument of a descriptor, given by position or by name, else `default` (inspect's empty: none)."""
+    if len(given) + len(named) > 1 or (named and parameter not in named):
+        shown = ", ".join([*map(repr, given), *(f"{k}={v!r}" for k, v in named.items())])
+        raise TypeError(f"{op}() takes one argument, {parameter}; got {shown}")
+    if given:
+        return given[0]
+    if named:
+        return named[parameter]
+    if default is inspect.Parameter.empty:
+        raise TypeError(f"{op}() missing its argument {parameter!r}")
+    return default
+
+
+class _OneArgument(Op):
+    """A descriptor of one argument, field FIELD of kind KIND, that lowers to IR_OP(x, value[, per_plane])."""
+
+    KIND: ClassVar[_Argument]
+    FIELD: ClassVar[str]
+    IR_OP: ClassVar[Any]
+
+    def __init__(self, *given: object, **named: object) -> None:
+        kind, name = self.KIND, type(self).__name__
+        if kind.VARIADIC and named:
+            raise TypeError(f"{name}() takes its {self.FIELD} by position, got {', '.join(named)}")
+        argument = given if kind.VARIADIC else _only_argument(name, self.FIELD, given, named, inspect.Parameter.empty)
+        object.__setattr__(self, self.FIELD, kind.read(name, argument))
         object.__setattr__(self, "location", _user_location())
+
+    @property
+    def argument(self) -> Any:
+        """The field's value (AddLast's field is named `value`)."""
+        return getattr(self, self.FIELD)
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
         return self.lower_plane(b, x, range(1))
 
     def lower_plane(self, b: Builder, x: SSAValue, planes: Sequence[int]) -> SSAValue:
-        from fklir.dialects import fkl
-
-        matrices, per_plane = _planes_values(self.matrix, planes)
-        return self._place(b, fkl.MxVFloat3Op(x, matrices, per_plane=per_plane))
+        argument, per_plane = self.KIND.lowered(self.argument, planes)
+        op = self.IR_OP(x, argument, per_plane=True) if per_plane else self.IR_OP(x, argument)
+        return self._place(b, op)
 
     def per_image(self) -> PerImage | None:
-        return self.matrix if isinstance(self.matrix, PerImage) else None
-
-    RUNTIME_VALUES: ClassVar[bool] = True
+        return self.KIND.per_image(self.argument)
 
     def structure(self) -> tuple[object, ...]:
-        return (type(self).__qualname__, *_per_image_mark(self.matrix))
+        if not self.RUNTIME_VALUES:
+            return self.description()
+        return (type(self).__qualname__, *self.KIND.structure(self.argument))
+
+    def value_key(self) -> object:
+        return self.KIND.value_key(self.argument)
 
     def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
-        """The matrix, row-major (finite: checked at __init__); per image, one a plane."""
-        if isinstance(self.matrix, PerImage):
-            return tuple(self.matrix.slot(count, 9))
-        return self.matrix
+        return self.KIND.slot(op_name, self.argument, dtype, channels, count)
+
+
+def one_argument(ir_class: str, field: str, kind: _Argument) -> type[_OneArgument]:
+    """The descriptor of an op of one argument of `kind`, held in `field`: `Discard = one_argument("DiscardOp",
+    "keep_n", _ChannelCount())`, used as `Discard(2)`; help() shows `Discard(keep_n)`."""
+    how = inspect.Parameter.VAR_POSITIONAL if kind.VARIADIC else inspect.Parameter.POSITIONAL_OR_KEYWORD
+    return _derived(
+        _OneArgument,
+        ir_class,
+        __annotations__={field: "object"},
+        __signature__=inspect.Signature([inspect.Parameter(field, how)]),
+        KIND=kind,
+        FIELD=field,
+        RUNTIME_VALUES=kind.RUNTIME,
+    )
+
+
+Discard = one_argument("DiscardOp", "keep_n", _ChannelCount())
+AddLast = one_argument("AddLastOp", "value", _AppendedNumber())
+VectorReorder = one_argument("VectorReorderOp", "indices", _ChannelIndices())
+VectorReorderRT = one_argument("VectorReorderRTOp", "indices", _RuntimeChannelIndices())
+MxVFloat3 = one_argument("MxVFloat3Op", "matrix", _Matrix3x3())
+
+
+# --------------------------------------------------------------------------------------------
+# Control
+# --------------------------------------------------------------------------------------------
 
 
 class StaticLoop(Op):
@@ -1265,17 +1325,8 @@ class Warping(Geometry):
 
 def _word_argument(op: str, declared: WordDeclaration, given: tuple[object, ...], named: dict[str, object]) -> object:
     """The one argument of a word op's descriptor, given by position or by its name, else the record's default."""
-    parameter = declared.parameter or declared.word
-    if len(given) + len(named) > 1 or (named and parameter not in named):
-        shown = ", ".join([*map(repr, given), *(f"{k}={v!r}" for k, v in named.items())])
-        raise TypeError(f"{op}() takes one argument, {parameter}; got {shown}")
-    if given:
-        return given[0]
-    if named:
-        return named[parameter]
-    if declared.default is None:
-        raise TypeError(f"{op}() missing its argument {parameter!r}")
-    return declared.default
+    default = inspect.Parameter.empty if declared.default is None else declared.default
+    return _only_argument(op, declared.parameter or declared.word, given, named, default)
 
 
 class _Word(Op):

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from fklir import dtypes
 from fklir.dialects.user_declarations import IDENTIFIER, UserDeclaration, declare_user_op
 from fklir.frontend.ops import Op, _user_location  # pyright: ignore[reportPrivateUsage]
-from fklir.frontend.values import dtype_name, in_range, number
+from fklir.frontend.values import channel_count, dtype_name, number
 from fklir.includes import closure_hash
 
 if TYPE_CHECKING:  # the IR is the cold path's: composing a known chain with a user op loads no xDSL
@@ -170,7 +170,7 @@ def op(
     result = None if isinstance(out, str) and out == "same" else dtype_name(name, out)
     if channels is not None and not pixel:
         raise ValueError(f"fkl.op {name}: channels= is for the pixel form (pixel=True)")
-    count = None if channels is None else in_range(name, channels, 1, 4, "channels is an integer from 1 to 4")
+    count = None if channels is None else channel_count(f"fkl.op {name}", channels)
     if reference is not None and not callable(reference):
         raise TypeError(f"fkl.op {name}: reference must be callable, got {reference!r}")
     digest = closure_hash(text, folder, (folder,))

@@ -172,19 +172,18 @@ def integer(op: str, v: object, what: str) -> int:
     return int(value)
 
 
+def channel_count(op: str, v: object) -> int:
+    """A pixel's channel count: an integer from 1 to 4 (value_rules.channel_count, the verifier's words)."""
+    count = integer(op, v, "the channel count")
+    value_rules.channel_count(f"{op}:", count)
+    return count
+
+
 def positive(op: str, v: object, what: str) -> int:
     """A positive integer: a size or a count."""
     rule = f"{what} must be a positive integer"
     n = _integer_for(op, v, rule)
     if n <= 0:
-        raise ValueError(f"{op}: {rule}, got {v!r}")
-    return n
-
-
-def in_range(op: str, v: object, lo: int, hi: int, rule: str) -> int:
-    """An integer from lo to hi; `rule` says so in the op's words ("a channel count is ...")."""
-    n = _integer_for(op, v, rule)
-    if not lo <= n <= hi:
         raise ValueError(f"{op}: {rule}, got {v!r}")
     return n
 

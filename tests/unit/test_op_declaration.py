@@ -198,3 +198,63 @@ def test_a_word_check_lives_in_one_place_with_one_wording(descriptor: type, ir_o
     head, tail = said.split(", got ")
     assert str(frontend.value).startswith(f"{descriptor.__name__}: {head}")
     assert str(frontend.value).endswith(f", got {tail}") and tail == repr(word)
+
+
+ONE_ARGUMENT = [
+    # descriptor, its IR class, the field, a value, its structure (less the name), is a runtime value
+    (fkl.Discard, dialect.DiscardOp, "keep_n", (2,), (("keep_n", 2),), False),
+    (fkl.AddLast, dialect.AddLastOp, "value", (7,), (), True),
+    (fkl.VectorReorder, dialect.VectorReorderOp, "indices", (2, 1, 0), (("indices", (2, 1, 0)),), False),
+    (fkl.VectorReorderRT, dialect.VectorReorderRTOp, "indices", (2, 1, 0), (3,), True),
+    (fkl.MxVFloat3, dialect.MxVFloat3Op, "matrix", ([[1, 2, 3], [4, 5, 6], [7, 8, 9]],), (), True),
+]
+
+
+@pytest.mark.parametrize(("descriptor", "ir_op", "field", "given", "structure", "runtime"), ONE_ARGUMENT)
+def test_a_one_argument_descriptor_is_derived_from_its_ir_class(
+    descriptor: type, ir_op: type, field: str, given: tuple[object, ...], structure: tuple[object, ...], runtime: bool
+) -> None:
+    """Discard, AddLast, VectorReorder(RT) and MxVFloat3 are their IRDL class alone: the descriptor is named and
+    documented by it, takes its one argument (by name too, unless it is the variadic indices) and lowers to it;
+    a runtime value stays out of the plan's structure."""
+    import inspect
+
+    from xdsl.builder import Builder
+    from xdsl.ir import Block
+    from xdsl.rewriter import InsertPoint
+
+    assert descriptor.__name__ == ir_op.__name__.removesuffix("Op") and descriptor.__doc__ == ir_op.__doc__
+    assert list(inspect.signature(descriptor).parameters) == [field]
+    op = descriptor(*given)
+    assert op.structure() == ((descriptor.__name__, *structure) if runtime else op.description())
+    assert type(op).RUNTIME_VALUES is runtime and repr(op).startswith(f"{descriptor.__name__}({field}=")
+    if field != "indices":
+        assert getattr(descriptor(**{field: given[0]}), field) == getattr(op, field)
+    block = Block(arg_types=[dialect.ImageType("float32", 3)])
+    lowered = op.lower(Builder(InsertPoint.at_end(block)), block.args[0]).owner
+    assert type(lowered) is ir_op
+    lowered.verify()
+
+
+@pytest.mark.parametrize(
+    ("descriptor", "ir_op", "given", "rule"),
+    [
+        (fkl.Discard, dialect.DiscardOp, 5, "channel count must be from 1 to 4, got 5"),
+        (fkl.VectorReorder, dialect.VectorReorderOp, [0, 1, 2, 3, 0], "takes 1 to 4 channel indices, got 5"),
+        (fkl.VectorReorderRT, dialect.VectorReorderRTOp, [0, 7], "channel indices [7] are out of range for "),
+    ],
+)
+def test_a_one_argument_check_lives_in_one_place_with_one_wording(
+    descriptor: type, ir_op: type, given: object, rule: str
+) -> None:
+    """The descriptor and the verifier refuse by one rule of value_rules, in its words."""
+    from xdsl.ir import Block
+    from xdsl.utils.exceptions import VerifyException
+
+    with pytest.raises(ValueError, match=re.escape(rule)) as frontend:
+        descriptor(given)
+    image = dialect.ImageType("float32", 3)
+    with pytest.raises(VerifyException) as verifier:
+        ir_op(Block(arg_types=[image]).args[0], given, image).verify()
+    assert str(frontend.value).startswith(f"{descriptor.__name__}: {rule}")
+    assert str(verifier.value).startswith(f"'{ir_op.name}' {rule}")

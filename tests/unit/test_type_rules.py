@@ -50,8 +50,8 @@ CASES = [
     ("1xui8", "fkl.color_conversion {x}, RGB2GRAY : {t}", "'fkl.color_conversion' RGB2GRAY needs 3 channels"),
     ("3xi1", "fkl.color_conversion {x}, BGR2GRAY : {t}", "'fkl.color_conversion' computes gray on a bool"),
     ("3xf32", "fkl.discard {x}, 4 : {t}", "'fkl.discard' keeps 4 channels of a chain of 3"),
-    ("3xui16", "fkl.vector_reorder {x}, [0, 3] : {t}", "'fkl.vector_reorder' indices [3] are out of range"),
-    ("2xf16", "fkl.vector_reorder_rt {x}, [2] : {t}", "'fkl.vector_reorder_rt' indices [2] are out of range"),
+    ("3xui16", "fkl.vector_reorder {x}, [0, 3] : {t}", "'fkl.vector_reorder' channel indices [3] are out of range"),
+    ("2xf16", "fkl.vector_reorder_rt {x}, [2] : {t}", "'fkl.vector_reorder_rt' channel indices [2] are out of range"),
     ("1xi1", "fkl.deinterlace {x}, blend : {t}", "'fkl.deinterlace' averages rows on a bool chain"),
 ]
 

@@ -86,7 +86,7 @@ def test_params_are_checked_when_the_op_is_made() -> None:
         ({"body": GAMMA_CPP, "params": {"g": "float128"}}, "unknown dtype 'float128'"),
         ({"body": GAMMA_CPP, "inputs": ()}, "inputs must be a non-empty sequence"),
         ({"body": GAMMA_CPP, "channels": 1}, "channels= is for the pixel form"),
-        ({"body": GAMMA_CPP, "pixel": True, "channels": 5}, "channels is an integer from 1 to 4"),
+        ({"body": GAMMA_CPP, "pixel": True, "channels": 5}, "channel count must be from 1 to 4, got 5"),
         ({"body_file": "no/such/file.h"}, "body_file 'no/such/file.h' is not a file"),
     ],
 )

@@ -353,8 +353,7 @@ class DiscardOp(TypeRuleOp):
         return reshaped(in_type, channels=keep)
 
     def verify_(self) -> None:
-        if not 1 <= self.keep.data <= 4:
-            raise VerifyException(f"'{self.name}' keeps 1 to 4 channels, got {self.keep.data}")
+        int32(value_rules.channel_count, f"'{self.name}'", self.keep.data)
         self.check_result_rule()
 
 
@@ -408,7 +407,13 @@ class AddLastOp(TypeRuleOp):
 
 
 def _check_order(op: IRDLOperation, order: Sequence[float], channels: int | None) -> None:
-    int32(value_rules.reorder_indices, op.name, order, channels)
+    int32(value_rules.reorder_indices, f"'{op.name}'", order, channels)
+
+
+def _known_channels(op: TypeRuleOp) -> int | None:
+    """The input's channel count where its type is known (an index is checked against it, else against 4)."""
+    in_type = op.known_input()
+    return None if in_type is None else in_type.channels.data
 
 
 @fkl_op
@@ -443,7 +448,7 @@ class VectorReorderOp(TypeRuleOp):
         return reshaped(in_type, channels=len(self.indices))
 
     def verify_(self) -> None:
-        _check_order(self, self.indices, None)
+        _check_order(self, self.indices, _known_channels(self))
         self.check_result_rule()
 
 
@@ -493,7 +498,7 @@ class VectorReorderRTOp(TypeRuleOp):
     def verify_(self) -> None:
         check_field(self, "value")
         if (order := field_values(self)) is not None:
-            _check_order(self, order, None)
+            _check_order(self, order, _known_channels(self))
         if order is not None or known(self.result.type) is not None:  # a hoisted order's count is the result's
             self.check_result_rule()
 

@@ -40,8 +40,9 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+from fklir.dialects import value_rules
 from fklir.dialects.fkl.abstract_ops import TypeRuleOp, fkl_op
-from fklir.dialects.fkl.checks import check_values_representable
+from fklir.dialects.fkl.checks import check_values_representable, int32
 from fklir.dialects.fkl.fields import field_properties, field_values, float_array
 from fklir.dialects.fkl.syntax import (
     parse_number_list,
@@ -222,8 +223,10 @@ class UserOpBase(TypeRuleOp):
         for t in (*self.inputs.data, *([self.out] if self.out is not None else [])):
             if t not in NAME_OF_TYPE:
                 raise VerifyException(f"{what}: {t} is not an fkl element type")
-        if self.channels is not None and not (self.PIXEL and 1 <= self.channels.data <= 4):
-            raise VerifyException(f"{what}: channels must be 1 to 4 (fkl.user_pixel only)")
+        if self.channels is not None:
+            if not self.PIXEL:
+                raise VerifyException(f"{what}: channels is for fkl.user_pixel only")
+            int32(value_rules.channel_count, f"{what}:", self.channels.data)
         self.check_result_rule()
 
     def _verify_params(self, what: str) -> None:

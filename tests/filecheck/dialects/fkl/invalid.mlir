@@ -514,19 +514,19 @@ fkl.kernel @k3 params i32 {
 
 %0 = fkl.read "s" : !fkl.image<?x?x3xui8>
 %1 = fkl.vector_reorder %0, [0, 3] : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x2xui8>
-// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.vector_reorder' indices [3] are out of range for a chain of 3 channels
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.vector_reorder' channel indices [3] are out of range for a chain of 3 channels
 
 // -----
 
 %0 = fkl.read "s" : !fkl.image<?x?x3xui8>
 %1 = fkl.vector_reorder %0, [0, 1, 2, 0, 1] : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x?xnone>
-// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.vector_reorder' gives 5 indices; a pixel has 1 to 4 channels
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.vector_reorder' takes 1 to 4 channel indices, got 5
 
 // -----
 
 %0 = fkl.read "s" : !fkl.image<?x?x3xui8>
 %1 = fkl.vector_reorder_rt %0, [2, -1] : !fkl.image<?x?x3xui8> -> !fkl.image<?x?x2xui8>
-// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.vector_reorder_rt' indices [-1] are out of range for a chain of 3 channels
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.vector_reorder_rt' channel indices [-1] are out of range for a chain of 3 channels
 
 // -----
 
