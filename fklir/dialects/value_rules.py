@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from fklir import dtypes
 from fklir.dialects.constants import ASPECT_RATIOS, INTERPOLATIONS
-from fklir.limits import check_span
+from fklir.limits import I32_MAX, check_index, check_span
 
 # A parameter slot that a pipeline fills from its own descriptor's values, without IR: (slot, the
 # descriptor's index in its chain, op name, op word, element type and channels of the op's input, slot
@@ -24,10 +24,34 @@ def one_of(op_name: str, what: str, word: object, choices: Sequence[str], also: 
         raise ValueError(f"{op_name} {what} must be one of {', '.join(choices)}{also}, got {word!r}")
 
 
+def bounds_lengths(op_name: str, lo: Sequence[float], hi: Sequence[float]) -> None:
+    """A clamp's lower and upper bounds of one length, or one of them a single value (it serves every channel)."""
+    if len(lo) != len(hi) and 1 not in (len(lo), len(hi)):
+        raise ValueError(
+            f"{op_name} needs lower and upper bounds of one length (or one value), got {[float(v) for v in lo]} and "
+            f"{[float(v) for v in hi]}"
+        )
+
+
 def bounds_ordered(op_name: str, lo: Sequence[float], hi: Sequence[float]) -> None:
     """A clamp's lower bounds each at most its upper one (one per channel, or one for all)."""
     if any(a > b for a, b in zip(lo, hi, strict=True)):
         raise ValueError(f"{op_name} lower bound {list(lo)} is above the upper bound {list(hi)}")
+
+
+def output_size(op_name: str, w: int, h: int) -> None:
+    """An output size [w, h] that an op makes (Resize, Warping, ReadSet): positive, and int32 as the kernels hold it."""
+    if w <= 0 or h <= 0:
+        raise ValueError(f"{op_name} size must be [w, h] with positive values, got [{w}, {h}]")
+    for what, value in (("w", w), ("h", h)):
+        check_index(f"{op_name} size [{w}, {h}]", what, value, I32_MAX, 1)
+
+
+def loop_count(op_name: str, n: int) -> None:
+    """How many times a StaticLoop applies its op: n >= 1, an int32 (the kernel unrolls over a template int)."""
+    if n < 1:
+        raise ValueError(f"{op_name} applies its op n >= 1 times, got {n}")
+    check_index(op_name, "n", n)
 
 
 def rect_extent(op_name: str, x: int, y: int, w: int, h: int) -> None:

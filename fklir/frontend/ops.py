@@ -30,16 +30,16 @@ from fklir.frontend.values import (
     channel_count,
     dtype_name,
     flag,
+    integer,
     integers,
     interpolation,
     number,
     numbers,
-    positive,
     rect_ints,
     rect_list,
     unpacked,
 )
-from fklir.limits import I32_MAX, check_index
+from fklir.limits import I32_MAX
 
 if TYPE_CHECKING:  # the IR is lower()'s only: composing a chain whose plan is known imports no xDSL
     from xdsl.builder import Builder
@@ -304,7 +304,7 @@ class ReadSet(Read):
                 raise ValueError(f"{name}: {len(values)} values for {n} channels (give 1, or one per channel)")
             values = values * n if len(values) == 1 else values
         object.__setattr__(self, "values", values)
-        object.__setattr__(self, "size", (_size(name, "width", w), _size(name, "height", h)))
+        object.__setattr__(self, "size", _output_size(name, w, h))
         object.__setattr__(self, "dtype", dtype_name(name, dtype))
         object.__setattr__(self, "location", _user_location())
 
@@ -524,8 +524,7 @@ class Saturate(Op):
         low = self.lo.row(plane or 0) if isinstance(self.lo, PerImage) else self.lo
         high = self.hi.row(plane or 0) if isinstance(self.hi, PerImage) else self.hi
         if len(low) != len(high):
-            if 1 not in (len(low), len(high)):
-                raise ValueError(f"{name}: lo has {len(low)} values and hi {len(high)}; give 1 or one per channel")
+            value_rules.bounds_lengths(f"{name}:", low, high)
             n = max(len(low), len(high))
             low, high = (low * n if len(low) == 1 else low), (high * n if len(high) == 1 else high)
         value_rules.bounds_ordered(f"{name}:", low, high)
@@ -851,7 +850,9 @@ class StaticLoop(Op):
         if op.per_image() is not None:
             raise ValueError(f"{name}: a loop body takes one value for every image, not per_image values")
         object.__setattr__(self, "body", op)
-        object.__setattr__(self, "count", _positive_int(name, "n", n))
+        count = integer(name, n, "n")
+        value_rules.loop_count(f"{name}:", count)
+        object.__setattr__(self, "count", count)
         object.__setattr__(self, "location", _user_location())
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
@@ -879,13 +880,14 @@ class StaticLoop(Op):
 # --------------------------------------------------------------------------------------------
 
 
-def _positive_int(op: str, what: str, v: object) -> int:
-    return positive(op, v, what)
-
-
-def _size(op: str, what: str, v: object) -> int:
-    """An image width or height: a positive integer that fits the kernels' int32 sizes."""
-    return check_index(op, what, _positive_int(op, what, v), I32_MAX, 1)
+def _output_size(op: str, w: object, h: object) -> Size:
+    """The (w, h) an op makes (value_rules.output_size: positive, int32), each an integer as values.integer
+    reads one."""
+    if type(w) is int and type(h) is int and 0 < w <= I32_MAX and 0 < h <= I32_MAX:
+        return w, h  # the common case in one test: a Resize is made every frame
+    size = (integer(op, w, "width"), integer(op, h, "height"))
+    value_rules.output_size(f"{op}:", *size)
+    return size
 
 
 def _rect(op: str, given: object) -> Rect:
@@ -1194,7 +1196,7 @@ class Resize(Geometry):
         background: object = None,
     ):
         name = type(self).__name__
-        size = (_size(name, "width", w), _size(name, "height", h))
+        size = _output_size(name, w, h)
         interp = interpolation(name, interp)
         value_rules.resize_options(f"{name}:", interp, aspect_ratio, background is not None)
         object.__setattr__(self, "size", size)
@@ -1271,7 +1273,7 @@ class Warping(Geometry):
                     raise ValueError(f"{name}: the matrix {matrix} is singular (it cannot be inverted)") from None
         object.__setattr__(self, "kind", "affine" if count == 6 else "perspective")
         object.__setattr__(self, "matrix", matrices)
-        object.__setattr__(self, "size", (_size(name, "width", w), _size(name, "height", h)))
+        object.__setattr__(self, "size", _output_size(name, w, h))
         object.__setattr__(self, "inverse", inverse)
         object.__setattr__(self, "location", _user_location())
 

@@ -179,23 +179,6 @@ def channel_count(op: str, v: object) -> int:
     return count
 
 
-def positive(op: str, v: object, what: str) -> int:
-    """A positive integer: a size or a count."""
-    rule = f"{what} must be a positive integer"
-    n = _integer_for(op, v, rule)
-    if n <= 0:
-        raise ValueError(f"{op}: {rule}, got {v!r}")
-    return n
-
-
-def _integer_for(op: str, v: object, rule: str) -> int:
-    """integer(), its refusal stating `rule`."""
-    try:
-        return integer(op, v, "the value")
-    except (TypeError, ValueError) as e:
-        raise type(e)(f"{op}: {rule}, got {v!r}") from None
-
-
 def integers(op: str, v: object, what: str) -> tuple[int, ...]:
     """A sequence, 1-D array or tensor of integers (each as integer() takes it)."""
     if isinstance(v, list | tuple):

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 import fklir as fkl
@@ -258,3 +260,48 @@ def test_a_one_argument_check_lives_in_one_place_with_one_wording(
         ir_op(Block(arg_types=[image]).args[0], given, image).verify()
     assert str(frontend.value).startswith(f"{descriptor.__name__}: {rule}")
     assert str(verifier.value).startswith(f"'{ir_op.name}' {rule}")
+
+
+def _ir(make: Any) -> Any:
+    """`make(x)` on a float32 x 3 image value: the IR op whose verifier a test runs."""
+    from xdsl.ir import Block
+
+    return lambda: make(Block(arg_types=[dialect.ImageType("float32", 3)]).args[0]).verify()
+
+
+@pytest.mark.parametrize(
+    ("frontend", "verifier", "rule"),
+    [
+        (
+            lambda: fkl.Resize(0, 4),
+            _ir(lambda x: dialect.ResizeOp(x, [0, 4])),
+            "size must be [w, h] with positive values, got [0, 4]",
+        ),
+        (
+            lambda: fkl.Warping(np.eye(3), 8, 2**31),
+            _ir(lambda x: dialect.WarpOp(x, "perspective", list(np.eye(3).flat), [8, 2**31])),
+            "size [8, 2147483648]: h = 2147483648 exceeds the limit 2147483647",
+        ),
+        (
+            lambda: fkl.StaticLoop(fkl.Mul(2.0), 0),
+            _ir(lambda x: dialect.StaticLoopOp(x, "mul", [2.0], 0)),
+            "applies its op n >= 1 times, got 0",
+        ),
+        (
+            lambda: fkl.Saturate((0, 0), (1, 1, 1)),
+            _ir(lambda x: dialect.SaturateOp(x, ((0, 0), (1, 1, 1)))),
+            "needs lower and upper bounds of one length (or one value), got [0.0, 0.0] and [1.0, 1.0, 1.0]",
+        ),
+    ],
+)
+def test_a_size_count_or_bounds_check_lives_in_one_place_with_one_wording(
+    frontend: Any, verifier: Any, rule: str
+) -> None:
+    """Output sizes, a loop's count and a clamp's bounds: the descriptor and the verifier (or the IR op's
+    constructor) refuse by one rule of value_rules, in its words."""
+    from xdsl.utils.exceptions import VerifyException
+
+    with pytest.raises(ValueError, match=re.escape(rule)):
+        frontend()
+    with pytest.raises(VerifyException, match=re.escape(rule)):
+        verifier()

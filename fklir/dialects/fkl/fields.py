@@ -14,8 +14,8 @@ from xdsl.ir import Attribute, Operation
 from xdsl.irdl import IRDLOperation
 from xdsl.utils.exceptions import VerifyException
 
+from fklir.dialects import value_rules
 from fklir.dialects.fkl.checks import int32
-from fklir.limits import I32_MAX, check_index
 
 
 def slot_property(field: str) -> str:
@@ -88,11 +88,10 @@ def _int_values(op: Operation, field: str) -> list[int] | None:
 
 
 def check_size_field(op: IRDLOperation, field: str) -> None:
-    """An output size [w, h]: positive, and int32 as the kernels hold it."""
+    """An output size [w, h] (value_rules.output_size)."""
     sizes = _int_values(op, field)
     if sizes is None:
         return
-    if len(sizes) != 2 or min(sizes) <= 0:
+    if len(sizes) != 2:
         raise VerifyException(f"'{op.name}' size must be [w, h] with positive values, got {sizes}")
-    for what, value in zip("wh", sizes, strict=True):
-        int32(check_index, f"'{op.name}' size {sizes}", what, value, I32_MAX, 1)
+    int32(value_rules.output_size, f"'{op.name}'", *sizes)

@@ -75,7 +75,6 @@ from fklir.dialects.fkl.syntax import (
 )
 from fklir.dialects.fkl.traits import ChannelWise, PixelWise
 from fklir.dialects.fkl.types import ImageType, known, reshaped
-from fklir.limits import check_index
 
 # ---------------------------------------------------------------------------------------------
 # Arithmetic
@@ -124,12 +123,11 @@ class SaturateCastOp(CastLikeOp):
 
 def _bounds_array(lo: Sequence[float], hi: Sequence[float]) -> DenseArrayBase:
     """fkl.saturate's `value`: lo then hi, one side of one value broadcast to the other's length."""
+    int32(value_rules.bounds_lengths, "'fkl.saturate'", lo, hi)
     lo, hi = list(lo), list(hi)
-    if len(lo) != len(hi) and 1 in (len(lo), len(hi)):
+    if len(lo) != len(hi):
         n = max(len(lo), len(hi))
         lo, hi = (lo * n if len(lo) == 1 else lo), (hi * n if len(hi) == 1 else hi)
-    if len(lo) != len(hi):
-        raise VerifyException(f"'fkl.saturate' needs lower and upper bounds of one length, got {lo} and {hi}")
     return float_array([*lo, *hi])
 
 
@@ -144,12 +142,10 @@ class BoundsOrSlot(ValuesOrSlot):
         lo = parse_number_list(parser)
         parser.parse_punctuation(",")
         hi = parse_number_list(parser)
-        if len(lo) != len(hi) and 1 not in (len(lo), len(hi)):
-            parser.raise_error(
-                f"'fkl.saturate' needs lower and upper bounds of one length (or one value), got {lo} and {hi}",
-                pos,
-                parser.pos,
-            )
+        try:
+            value_rules.bounds_lengths("'fkl.saturate'", lo, hi)
+        except ValueError as e:
+            parser.raise_error(str(e), pos, parser.pos)
         return _bounds_array(lo, hi)
 
     def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
@@ -662,10 +658,7 @@ class StaticLoopOp(TypeRuleOp):
         check_field(self, "value")
         check_same_type(self, self.input.type, self.result.type)
         check_one_of(self, "body", self.body.data, LOOP_BODIES, " (a binary op)")
-        if self.count.data < 1:
-            raise VerifyException(f"'{self.name}' applies its op n >= 1 times, got {self.count.data}")
-        # the kernel unrolls the loop over an int template parameter
-        int32(check_index, f"'{self.name}'", "n", self.count.data)
+        int32(value_rules.loop_count, f"'{self.name}'", self.count.data)
         values = field_values(self)
         if values is not None and not values:
             raise VerifyException(f"'{self.name}' needs at least one value")
