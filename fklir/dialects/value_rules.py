@@ -116,6 +116,23 @@ def reorder_indices(op_name: str, order: Sequence[float], channels: int | None) 
         raise ValueError(f"{op_name} channel indices {bad} are out of range for {chain}")
 
 
+MATRIX_SHAPES = {6: "2x3", 9: "3x3"}  # a matrix's numbers, row-major: its shape
+
+
+def matrix_numbers(op_name: str, numbers: Sequence[float], counts: Sequence[int]) -> None:
+    """A matrix given row-major: as many numbers as one of its shapes holds (`counts`: 6 for 2x3, 9 for 3x3),
+    each finite."""
+    if len(numbers) not in counts:
+        raise ValueError(f"{op_name} needs a {matrix_shapes(counts)} matrix, got {len(numbers)} numbers")
+    if not all(math.isfinite(v) for v in numbers):
+        raise ValueError(f"{op_name} matrix must be finite, got {[float(v) for v in numbers]}")
+
+
+def matrix_shapes(counts: Sequence[int]) -> str:
+    """The shapes of matrices of `counts` numbers, "2x3 or 3x3"."""
+    return " or ".join(MATRIX_SHAPES[count] for count in counts)
+
+
 def resize_options(op_name: str, interp: str, aspect_ratio: str, has_background: bool) -> None:
     """A resize's interpolation and aspect-ratio mode, and a background exactly when the mode keeps the aspect
     ratio (it fills the letterbox)."""

@@ -619,23 +619,20 @@ globals().update(MATH_DESCRIPTORS)
 # --------------------------------------------------------------------------------------------
 
 
-def _matrix(op: str, m: object, shapes: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], tuple[float, ...]]:
-    """(shape, row-major numbers) of a matrix given as nested rows or a numpy array."""
+def _matrix(op: str, m: object, counts: tuple[int, ...]) -> tuple[float, ...]:
+    """The row-major numbers of a matrix given as nested rows, a 2-D array or flat numbers, as many as one of its
+    shapes holds (`counts`: 6 for 2x3, 9 for 3x3; value_rules.matrix_numbers, the verifier's words)."""
     import numpy as np
 
     try:
         array = np.asarray(m, dtype=np.float64)
     except (TypeError, ValueError):
         raise ValueError(f"{op}: the matrix must hold numbers, got {m!r}") from None
-    if array.ndim == 1 and array.size in (6, 9):  # flat row-major numbers
-        array = array.reshape(-1, 3)
-    shape = (int(array.shape[0]), int(array.shape[1])) if array.ndim == 2 else (-1, -1)
-    if shape not in shapes:
-        wanted = " or ".join(f"{r}x{c}" for r, c in shapes)
-        raise ValueError(f"{op}: the matrix must be {wanted}, got shape {array.shape}")
-    if not bool(np.isfinite(array).all()):
-        raise ValueError(f"{op}: the matrix must be finite, got {array.tolist()}")
-    return shape, tuple(float(v) for v in array.reshape(-1))
+    if array.ndim > 2 or (array.ndim == 2 and (array.shape[1] != 3 or array.size not in counts)):
+        raise ValueError(f"{op}: needs a {value_rules.matrix_shapes(counts)} matrix, got shape {array.shape}")
+    numbers = tuple(float(v) for v in array.reshape(-1))
+    value_rules.matrix_numbers(f"{op}:", numbers, counts)
+    return numbers
 
 
 class _Argument:
@@ -729,10 +726,10 @@ class _Matrix3x3(_Argument):
 
     def read(self, op: str, given: object) -> tuple[float, ...] | PerImage:
         if not isinstance(given, PerImage):
-            return _matrix(op, given, ((3, 3),))[1]
+            return _matrix(op, given, (9,))
         given.check(op, (9,), "a 3x3 matrix")
         for row in given.rows:
-            _matrix(op, row, ((3, 3),))  # finite
+            _matrix(op, row, (9,))  # finite
         return given
 
     def structure(self, value: tuple[float, ...] | PerImage) -> tuple[object, ...]:
@@ -1261,9 +1258,9 @@ class Warping(Geometry):
         if isinstance(M, PerImage):
             matrices, count = M, M.check(name, (6, 9), "a 2x3 or 3x3 matrix")
             for row in M.rows:
-                _matrix(name, row, ((2, 3), (3, 3)))  # finite
+                _matrix(name, row, (6, 9))  # finite
         else:
-            _, values = _matrix(name, M, ((2, 3), (3, 3)))
+            values = _matrix(name, M, (6, 9))
             matrices, count = values, len(values)
         for matrix in matrices.rows if isinstance(matrices, PerImage) else (matrices,):
             if not inverse:

@@ -312,7 +312,7 @@ def test_read_set_values_and_sizes_are_runtime_values(target: str, monkeypatch: 
 def test_a_bad_new_permutation_or_added_value_is_refused_in_the_irs_words() -> None:
     x = RNG.integers(0, 256, (9, 11, 3), dtype=np.uint8)
     fkl.compose(fkl.TensorRead(), fkl.VectorReorderRT(2, 1, 0), fkl.AddLast(255), fkl.TensorWrite(), target="cpu")(x)
-    with pytest.raises(ValueError, match=r"'fkl\.vector_reorder_rt' channel indices \[3\] are out of range for a chain of 3"):
+    with pytest.raises(ValueError, match=r"'fkl\.vector_reorder_rt' channel indices \[3\] are out of range"):
         fkl.compose(fkl.TensorRead(), fkl.VectorReorderRT(3, 1, 0), fkl.AddLast(1), fkl.TensorWrite(), target="cpu")(x)
     with pytest.raises(ValueError, match=r"'fkl\.add_last' value 256\.0 is not representable in the chain's element"):
         fkl.compose(fkl.TensorRead(), fkl.VectorReorderRT(2, 1, 0), fkl.AddLast(256), fkl.TensorWrite(), target="cpu")(

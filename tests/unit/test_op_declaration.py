@@ -292,13 +292,23 @@ def _ir(make: Any) -> Any:
             _ir(lambda x: dialect.SaturateOp(x, ((0, 0), (1, 1, 1)))),
             "needs lower and upper bounds of one length (or one value), got [0.0, 0.0] and [1.0, 1.0, 1.0]",
         ),
+        (
+            lambda: fkl.MxVFloat3([1, 2, 3, 4]),
+            _ir(lambda x: dialect.MxVFloat3Op(x, [1, 2, 3, 4])),
+            "needs a 3x3 matrix, got 4 numbers",
+        ),
+        (
+            lambda: fkl.Warping([[1, 0, np.inf], [0, 1, 0]], 8, 8),
+            _ir(lambda x: dialect.WarpOp(x, "affine", [1, 0, np.inf, 0, 1, 0], [8, 8])),
+            "matrix must be finite, got [1.0, 0.0, inf, 0.0, 1.0, 0.0]",
+        ),
     ],
 )
-def test_a_size_count_or_bounds_check_lives_in_one_place_with_one_wording(
+def test_a_size_count_bounds_or_matrix_check_lives_in_one_place_with_one_wording(
     frontend: Any, verifier: Any, rule: str
 ) -> None:
-    """Output sizes, a loop's count and a clamp's bounds: the descriptor and the verifier (or the IR op's
-    constructor) refuse by one rule of value_rules, in its words."""
+    """Output sizes, a loop's count, a clamp's bounds and matrices: the descriptor and the verifier (or the IR
+    op's constructor) refuse by one rule of value_rules, in its words."""
     from xdsl.utils.exceptions import VerifyException
 
     with pytest.raises(ValueError, match=re.escape(rule)):

@@ -263,8 +263,8 @@ REFUSED: list[tuple[Callable[[], object], type[Exception], str]] = [
     (lambda: fkl.Discard(np.True_), TypeError, r"Discard: the channel count must be an integer, got "),
     (lambda: fkl.VectorReorder(np.array([0, 1.5])), ValueError, r"VectorReorder: channel indices must be an integer"),
     (lambda: fkl.VectorReorder(0, True), TypeError, r"VectorReorder: channel indices must be an integer, got True"),
-    (lambda: fkl.VectorReorder(np.int8(4)), ValueError, r"VectorReorder: channel indices \[4\] are out of range for a pixel"),
-    (lambda: fkl.StaticLoop(fkl.Mul(2), np.float64(2.5)), ValueError, r"StaticLoop: n must be an integer, got np\.float64\(2\.5\)"),
+    (lambda: fkl.VectorReorder(np.int8(4)), ValueError, r"VectorReorder: channel indices \[4\] are out of range"),
+    (lambda: fkl.StaticLoop(fkl.Mul(2), np.float64(2.5)), ValueError, r"StaticLoop: n must be an integer, got np"),
     (lambda: fkl.Warping(np.eye(3), 4, 4, inverse="yes"), TypeError, r"Warping: inverse must be True or False"),
     (
         lambda: fkl.compose_divergent([1, True], (fkl.TensorRead(), fkl.TensorWrite()), target="cpu"),

@@ -558,9 +558,10 @@ class MxVFloat3Op(TypeRuleOp):
         check_field(self, "value")
         check_same_type(self, self.input.type, self.result.type)
         values = field_values(self)
-        if values is not None and (len(values) % 9 if is_per_plane(self) else len(values) != 9):
-            each = " per plane" if is_per_plane(self) else ""
-            raise VerifyException(f"'{self.name}' needs a 3x3 matrix (9 numbers){each}, got {len(values)}")
+        if values is not None and is_per_plane(self) and len(values) % 9:
+            raise VerifyException(f"'{self.name}' needs a 3x3 matrix (9 numbers) per plane, got {len(values)}")
+        if values is not None and not is_per_plane(self):
+            int32(value_rules.matrix_numbers, f"'{self.name}'", values, (9,))
         if (in_type := self.known_input()) is not None:
             self.result_for(in_type)
 

@@ -4,7 +4,6 @@ verifier admits in that region only ops with the Geometry trait."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import ClassVar
 
@@ -650,11 +649,8 @@ class WarpOp(TypeRuleOp):
         expected = WARP_KINDS[self.kind.data]
         if matrix is not None and self.per_plane is not None:
             expected *= max(1, len(matrix) // expected)  # one per plane: their count is the type rule's
-        if matrix is not None and len(matrix) != expected:
-            shape = "2x3" if self.kind.data == "affine" else "3x3"
-            raise VerifyException(f"'{self.name}' {self.kind.data} needs a {shape} matrix, got {len(matrix)} numbers")
-        if matrix is not None and not all(math.isfinite(v) for v in matrix):
-            raise VerifyException(f"'{self.name}' matrix must be finite, got {list(matrix)}")
+        if matrix is not None:
+            int32(value_rules.matrix_numbers, f"'{self.name}' {self.kind.data}", matrix, (expected,))
         check_size_field(self, "size")
         self.check_result_rule()
 

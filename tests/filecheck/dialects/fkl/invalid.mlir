@@ -544,7 +544,7 @@ fkl.kernel @k3 params i32 {
 
 %0 = fkl.read "s" : !fkl.image<?x?x3xf32>
 %1 = fkl.mxv_float3 %0, [[1, 0], [0, 1]] : !fkl.image<?x?x3xf32>
-// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.mxv_float3' needs a 3x3 matrix (9 numbers), got 4
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.mxv_float3' needs a 3x3 matrix, got 4 numbers
 
 // -----
 
@@ -664,7 +664,7 @@ fkl.kernel @k3 params i32 {
 
 %0 = fkl.read "s" : !fkl.image<?x?x3xf32>
 %1 = fkl.warp %0, affine [[1, 0, inf], [0, 1, 0]], size [8, 8] : !fkl.image<?x?x3xf32>
-// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.warp' matrix must be finite, got [1.0, 0.0, inf, 0.0, 1.0, 0.0]
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.warp' affine matrix must be finite, got [1.0, 0.0, inf, 0.0, 1.0, 0.0]
 
 // -----
 
