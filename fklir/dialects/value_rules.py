@@ -24,6 +24,12 @@ def one_of(op_name: str, what: str, word: object, choices: Sequence[str], also: 
         raise ValueError(f"{op_name} {what} must be one of {', '.join(choices)}{also}, got {word!r}")
 
 
+def blend_alpha(op_name: str, values: Sequence[float]) -> None:
+    """A blend's weight: one number, not NaN (any other weight extrapolates, as cv2.addWeighted does)."""
+    if len(values) != 1 or math.isnan(values[0]):
+        raise ValueError(f"{op_name} takes one alpha, a number (not NaN), got {[float(v) for v in values]}")
+
+
 def bounds_lengths(op_name: str, lo: Sequence[float], hi: Sequence[float]) -> None:
     """A clamp's lower and upper bounds of one length, or one of them a single value (it serves every channel)."""
     if len(lo) != len(hi) and 1 not in (len(lo), len(hi)):

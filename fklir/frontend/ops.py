@@ -1266,8 +1266,8 @@ class Warping(Geometry):
             if not inverse:
                 try:
                     invert_warp_matrix(matrix)
-                except ValueError:
-                    raise ValueError(f"{name}: the matrix {matrix} is singular (it cannot be inverted)") from None
+                except ValueError as e:  # in the words of hoisting's inversion (the IR's error)
+                    raise ValueError(f"{name}: {e}") from None
         object.__setattr__(self, "kind", "affine" if count == 6 else "perspective")
         object.__setattr__(self, "matrix", matrices)
         object.__setattr__(self, "size", _output_size(name, w, h))
@@ -1489,8 +1489,7 @@ class Blend(Joining):
     def __init__(self, branch: object, alpha: object):
         object.__setattr__(self, "branch", _branch("Blend", "the first argument", branch))
         values = numbers("Blend", alpha, "alpha")
-        if len(values) != 1 or values[0] != values[0]:
-            raise ValueError(f"Blend: alpha is one number, got {alpha!r}")
+        value_rules.blend_alpha("Blend:", values)
         object.__setattr__(self, "alpha", values[0])
         object.__setattr__(self, "location", _user_location())
 

@@ -548,8 +548,10 @@ def test_bad_branches_and_ops_are_refused_at_compose() -> None:
         fkl.Input(1, fkl.TensorRead())
     with pytest.raises(TypeError, match="Blend: the first argument is a branch"):
         fkl.Blend(3.0, 0.5)
-    with pytest.raises(ValueError, match="Blend: alpha is one number"):
+    with pytest.raises(ValueError, match=r"Blend: takes one alpha, a number \(not NaN\), got \[0\.5, 0\.5\]"):
         fkl.Blend(fkl.Input(1), (0.5, 0.5))
+    with pytest.raises(ValueError, match=r"Blend: takes one alpha, a number \(not NaN\), got \[nan\]"):
+        fkl.Blend(fkl.Input(1), float("nan"))
     with pytest.raises(ValueError, match=r"Resize in the branch .* must come right after its read"):
         fkl.compose(fkl.TensorRead(), fkl.Add(fkl.Input(1, fkl.Cast("float32"), fkl.Resize(4, 4))), fkl.TensorWrite())
     two, three = [(0, 0, 2, 2)] * 2, [(0, 0, 2, 2)] * 3

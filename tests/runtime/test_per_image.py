@@ -288,7 +288,7 @@ def test_warp_matrices_per_image(target: str, kind: str, dtype: str) -> None:
 def test_bad_per_image_matrices_are_refused() -> None:
     with pytest.raises(ValueError, match=r"Warping: a per_image row holds a 2x3 or 3x3 matrix, got 4 numbers"):
         fkl.Warping(fkl.per_image(np.zeros((2, 2, 2))), 8, 8)
-    with pytest.raises(ValueError, match=r"Warping: the matrix .* is singular"):
+    with pytest.raises(ValueError, match=r"Warping: matrix .* is singular"):
         fkl.Warping(fkl.per_image(np.zeros((2, 2, 3))), 8, 8)
     pipe = fkl.compose(fkl.TensorRead(), fkl.Warping(fkl.per_image(_rotations(2, (4, 4))), 8, 8), fkl.TensorWrite())
     with pytest.raises(ValueError, match="Warping: per_image gives 2 rows for a batch of 3 images"):

@@ -302,13 +302,16 @@ def _ir(make: Any) -> Any:
             _ir(lambda x: dialect.WarpOp(x, "affine", [1, 0, np.inf, 0, 1, 0], [8, 8])),
             "matrix must be finite, got [1.0, 0.0, inf, 0.0, 1.0, 0.0]",
         ),
+        (
+            lambda: fkl.Blend(fkl.Input(1), float("nan")),
+            _ir(lambda x: dialect.BlendOp(x, x, float("nan"))),
+            "takes one alpha, a number (not NaN), got [nan]",
+        ),
     ],
 )
-def test_a_size_count_bounds_or_matrix_check_lives_in_one_place_with_one_wording(
-    frontend: Any, verifier: Any, rule: str
-) -> None:
-    """Output sizes, a loop's count, a clamp's bounds and matrices: the descriptor and the verifier (or the IR
-    op's constructor) refuse by one rule of value_rules, in its words."""
+def test_a_value_check_lives_in_one_place_with_one_wording(frontend: Any, verifier: Any, rule: str) -> None:
+    """Output sizes, a loop's count, a clamp's bounds, matrices and a blend's alpha: the descriptor and the
+    verifier (or the IR op's constructor) refuse by one rule of value_rules, in its words."""
     from xdsl.utils.exceptions import VerifyException
 
     with pytest.raises(ValueError, match=re.escape(rule)):

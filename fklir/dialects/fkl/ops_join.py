@@ -23,9 +23,10 @@ from xdsl.irdl import operand_def, opt_prop_def, prop_def, result_def, traits_de
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+from fklir.dialects import value_rules
 from fklir.dialects.constants import JOIN_KINDS
 from fklir.dialects.fkl.abstract_ops import TypeRuleOp, fkl_op
-from fklir.dialects.fkl.checks import check_not_bool, check_one_of
+from fklir.dialects.fkl.checks import check_not_bool, check_one_of, int32
 from fklir.dialects.fkl.fields import check_value_or_slot, field_values
 from fklir.dialects.fkl.syntax import JoinTypes, MaskTypes, NumberOrSlot, Word
 from fklir.dialects.fkl.traits import Join
@@ -155,8 +156,8 @@ class BlendOp(TypeRuleOp):
 
     def verify_(self) -> None:
         check_value_or_slot(self, self.value, self.slot)
-        if (values := field_values(self)) is not None and len(values) != 1:
-            raise VerifyException(f"'{self.name}' takes one alpha, got {len(values)} values")
+        if (values := field_values(self)) is not None:
+            int32(value_rules.blend_alpha, f"'{self.name}'", values)
         self.check_result_rule()
 
 

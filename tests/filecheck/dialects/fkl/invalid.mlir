@@ -1127,7 +1127,7 @@ fkl.kernel @k0 params !fkl.params<mul1: f32 x 3> {
 
 %0 = fkl.read "src" : !fkl.image<?x?x3xf32>
 %1 = "fkl.blend"(%0, %0) <{value = array<f64: 0.5, 0.25>}> : (!fkl.image<?x?x3xf32>, !fkl.image<?x?x3xf32>) -> !fkl.image<?x?x3xf32>
-// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.blend' takes one alpha, got 2 values
+// CHECK: invalid.mlir:[[# @LINE - 1]]:1: error: 'fkl.blend' takes one alpha, a number (not NaN), got [0.5, 0.25]
 
 // -----
 
