@@ -38,9 +38,14 @@ def _lower_one(
     rect_index: int | None,
 ) -> None:
     """One chain: a typed read, one op per descriptor, a write (to `write_planes` if given: one plane of a
-    batch lowered one chain per plane, whose row of per-image values its ops take)."""
+    batch lowered one chain per plane, whose row of per-image values its ops take: on every plane of its values,
+    which are as many as the source's, so that the chain's IR is typed as its planes; a chain of a Crop list on
+    a batch computes every image's crop by its rect and writes only its own plane)."""
     one_plane = write_planes is not None and len(write_planes) == 1
-    planes = write_planes if write_planes is not None and one_plane else range(source_type.planes.data)
+    if write_planes is not None and one_plane:
+        planes: Sequence[int] = write_planes * source_type.planes.data
+    else:
+        planes = range(source_type.planes.data)
     read = ops[0]
     if not isinstance(read, Read):
         raise ValueError(f"a chain starts with a read (TensorRead, TensorPack, ReadSet), not {read.op_name}")

@@ -75,6 +75,19 @@ def _mergeable(chain: Sequence[Operation]) -> bool:
     return all(not (isinstance(op, fkl.CropOp) and op.value is None) for op in chain)
 
 
+def _own_row(chain: Sequence[Operation], index: int, field: str) -> Sequence[float]:
+    """The row of chain[index]'s per-plane values that the plane its chain writes takes: its one row, or, in a
+    chain reading a batch (one per rect of a Crop list, each cropping every image), the row of its plane."""
+    values = fkl.field_values(chain[index], field) or ()
+    read_type = chain[0].results[0].type
+    planes = read_type.planes.data if isinstance(read_type, fkl.ImageType) else 1
+    plane = _single_plane(chain)
+    if planes <= 1 or plane is None or len(values) % planes:
+        return values
+    width, row = len(values) // planes, min(plane, planes - 1)  # the value plane the write takes (as the interpreter)
+    return values[row * width : (row + 1) * width]
+
+
 def _unknown_types(chain: Sequence[Operation]) -> None:
     for op in chain[1:]:
         for result in op.results:
@@ -103,7 +116,7 @@ def _merge(chains: list[list[Operation]]) -> None:
             rects = [r for c in chains for r in c[index].rects]  # pyright: ignore[reportAttributeAccessIssue]
             op.properties["value"] = DenseArrayBase.from_list(i64, [v for r in rects for v in r])
         elif (field := _per_plane_field(op)) is not None and fkl.field_values(op, field) is not None:
-            rows = [v for c in chains for v in fkl.field_values(c[index], field) or ()]
+            rows = [v for c in chains for v in _own_row(c, index, field)]
             op.properties[field] = DenseArrayBase.from_list(f64, rows)
     write = first[-1]
     assert isinstance(write, fkl.WRITE_OPS)

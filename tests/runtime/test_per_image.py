@@ -123,6 +123,35 @@ def test_the_interpreter_agrees_on_every_per_image_op() -> None:
     np.testing.assert_array_equal(kernel, expected)
 
 
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_crop_list_on_a_batch_takes_each_images_row(target: str) -> None:
+    """A batch of as many images as rects: plane b is rect b of image b, letterboxed with background row b and
+    scaled by row b. The frontend's IR (a chain per rect, each cropping every image by its rect and writing
+    its plane) is typed as its planes, so the reference interpreter runs it as it is (a fuzz case refused it);
+    the kernel and the interpreter equal one plain pipeline per image (its own rect and values, no per_image)."""
+    x = RNG.integers(-50, 50, (3, 10, 36, 2)).astype(np.int32)
+    rects = [(0, 0, 36, 10), (3, 1, 9, 7), (30, 8, 1, 1)]
+    background, scale = [[-2.5, 4.0], [0.5, 1.0], [7.0, -1.0]], [1.5, -0.75, 2.0]
+
+    def chain(crop: object, fill: object, factor: object) -> tuple[Any, ...]:
+        letterbox = fkl.Resize(25, 12, "linear", "preserve_left", background=fill)
+        return (fkl.TensorRead(), fkl.Crop(crop), letterbox, fkl.Mul(factor), fkl.TensorWrite())
+
+    ops = chain(rects, fkl.per_image(background), fkl.per_image(scale))
+    got = _host(target, fkl.compose(*ops, target=target)(_on(target, x)))
+    expected = np.stack(
+        [
+            _host(target, fkl.compose(*chain(rects[b], background[b], scale[b]), target=target)(_on(target, x[b])))
+            for b in range(3)
+        ]
+    )
+    np.testing.assert_array_equal(got, expected)
+    assert (got[2, :, 12:] == np.array(background[2], F32) * F32(scale[2])).all()  # 1x1 -> 12x12 at x = 0
+    module = lower_chain(ops, "int32", 2, 3)
+    run_passes(module, (InferTypesPass(),))
+    np.testing.assert_array_equal(run_module(module, {"src": x})["dst"], expected)
+
+
 def _forbid_ir(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(self: Pipeline, sig: object) -> Any:
         raise AssertionError("IR was built for a known structure")

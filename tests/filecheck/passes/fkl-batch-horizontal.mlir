@@ -123,3 +123,24 @@ fkl.write %a3, "dst" planes [0] : !fkl.image<?x?x3xf32>
 // CHECK-NEXT:    %{{[a-z0-9]+}} = fkl.saturate %{{[a-z0-9]+}}, per_plane [-1.0, 9.0, 0.0, 1.0] : !fkl.image<?x?x3xf32, planes 2>
 // CHECK-NEXT:    fkl.write %{{[a-z0-9]+}}, "dst" : !fkl.image<?x?x3xf32, planes 2>
 // CHECK-NEXT:  }
+
+// -----
+
+// A Crop list on a batch: each rect's chain crops every image of the batch (planes 2) and writes its own plane,
+// its per-plane op holding a row for each of its planes (the frontend repeats the chain's row); the merged op
+// takes from each chain the row of the plane it writes.
+%b0 = fkl.read "src" : !fkl.image<?x?x1xf32, planes 2>
+%b1 = fkl.crop %b0, rects [[5, 5, 4, 4]] : !fkl.image<?x?x1xf32, planes 2>
+%b2 = fkl.mul %b1, per_plane [3.0, 3.0] : !fkl.image<?x?x1xf32, planes 2>
+fkl.write %b2, "dst" planes [1] : !fkl.image<?x?x1xf32, planes 2>
+%a0 = fkl.read "src" : !fkl.image<?x?x1xf32, planes 2>
+%a1 = fkl.crop %a0, rects [[0, 0, 4, 4]] : !fkl.image<?x?x1xf32, planes 2>
+%a2 = fkl.mul %a1, per_plane [1.0, 2.0] : !fkl.image<?x?x1xf32, planes 2>
+fkl.write %a2, "dst" planes [0] : !fkl.image<?x?x1xf32, planes 2>
+
+// CHECK-LABEL: builtin.module {
+// CHECK-NEXT:    %{{[a-z0-9]+}} = fkl.read "src" : !fkl.image<?x?x1xf32, planes 2>
+// CHECK-NEXT:    %{{[a-z0-9]+}} = fkl.crop %{{[a-z0-9]+}}, rects {{\[}}[0, 0, 4, 4], [5, 5, 4, 4]] : !fkl.image<?x?x1xf32, planes 2>
+// CHECK-NEXT:    %{{[a-z0-9]+}} = fkl.mul %{{[a-z0-9]+}}, per_plane [1.0, 3.0] : !fkl.image<?x?x1xf32, planes 2>
+// CHECK-NEXT:    fkl.write %{{[a-z0-9]+}}, "dst" : !fkl.image<?x?x1xf32, planes 2>
+// CHECK-NEXT:  }
