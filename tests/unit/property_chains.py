@@ -9,6 +9,7 @@ many value draws; `TEMPLATES` is the same list in every run.
 
 from __future__ import annotations
 
+import os
 import random
 from dataclasses import dataclass, replace
 from typing import Any
@@ -176,8 +177,20 @@ def per_image_templates(templates: list[Template]) -> list[Template]:
     return [replace(t, per_image=True) for t in templates if t.composable and t.planes > 1]
 
 
-TEMPLATES = make_templates(80)
-TEMPLATES += per_image_templates(TEMPLATES)
+def pool(seed: int) -> list[Template]:
+    """A seeded pool: 80 structures and their composable batches again with per-image values."""
+    templates = make_templates(80, seed)
+    return templates + per_image_templates(templates)
+
+
+TEMPLATES = pool(2024)
+
+
+def longer_run() -> tuple[list[int], int]:
+    """(seeds, draws per pool) of a run longer than CI's: FKLIR_PROPERTY_SEEDS, comma-separated seeds of more
+    pools (none by default), and FKLIR_PROPERTY_EXAMPLES draws from each (default 100)."""
+    seeds = [int(s) for s in os.environ.get("FKLIR_PROPERTY_SEEDS", "").split(",") if s.strip()]
+    return seeds, int(os.environ.get("FKLIR_PROPERTY_EXAMPLES", "100"))
 
 
 # =============================================================================================

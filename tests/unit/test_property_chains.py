@@ -9,9 +9,25 @@ recompile). derandomize=True keeps CI stable.
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 
-from tests.unit.property_chains import TEMPLATES, Drawn, assert_same, chains, property_settings, run_target
+import fklir as fkl
+from tests.unit.property_chains import (
+    TEMPLATES,
+    Drawn,
+    assert_same,
+    chains,
+    longer_run,
+    pool,
+    property_settings,
+    run_target,
+)
+
+GPU = pytest.param(
+    "gpu", marks=[pytest.mark.gpu, pytest.mark.skipif(not fkl.gpu_available(), reason="needs a CUDA GPU")]
+)
+SEEDS, EXAMPLES = longer_run()
 
 
 @property_settings(400)
@@ -27,6 +43,29 @@ def test_random_per_image_chains_cpu_equals_reference(drawn: Drawn) -> None:
     """The batches of the pool with their values per image (fkl.per_image): plane by plane in the interpreter."""
     out, expected = run_target(drawn, "cpu")
     assert_same(out, expected, f"{drawn.template} {[op.op_name for op in drawn.ops]}")
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not fkl.gpu_available(), reason="needs a CUDA GPU")
+@property_settings(60)
+@given(chains())
+def test_random_chains_gpu_equals_reference(drawn: Drawn) -> None:
+    out, expected = run_target(drawn, "gpu")
+    assert_same(out, expected, f"{drawn.template} {[op.op_name for op in drawn.ops]}")
+
+
+@pytest.mark.parametrize("target", ["cpu", GPU])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_more_pools_equal_reference(seed: int, target: str) -> None:
+    """A longer run (FKLIR_PROPERTY_SEEDS, docs/testing.md): random chains of other seeded pools."""
+
+    @property_settings(EXAMPLES)
+    @given(chains(pool(seed)))
+    def check(drawn: Drawn) -> None:
+        out, expected = run_target(drawn, target)
+        assert_same(out, expected, f"seed {seed}: {drawn.template} {[op.op_name for op in drawn.ops]}")
+
+    check()
 
 
 def test_the_pool_covers_the_catalogue() -> None:

@@ -8,8 +8,10 @@ import pytest
 from hypothesis import given
 
 import fklir as fkl
-from tests.unit.property_chains import assert_same, property_settings
-from tests.unit.property_dags import DAG_TEMPLATES, DrawnDag, dags, run_dag
+from tests.unit.property_chains import assert_same, longer_run, property_settings
+from tests.unit.property_dags import DAG_TEMPLATES, DrawnDag, dags, make_dag_templates, run_dag
+
+SEEDS, EXAMPLES = longer_run()
 
 
 @property_settings(120)
@@ -39,3 +41,26 @@ def test_random_dags_gpu_equals_reference(drawn: DrawnDag) -> None:
     what = f"{drawn.template} {[op.op_name for op in drawn.ops]}"
     for out, ref in zip(got, expected, strict=True):
         assert_same(out, ref, what)
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "cpu",
+        pytest.param(
+            "gpu", marks=[pytest.mark.gpu, pytest.mark.skipif(not fkl.gpu_available(), reason="needs a CUDA GPU")]
+        ),
+    ],
+)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_more_dag_pools_equal_reference(seed: int, target: str) -> None:
+    """A longer run (FKLIR_PROPERTY_SEEDS, docs/testing.md): random DAGs of other seeded pools."""
+
+    @property_settings(max(1, EXAMPLES // 2))
+    @given(dags(make_dag_templates(24, seed)))
+    def check(drawn: DrawnDag) -> None:
+        got, expected = run_dag(drawn, target)
+        for out, ref in zip(got, expected, strict=True):
+            assert_same(out, ref, f"seed {seed}: {drawn.template} {[op.op_name for op in drawn.ops]}")
+
+    check()
