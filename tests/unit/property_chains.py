@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
@@ -184,6 +185,15 @@ def pool(seed: int) -> list[Template]:
 
 
 TEMPLATES = pool(2024)
+
+
+# The targets a property test runs on: the GPU where there is one (the device's suite, `-m gpu`).
+TARGETS = [
+    "cpu",
+    pytest.param(
+        "gpu", marks=[pytest.mark.gpu, pytest.mark.skipif(not fkl.gpu_available(), reason="needs a CUDA GPU")]
+    ),
+]
 
 
 def longer_run() -> tuple[list[int], int]:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 
-import fklir as fkl
 from tests.unit.property_chains import (
+    TARGETS,
     TEMPLATES,
     Drawn,
     assert_same,
@@ -24,9 +24,6 @@ from tests.unit.property_chains import (
     run_target,
 )
 
-GPU = pytest.param(
-    "gpu", marks=[pytest.mark.gpu, pytest.mark.skipif(not fkl.gpu_available(), reason="needs a CUDA GPU")]
-)
 SEEDS, EXAMPLES = longer_run()
 
 
@@ -45,16 +42,7 @@ def test_random_per_image_chains_cpu_equals_reference(drawn: Drawn) -> None:
     assert_same(out, expected, f"{drawn.template} {[op.op_name for op in drawn.ops]}")
 
 
-@pytest.mark.gpu
-@pytest.mark.skipif(not fkl.gpu_available(), reason="needs a CUDA GPU")
-@property_settings(60)
-@given(chains())
-def test_random_chains_gpu_equals_reference(drawn: Drawn) -> None:
-    out, expected = run_target(drawn, "gpu")
-    assert_same(out, expected, f"{drawn.template} {[op.op_name for op in drawn.ops]}")
-
-
-@pytest.mark.parametrize("target", ["cpu", GPU])
+@pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("seed", SEEDS)
 def test_more_pools_equal_reference(seed: int, target: str) -> None:
     """A longer run (FKLIR_PROPERTY_SEEDS, docs/testing.md): random chains of other seeded pools."""

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 
 import fklir as fkl
-from tests.unit.property_chains import assert_same, longer_run, property_settings
+from tests.unit.property_chains import TARGETS, assert_same, longer_run, property_settings
 from tests.unit.property_dags import DAG_TEMPLATES, DrawnDag, dags, make_dag_templates, run_dag
 
 SEEDS, EXAMPLES = longer_run()
@@ -43,15 +43,7 @@ def test_random_dags_gpu_equals_reference(drawn: DrawnDag) -> None:
         assert_same(out, ref, what)
 
 
-@pytest.mark.parametrize(
-    "target",
-    [
-        "cpu",
-        pytest.param(
-            "gpu", marks=[pytest.mark.gpu, pytest.mark.skipif(not fkl.gpu_available(), reason="needs a CUDA GPU")]
-        ),
-    ],
-)
+@pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("seed", SEEDS)
 def test_more_dag_pools_equal_reference(seed: int, target: str) -> None:
     """A longer run (FKLIR_PROPERTY_SEEDS, docs/testing.md): random DAGs of other seeded pools."""
