@@ -729,7 +729,7 @@ class _Matrix3x3(_Argument):
             return _matrix(op, given, (9,))
         given.check(op, (9,), "a 3x3 matrix")
         for row in given.rows:
-            _matrix(op, row, (9,))  # finite
+            value_rules.matrix_numbers(f"{op}:", row, (9,))  # finite
         return given
 
     def structure(self, value: tuple[float, ...] | PerImage) -> tuple[object, ...]:
@@ -1258,7 +1258,7 @@ class Warping(Geometry):
         if isinstance(M, PerImage):
             matrices, count = M, M.check(name, (6, 9), "a 2x3 or 3x3 matrix")
             for row in M.rows:
-                _matrix(name, row, (6, 9))  # finite
+                value_rules.matrix_numbers(f"{name}:", row, (count,))  # finite
         else:
             values = _matrix(name, M, (6, 9))
             matrices, count = values, len(values)

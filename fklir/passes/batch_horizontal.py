@@ -27,7 +27,7 @@ from xdsl.ir import Attribute, Block, Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from fklir.dialects import fkl
+from fklir.dialects import fkl, value_rules
 from fklir.passes.infer_types import infer_chain
 
 NO_DEST = StringAttr("")
@@ -78,14 +78,18 @@ def _mergeable(chain: Sequence[Operation]) -> bool:
 def _own_row(chain: Sequence[Operation], index: int, field: str) -> Sequence[float]:
     """The row of chain[index]'s per-plane values that the plane its chain writes takes: its one row, or, in a
     chain reading a batch (one per rect of a Crop list, each cropping every image), the row of its plane."""
-    values = fkl.field_values(chain[index], field) or ()
+    op = chain[index]
+    values = fkl.field_values(op, field) or ()
     read_type = chain[0].results[0].type
     planes = read_type.planes.data if isinstance(read_type, fkl.ImageType) else 1
     plane = _single_plane(chain)
-    if planes <= 1 or plane is None or len(values) % planes:
+    if planes <= 1 or plane is None:
         return values
-    width, row = len(values) // planes, min(plane, planes - 1)  # the value plane the write takes (as the interpreter)
-    return values[row * width : (row + 1) * width]
+    try:
+        rows = value_rules.plane_rows(op.name, values, planes)
+    except ValueError:  # not a row per plane: the verifier says so
+        return values
+    return rows[min(plane, planes - 1)]  # the value plane the write takes (as the interpreter does)
 
 
 def _unknown_types(chain: Sequence[Operation]) -> None:
