@@ -15,7 +15,7 @@ import os
 import struct
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast, overload
 
 from fklir.dialects import value_rules
 from fklir.dialects.binary_declarations import BINARY_DECLARATIONS
@@ -103,8 +103,12 @@ class Op:
         super().__init_subclass__(**kwargs)
         annotations: dict[str, str] = vars(cls).get("__annotations__", {})
         own = [name for name, kind in annotations.items() if not str(kind).startswith("ClassVar")]
-        cls.FIELDS = (*cls.FIELDS, *(name for name in own if name not in cls.FIELDS))
-        cls.DESCRIBED = tuple(name for name in cls.FIELDS if name != "binding")
+        cls._set_fields((*cls.FIELDS, *(name for name in own if name not in cls.FIELDS)))
+
+    @classmethod
+    def _set_fields(cls, fields: tuple[str, ...]) -> None:
+        cls.FIELDS = fields
+        cls.DESCRIBED = tuple(name for name in fields if name != "binding")
         # the fields' values in one call (a new pipeline's structure reads every descriptor's)
         cls._described_values = operator.attrgetter(*cls.DESCRIBED) if len(cls.DESCRIBED) > 1 else None
 
@@ -494,74 +498,6 @@ class _NoValue(Op):
         return self._place(b, type(self).IR_OP(x))
 
 
-class Saturate(Op):
-    """Clamp each channel to [lo, hi] in the chain type (NaN passes through); lo and hi are one
-    value or one per channel."""
-
-    lo: tuple[float, ...] | PerImage
-    hi: tuple[float, ...] | PerImage
-
-    def __init__(self, lo: object, hi: object):
-        """`lo`, `hi`: one value or one per channel each, or `fkl.per_image(rows)` (one pair per image)."""
-        name = type(self).__name__
-        low = lo if isinstance(lo, PerImage) else numbers(name, lo)
-        high = hi if isinstance(hi, PerImage) else numbers(name, hi)
-        if isinstance(low, PerImage) and isinstance(high, PerImage) and len(low) != len(high):
-            raise ValueError(f"{name}: per_image gives {len(low)} rows of lo and {len(high)} of hi")
-        object.__setattr__(self, "lo", low)
-        object.__setattr__(self, "hi", high)
-        for z in range(len(self._rows())):
-            self._bounds(z)  # the checks, once
-        object.__setattr__(self, "location", _user_location())
-
-    def _rows(self) -> PerImage | tuple[None]:
-        per_image = self.per_image()
-        return (None,) if per_image is None else per_image
-
-    def _bounds(self, plane: int | None) -> tuple[tuple[float, ...], tuple[float, ...]]:
-        """(lo, hi) of `plane` (None: the bounds every plane shares), of one length, lo <= hi."""
-        name = type(self).__name__
-        low = self.lo.row(plane or 0) if isinstance(self.lo, PerImage) else self.lo
-        high = self.hi.row(plane or 0) if isinstance(self.hi, PerImage) else self.hi
-        if len(low) != len(high):
-            value_rules.bounds_lengths(f"{name}:", low, high)
-            n = max(len(low), len(high))
-            low, high = (low * n if len(low) == 1 else low), (high * n if len(high) == 1 else high)
-        value_rules.bounds_ordered(f"{name}:", low, high)
-        return low, high
-
-    def per_image(self) -> PerImage | None:
-        return next((v for v in (self.lo, self.hi) if isinstance(v, PerImage)), None)
-
-    def lower(self, b: Builder, x: SSAValue) -> SSAValue:
-        return self.lower_plane(b, x, range(1))
-
-    def lower_plane(self, b: Builder, x: SSAValue, planes: Sequence[int]) -> SSAValue:
-        from fklir.dialects import fkl
-
-        if self.per_image() is None:
-            return self._place(b, fkl.SaturateOp(x, self._bounds(None)))
-        return self._place(b, fkl.SaturateOp(x, [self._bounds(z) for z in planes], per_plane=True))
-
-    RUNTIME_VALUES: ClassVar[bool] = True
-
-    def structure(self) -> tuple[object, ...]:
-        return (type(self).__qualname__, *(["per_image"] if self.per_image() is not None else []))
-
-    def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
-        """The C lower bounds, then the C upper ones, each fitting the chain (lo <= hi: checked at __init__);
-        per-image bounds so for each plane."""
-        rows = self._rows()
-        planes = count // (2 * channels) if self.per_image() is not None else 1
-        slot: list[float] = []
-        for z in range(planes):
-            lo, hi = self._bounds(z if z < len(rows) else 0)
-            value_rules.values_fit_chain(op_name, lo, channels, dtype)
-            value_rules.values_fit_chain(op_name, hi, channels, dtype)
-            slot += [*value_rules.per_element(lo, channels), *value_rules.per_element(hi, channels)]
-        return tuple(slot)
-
-
 # --------------------------------------------------------------------------------------------
 # Descriptors derived from their dialect declarations (values or none: nothing to write twice)
 # --------------------------------------------------------------------------------------------
@@ -614,8 +550,9 @@ globals().update(MATH_DESCRIPTORS)
 
 
 # --------------------------------------------------------------------------------------------
-# Ops of one argument of a kind of its own (a channel count, one number, channel indices, a 3x3 matrix): each is
-# its IRDL class alone, its descriptor derived from it with the kind of its argument
+# Declared descriptors: an op's fields, each read by the kind of its argument (a channel count, channel values,
+# an output size, a matrix, a word of a list, ...), from which its signature, __init__, lowering, structure and
+# slots come (Declared); an op of one argument is its IRDL class and one line (one_argument)
 # --------------------------------------------------------------------------------------------
 
 
@@ -643,8 +580,9 @@ class _Argument:
     RUNTIME: ClassVar[bool] = False
     VARIADIC: ClassVar[bool] = False  # `VectorReorder(2, 1, 0)`: the positional arguments are the value
 
-    def read(self, op: str, given: Any) -> Any:
-        raise NotImplementedError
+    # read(op, *arguments): the field's value from its parameters' arguments (one each, but Resize's size's
+    # w and h), checked; each kind declares its own parameters
+    read: Callable[..., Any]
 
     def structure(self, value: Any) -> tuple[object, ...]:
         """What of a runtime value the plan is keyed by (a compile-time value is all structure)."""
@@ -747,6 +685,109 @@ class _Matrix3x3(_Argument):
         return _planes_values(value, planes)
 
 
+class _Choice(_Argument):
+    """A word of a list, read by `spelling` (cv2's constants too), else taken as given for the op's `check`: a
+    compile-time value."""
+
+    def __init__(self, spelling: Callable[[str, object], str] | None = None):
+        self.spelling = spelling
+
+    def read(self, op: str, given: object) -> object:
+        return given if self.spelling is None else self.spelling(op, given)
+
+
+class _OutputSize(_Argument):
+    """The (w, h) an op makes, read from two arguments (value_rules.output_size): a runtime value, slot (w, h)."""
+
+    RUNTIME = True
+
+    def read(self, op: str, w: object, h: object) -> Size:
+        return _output_size(op, w, h)
+
+    def value_key(self, value: Size) -> object:
+        return value
+
+    def slot(self, op_name: str, value: Size, dtype: str, channels: int, count: int) -> tuple[float, ...]:
+        return (float(value[0]), float(value[1]))
+
+
+class _Flag(_Argument):
+    """A yes/no runtime value (Warping's inverse: which matrix fills the slot)."""
+
+    RUNTIME = True
+
+    def read(self, op: str, given: object) -> bool:
+        return flag(op, given, "inverse")
+
+    def value_key(self, value: bool) -> object:
+        return value
+
+
+class _ChannelValues(_Argument):
+    """One value or one per channel, or `fkl.per_image` rows; None where the op takes none (Resize without a
+    background): a runtime value, its slot fitting the chain's type."""
+
+    RUNTIME = True
+
+    def read(self, op: str, given: object) -> Values | None:
+        return None if given is None else _values(op, given)
+
+    def structure(self, value: Values | None) -> tuple[object, ...]:
+        return tuple(_per_image_mark(value))
+
+    def value_key(self, value: Values | None) -> object:
+        if value is None:
+            return ()
+        return exact_key(value) if type(value) is tuple else None
+
+    def slot(self, op_name: str, value: Values | None, dtype: str, channels: int, count: int) -> tuple[float, ...]:
+        return _values_slot(value or (), count, channels, _fits(op_name, channels, dtype))
+
+    def per_image(self, value: Values | None) -> PerImage | None:
+        return value if isinstance(value, PerImage) else None
+
+    def lowered(self, value: Values | None, planes: Sequence[int]) -> tuple[object, bool]:
+        return (None, False) if value is None else _planes_values(value, planes)
+
+
+class _Numbers(_ChannelValues):
+    """Saturate's bounds: one number or one per channel each, or `fkl.per_image` rows (read as given: the op
+    checks lo and hi together)."""
+
+    def read(self, op: str, given: object) -> Values:
+        return given if isinstance(given, PerImage) else numbers(op, given)
+
+
+class _WarpMatrix(_Argument):
+    """A 2x3 (affine) or 3x3 (perspective) matrix, or `fkl.per_image(matrices)`, one per image; finite. Whether
+    it is affine or perspective is structure, its numbers are values."""
+
+    RUNTIME = True
+
+    def read(self, op: str, given: object) -> tuple[float, ...] | PerImage:
+        if not isinstance(given, PerImage):
+            return _matrix(op, given, (6, 9))
+        count = given.check(op, (6, 9), "a 2x3 or 3x3 matrix")
+        for row in given.rows:
+            value_rules.matrix_numbers(f"{op}:", row, (count,))  # finite
+        return given
+
+    def structure(self, value: tuple[float, ...] | PerImage) -> tuple[object, ...]:
+        return (warp_kind(value), *_per_image_mark(value))
+
+    def value_key(self, value: tuple[float, ...] | PerImage) -> object:
+        return exact_key(value) if type(value) is tuple else None
+
+    def per_image(self, value: tuple[float, ...] | PerImage) -> PerImage | None:
+        return value if isinstance(value, PerImage) else None
+
+
+def warp_kind(matrix: tuple[float, ...] | PerImage) -> str:
+    """ "affine" (2x3) or "perspective" (3x3), as WarpOp's kind says it."""
+    count = len(matrix.rows[0]) if isinstance(matrix, PerImage) else len(matrix)
+    return "affine" if count == 6 else "perspective"
+
+
 def _only_argument(
     op: str, parameter: str, given: tuple[object, ...], named: dict[str, object], default: object
 ) -> object:
@@ -763,62 +804,146 @@ def _only_argument(
     return default
 
 
-class _OneArgument(Op):
-    """A descriptor of one argument, field FIELD of kind KIND, that lowers to IR_OP(x, value[, per_plane])."""
+FieldT = TypeVar("FieldT")
 
-    KIND: ClassVar[_Argument]
-    FIELD: ClassVar[str]
+
+class Field(Generic[FieldT]):
+    """A field of a declared descriptor (Declared), as IRDL's prop_def is an op's: the kind of argument that
+    reads it, the parameters it is read from (its own name; Resize's size reads `w` and `h`), its default, and
+    how it reaches the IR op's constructor (by position, or as keyword `ir`). The value lives in the
+    instance's dict (the field is a non-data descriptor, so reading it costs a plain attribute's lookup)."""
+
+    def __init__(
+        self, kind: _Argument, *parameters: str, default: object = inspect.Parameter.empty, ir: str | None = None
+    ):
+        self.kind, self.parameters, self.default, self.ir = kind, parameters, default, ir
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+        self.parameters = self.parameters or (name,)
+
+    @overload
+    def __get__(self, instance: None, owner: type) -> Field[FieldT]: ...
+    @overload
+    def __get__(self, instance: object, owner: type) -> FieldT: ...
+    def __get__(self, instance: object, owner: type) -> Field[FieldT] | FieldT:
+        if instance is None:
+            return self
+        raise AttributeError(f"{owner.__name__}.{self.name} is not set")  # __init__ sets every field
+
+
+class Declared(Op):
+    """A descriptor declared by its fields, like an ODS op by its arguments: `size = Field(_OutputSize(), "w",
+    "h")`. From them come its signature, its __init__ (each field read by its kind, then `check` for a rule
+    between fields), its lowering (`IR_OP(x, *fields)`, per_plane when a field holds per-image rows), its
+    structure (the fields that compile: a runtime value adds only what its kind says is structure), its value
+    key and runtime slots (slot rule -> field: SLOTS, else the one runtime field) and its per-image rows. An op
+    adds what only it knows (a geometry op's out_sizes) as methods."""
+
+    DECLARED: ClassVar[tuple[Field[Any], ...]] = ()
+    SLOTS: ClassVar[dict[str, str]] = {}
     IR_OP: ClassVar[Any]
+    _VARIADIC: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        own = [value for value in vars(cls).values() if isinstance(value, Field)]
+        if not own:
+            return
+        fields: tuple[Field[Any], ...] = (*cls.DECLARED, *own)
+        cls.DECLARED = fields
+        cls._set_fields(tuple(field.name for field in fields))
+        cls.RUNTIME_VALUES = any(field.kind.RUNTIME for field in fields)
+        cls._VARIADIC = fields[0].kind.VARIADIC
+        how = inspect.Parameter.VAR_POSITIONAL if cls._VARIADIC else inspect.Parameter.POSITIONAL_OR_KEYWORD
+        empty = inspect.Parameter.empty
+        cls.__signature__ = inspect.Signature(  # help() shows Resize(w, h, interp='linear', ...)
+            [
+                inspect.Parameter(name, how, default=field.default if name == field.parameters[-1] else empty)
+                for field in fields
+                for name in field.parameters
+            ]
+        )
 
     def __init__(self, *given: object, **named: object) -> None:
-        kind, name = self.KIND, type(self).__name__
-        if kind.VARIADIC and named:
-            raise TypeError(f"{name}() takes its {self.FIELD} by position, got {', '.join(named)}")
-        argument = given if kind.VARIADIC else _only_argument(name, self.FIELD, given, named, inspect.Parameter.empty)
-        object.__setattr__(self, self.FIELD, kind.read(name, argument))
-        object.__setattr__(self, "location", _user_location())
+        # The first instance makes its class's own __init__, as @dataclass does but on first use (a process
+        # compiles only the descriptors it makes): Python binds the arguments, each field is read in one call.
+        cls = type(self)
+        init = cls._made_init()
+        setattr(cls, "__init__", init)
+        init(self, *given, **named)
 
-    @property
-    def argument(self) -> Any:
-        """The field's value (AddLast's field is named `value`)."""
-        return getattr(self, self.FIELD)
+    @classmethod
+    def _made_init(cls) -> Callable[..., None]:
+        namespace: dict[str, Any] = {"_set": object.__setattr__, "_located": _user_location, "_op": cls.__name__}
+        parameters: list[str] = []
+        body: list[str] = []
+        for i, field in enumerate(cls.DECLARED):
+            namespace[f"_read{i}"] = field.kind.read
+            namespace[f"_default{i}"] = field.default
+            if cls._VARIADIC:
+                parameters.append(f"*{field.parameters[0]}")
+            else:
+                last = field.parameters[-1]
+                missing = field.default is inspect.Parameter.empty
+                parameters += [p if missing or p != last else f"{p}=_default{i}" for p in field.parameters]
+            body.append(f"    _set(self, {field.name!r}, _read{i}(_op, {', '.join(field.parameters)}))")
+        if cls.check is not Declared.check:
+            body.append("    self.check()")
+        body.append("    _set(self, 'location', _located())")
+        exec(f"def __init__(self, {', '.join(parameters)}):\n" + "\n".join(body), namespace)
+        init = namespace["__init__"]
+        init.__qualname__ = f"{cls.__qualname__}.__init__"
+        return init
+
+    def check(self) -> None:
+        """A rule between fields (each field's own was checked as it was read)."""
 
     def lower(self, b: Builder, x: SSAValue) -> SSAValue:
         return self.lower_plane(b, x, range(1))
 
     def lower_plane(self, b: Builder, x: SSAValue, planes: Sequence[int]) -> SSAValue:
-        argument, per_plane = self.KIND.lowered(self.argument, planes)
-        op = self.IR_OP(x, argument, per_plane=True) if per_plane else self.IR_OP(x, argument)
-        return self._place(b, op)
+        positional: list[object] = []
+        keywords: dict[str, object] = {}
+        for field in self.DECLARED:
+            argument, per_plane = field.kind.lowered(self.__dict__[field.name], planes)
+            if per_plane:
+                keywords["per_plane"] = True
+            if field.ir is None:
+                positional.append(argument)
+            else:
+                keywords[field.ir] = argument
+        return self._place(b, self.IR_OP(x, *positional, **keywords))
 
     def per_image(self) -> PerImage | None:
-        return self.KIND.per_image(self.argument)
+        values = self.__dict__
+        return next((rows for f in self.DECLARED if (rows := f.kind.per_image(values[f.name])) is not None), None)
 
     def structure(self) -> tuple[object, ...]:
         if not self.RUNTIME_VALUES:
             return self.description()
-        return (type(self).__qualname__, *self.KIND.structure(self.argument))
+        values, shown = self.__dict__, list[object]([type(self).__qualname__])
+        for field in self.DECLARED:  # a compile-time field is structure whole, a runtime one what its kind says
+            value = values[field.name]
+            shown += field.kind.structure(value) if field.kind.RUNTIME else (value,)
+        return tuple(shown)
 
     def value_key(self) -> object:
-        return self.KIND.value_key(self.argument)
+        values = self.__dict__
+        keys = tuple([f.kind.value_key(values[f.name]) for f in self.DECLARED if f.kind.RUNTIME])
+        return None if None in keys else keys
 
     def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
-        return self.KIND.slot(op_name, self.argument, dtype, channels, count)
+        name = self.SLOTS.get(rule) or next(f.name for f in self.DECLARED if f.kind.RUNTIME)
+        field = next(f for f in self.DECLARED if f.name == name)
+        return field.kind.slot(op_name, self.__dict__[name], dtype, channels, count)
 
 
-def one_argument(ir_class: str, field: str, kind: _Argument) -> type[_OneArgument]:
+def one_argument(ir_class: str, field: str, kind: _Argument) -> type[Declared]:
     """The descriptor of an op of one argument of `kind`, held in `field`: `Discard = one_argument("DiscardOp",
     "keep_n", _ChannelCount())`, used as `Discard(2)`; help() shows `Discard(keep_n)`."""
-    how = inspect.Parameter.VAR_POSITIONAL if kind.VARIADIC else inspect.Parameter.POSITIONAL_OR_KEYWORD
-    return _derived(
-        _OneArgument,
-        ir_class,
-        __annotations__={field: "object"},
-        __signature__=inspect.Signature([inspect.Parameter(field, how)]),
-        KIND=kind,
-        FIELD=field,
-        RUNTIME_VALUES=kind.RUNTIME,
-    )
+    return _derived(Declared, ir_class, **{field: Field(kind)})
 
 
 Discard = one_argument("DiscardOp", "keep_n", _ChannelCount())
@@ -826,6 +951,57 @@ AddLast = one_argument("AddLastOp", "value", _AppendedNumber())
 VectorReorder = one_argument("VectorReorderOp", "indices", _ChannelIndices())
 VectorReorderRT = one_argument("VectorReorderRTOp", "indices", _RuntimeChannelIndices())
 MxVFloat3 = one_argument("MxVFloat3Op", "matrix", _Matrix3x3())
+
+
+class Saturate(Declared):
+    """Clamp each channel to [lo, hi] in the chain type (NaN passes through); lo and hi are one
+    value or one per channel, or `fkl.per_image(rows)` (one pair per image)."""
+
+    IR_OP = IrClass("SaturateOp")
+    lo = Field(_Numbers())
+    hi = Field(_Numbers())
+
+    def check(self) -> None:
+        low, high = self.lo, self.hi
+        if isinstance(low, PerImage) and isinstance(high, PerImage) and len(low) != len(high):
+            raise ValueError(f"{type(self).__name__}: per_image gives {len(low)} rows of lo and {len(high)} of hi")
+        for z in range(len(self._rows())):
+            self._bounds(z)
+
+    def _rows(self) -> PerImage | tuple[None]:
+        per_image = self.per_image()
+        return (None,) if per_image is None else per_image
+
+    def _bounds(self, plane: int | None) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        """(lo, hi) of `plane` (None: the bounds every plane shares), of one length, lo <= hi."""
+        name = type(self).__name__
+        low = self.lo.row(plane or 0) if isinstance(self.lo, PerImage) else self.lo
+        high = self.hi.row(plane or 0) if isinstance(self.hi, PerImage) else self.hi
+        if len(low) != len(high):
+            value_rules.bounds_lengths(f"{name}:", low, high)
+            n = max(len(low), len(high))
+            low, high = (low * n if len(low) == 1 else low), (high * n if len(high) == 1 else high)
+        value_rules.bounds_ordered(f"{name}:", low, high)
+        return low, high
+
+    def lower_plane(self, b: Builder, x: SSAValue, planes: Sequence[int]) -> SSAValue:
+        # one IR property of (lo, hi) pairs
+        if self.per_image() is None:
+            return self._place(b, self.IR_OP(x, self._bounds(None)))
+        return self._place(b, self.IR_OP(x, [self._bounds(z) for z in planes], per_plane=True))
+
+    def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
+        """The C lower bounds, then the C upper ones, each fitting the chain (lo <= hi: checked at __init__);
+        per-image bounds so for each plane."""
+        rows = self._rows()
+        planes = count // (2 * channels) if self.per_image() is not None else 1
+        slot: list[float] = []
+        for z in range(planes):
+            lo, hi = self._bounds(z if z < len(rows) else 0)
+            value_rules.values_fit_chain(op_name, lo, channels, dtype)
+            value_rules.values_fit_chain(op_name, hi, channels, dtype)
+            slot += [*value_rules.per_element(lo, channels), *value_rules.per_element(hi, channels)]
+        return tuple(slot)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1021,50 +1197,22 @@ def check_empty_source(geometry: Sequence[Geometry], size: Size) -> None:
         sizes = made
 
 
-class BorderReader(Geometry):
+class BorderReader(Declared, Geometry):
     """Defines the image at every coordinate, however far outside: "constant" (`value`, one or one
-    per channel), "replicate", "reflect", "reflect101" or "wrap" (numpy.pad's constant, edge,
-    symmetric, reflect, wrap). A Crop after it may leave the image; a Warping after it reads it."""
+    per channel, or `fkl.per_image(rows)`), "replicate", "reflect", "reflect101" or "wrap" (numpy.pad's
+    constant, edge, symmetric, reflect, wrap; OpenCV's constants too: cv2.BORDER_REFLECT_101, ...). A Crop
+    after it may leave the image; a Warping after it reads it."""
 
-    mode: str
-    values: Values
+    IR_OP = IrClass("BorderOp")
+    mode = Field(_Choice(border_mode))
+    values = Field(_ChannelValues(), "value", default=0.0)
 
-    def __init__(self, mode: str | int, value: object = 0.0):
-        """`mode`: a name or OpenCV's constant (cv2.BORDER_REFLECT_101, ...); `value` (constant): one value or
-        one per channel, or `fkl.per_image(rows)`."""
-        name = type(self).__name__
-        object.__setattr__(self, "mode", border_mode(name, mode))
-        object.__setattr__(self, "values", _values(name, value))
-        object.__setattr__(self, "location", _user_location())
-
-    def lower(self, b: Builder, x: SSAValue) -> SSAValue:
-        return self.lower_plane(b, x, range(1))
-
-    def lower_plane(self, b: Builder, x: SSAValue, planes: Sequence[int]) -> SSAValue:
-        from fklir.dialects import fkl
-
-        if self.mode != "constant":
-            return self._place(b, fkl.BorderOp(x, self.mode))
-        values, per_plane = _planes_values(self.values, planes)
-        return self._place(b, fkl.BorderOp(x, self.mode, values, per_plane=per_plane))
-
-    def per_image(self) -> PerImage | None:
-        return self.values if isinstance(self.values, PerImage) and self.mode == "constant" else None
+    def check(self) -> None:
+        if self.mode != "constant":  # only a constant border has a value
+            object.__setattr__(self, "values", None)
 
     def out_sizes(self, sizes: list[Size]) -> list[Size]:
         return BorderedSizes(sizes)
-
-    RUNTIME_VALUES: ClassVar[bool] = True
-
-    def structure(self) -> tuple[object, ...]:
-        # the mode is structure, a constant's value is not
-        return (type(self).__qualname__, self.mode, *_per_image_mark(self.per_image()))
-
-    def value_key(self) -> object:
-        return exact_key(self.values) if type(self.values) is tuple else None
-
-    def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
-        return _values_slot(self.values, count, channels, _fits(op_name, channels, dtype))
 
 
 class Crop(Geometry):
@@ -1171,7 +1319,7 @@ class Crop(Geometry):
         return struct.pack(f"{len(flat)}i", *flat)
 
 
-class Resize(Geometry):
+class Resize(Declared, Geometry):
     """Resize to (w, h); linear (OpenCV INTER_LINEAR, float32 out) or nearest (keeps the type).
 
     aspect_ratio "preserve" (centred), "preserve_left" (at x = 0) or "preserve_even" (content sizes
@@ -1179,135 +1327,66 @@ class Resize(Geometry):
     (required; one value or one per channel, in the output type); "ignore" stretches.
     """
 
-    size: Size
-    interp: str
-    aspect_ratio: str
-    background: Values | None
+    IR_OP = IrClass("ResizeOp")
+    size = Field(_OutputSize(), "w", "h")
+    interp = Field(_Choice(interpolation), default="linear")
+    aspect_ratio = Field(_Choice(), default="ignore", ir="aspect_ratio")
+    background = Field(_ChannelValues(), default=None, ir="background")
+    SLOTS: ClassVar[dict[str, str]] = {"size": "size", "background": "background"}
 
-    def __init__(
-        self,
-        w: int,
-        h: int,
-        interp: str | int = "linear",
-        aspect_ratio: str = "ignore",
-        background: object = None,
-    ):
-        name = type(self).__name__
-        size = _output_size(name, w, h)
-        interp = interpolation(name, interp)
-        value_rules.resize_options(f"{name}:", interp, aspect_ratio, background is not None)
-        object.__setattr__(self, "size", size)
-        object.__setattr__(self, "interp", interp)
-        object.__setattr__(self, "aspect_ratio", aspect_ratio)
-        object.__setattr__(self, "background", None if background is None else _values(name, background))
-        object.__setattr__(self, "location", _user_location())
-
-    def lower(self, b: Builder, x: SSAValue) -> SSAValue:
-        return self.lower_plane(b, x, range(1))
-
-    def lower_plane(self, b: Builder, x: SSAValue, planes: Sequence[int]) -> SSAValue:
-        from fklir.dialects import fkl
-
-        background, per_plane = (None, False) if self.background is None else _planes_values(self.background, planes)
-        op = fkl.ResizeOp(
-            x, self.size, self.interp, aspect_ratio=self.aspect_ratio, background=background, per_plane=per_plane
+    def check(self) -> None:
+        value_rules.resize_options(
+            f"{type(self).__name__}:", self.interp, self.aspect_ratio, self.background is not None
         )
-        return self._place(b, op)
-
-    def per_image(self) -> PerImage | None:
-        return self.background if isinstance(self.background, PerImage) else None
 
     FIXED_SIZE = True
 
     def out_sizes(self, sizes: list[Size]) -> list[Size]:
         return [self.size] * len(sizes)
 
-    RUNTIME_VALUES: ClassVar[bool] = True
 
-    def structure(self) -> tuple[object, ...]:
-        # the size and background are values
-        return (type(self).__qualname__, self.interp, self.aspect_ratio, *_per_image_mark(self.background))
-
-    def value_key(self) -> object:
-        background = self.background
-        if background is None:
-            return self.size
-        return (self.size, exact_key(background)) if type(background) is tuple else None
-
-    def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
-        """`rule` "size": (w, h), checked at __init__; "background": fitting the result's type."""
-        if rule == "size":
-            return (float(self.size[0]), float(self.size[1]))
-        return _values_slot(self.background or (), count, channels, _fits(op_name, channels, dtype))
-
-
-class Warping(Geometry):
+class Warping(Declared, Geometry):
     """Bilinear warp to (w, h) by `M`, 2x3 (cv2.warpAffine) or 3x3 (cv2.warpPerspective), which maps
     source to destination as in OpenCV; inverse=True gives the destination → source map directly.
-    Taps outside the source read the preceding BorderReader, else constant 0. Output float32."""
+    `M` may be `fkl.per_image(matrices)`, one per image ((B, 2, 3) or (B, 3, 3)). Taps outside the source
+    read the preceding BorderReader, else constant 0. Output float32."""
 
-    kind: str
-    matrix: tuple[float, ...] | PerImage
-    size: Size
-    inverse: bool
+    IR_OP = IrClass("WarpOp")
+    matrix = Field(_WarpMatrix(), "M")
+    size = Field(_OutputSize(), "w", "h")
+    inverse = Field(_Flag(), default=False)
+    SLOTS: ClassVar[dict[str, str]] = {"size": "size", "warp_matrix": "matrix"}
 
-    def __init__(self, M: object, w: int, h: int, inverse: bool = False):
-        """`M`: a 2x3 or 3x3 matrix, or `fkl.per_image(matrices)`, one per image ((B, 2, 3) or (B, 3, 3))."""
-        name = type(self).__name__
-        inverse = flag(name, inverse, "inverse")
-        if isinstance(M, PerImage):
-            matrices, count = M, M.check(name, (6, 9), "a 2x3 or 3x3 matrix")
-            for row in M.rows:
-                value_rules.matrix_numbers(f"{name}:", row, (count,))  # finite
-        else:
-            values = _matrix(name, M, (6, 9))
-            matrices, count = values, len(values)
-        for matrix in matrices.rows if isinstance(matrices, PerImage) else (matrices,):
-            if not inverse:
-                try:
-                    invert_warp_matrix(matrix)
-                except ValueError as e:  # in the words of hoisting's inversion (the IR's error)
-                    raise ValueError(f"{name}: {e}") from None
-        object.__setattr__(self, "kind", "affine" if count == 6 else "perspective")
-        object.__setattr__(self, "matrix", matrices)
-        object.__setattr__(self, "size", _output_size(name, w, h))
-        object.__setattr__(self, "inverse", inverse)
-        object.__setattr__(self, "location", _user_location())
+    def check(self) -> None:
+        if self.inverse:
+            return
+        for matrix in self.matrix.rows if isinstance(self.matrix, PerImage) else (self.matrix,):
+            try:
+                invert_warp_matrix(matrix)
+            except ValueError as e:  # in the words of hoisting's inversion (the IR's error)
+                raise ValueError(f"{type(self).__name__}: {e}") from None
 
-    def lower(self, b: Builder, x: SSAValue) -> SSAValue:
-        return self.lower_plane(b, x, range(1))
+    @property
+    def kind(self) -> str:
+        return warp_kind(self.matrix)
 
     def lower_plane(self, b: Builder, x: SSAValue, planes: Sequence[int]) -> SSAValue:
-        from fklir.dialects import fkl
-
+        # WarpOp takes the kind before the matrix
         if not isinstance(self.matrix, PerImage):
-            return self._place(b, fkl.WarpOp(x, self.kind, self.matrix, self.size, self.inverse))
+            return self._place(b, self.IR_OP(x, self.kind, self.matrix, self.size, self.inverse))
         matrices = [v for z in planes for v in self.matrix.row(z)]
-        return self._place(b, fkl.WarpOp(x, self.kind, matrices, self.size, self.inverse, per_plane=True))
-
-    def per_image(self) -> PerImage | None:
-        return self.matrix if isinstance(self.matrix, PerImage) else None
+        return self._place(b, self.IR_OP(x, self.kind, matrices, self.size, self.inverse, per_plane=True))
 
     FIXED_SIZE = True
 
     def out_sizes(self, sizes: list[Size]) -> list[Size]:
         return [self.size] * len(sizes)
-
-    RUNTIME_VALUES: ClassVar[bool] = True
-
-    def structure(self) -> tuple[object, ...]:
-        # affine or perspective, one matrix or one per image; the matrices, size and inverse are values
-        return (type(self).__qualname__, self.kind, *(["per_image"] if self.per_image() is not None else []))
-
-    def value_key(self) -> object:
-        matrix = self.matrix
-        return (self.size, self.inverse, exact_key(matrix)) if type(matrix) is tuple else None
 
     def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
         """`rule` "size": (w, h); "warp_matrix": the destination -> source map, inverted in double as hoisting
         does (per image: one per plane). Both were checked at __init__."""
-        if rule == "size":
-            return (float(self.size[0]), float(self.size[1]))
+        if rule != "warp_matrix":
+            return super().runtime_slot(op_name, rule, dtype, channels, count)
         per_matrix = WARP_KINDS[self.kind]
         matrices = self.matrix.slot(count, per_matrix) if isinstance(self.matrix, PerImage) else self.matrix
         slot: list[float] = []
@@ -1575,7 +1654,7 @@ GRAPH_DESCRIPTORS = (Joining, MidWrite)
 
 # Every public descriptor by name: what `fklir` exports (fklir.__all__ and its lazy names). A new op's descriptor
 # is public by being defined in this module under a name without a leading underscore.
-_FAMILIES = (Op, Read, Write, Geometry, Joining)  # bases that ops derive from, not ops
+_FAMILIES = (Op, Declared, Read, Write, Geometry, Joining)  # bases that ops derive from, not ops
 PUBLIC_DESCRIPTORS: dict[str, type[Op]] = {
     name: value
     for name, value in globals().items()

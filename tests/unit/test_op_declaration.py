@@ -318,3 +318,86 @@ def test_a_value_check_lives_in_one_place_with_one_wording(frontend: Any, verifi
         frontend()
     with pytest.raises(VerifyException, match=re.escape(rule)):
         verifier()
+
+
+DECLARED = [
+    # descriptor, its IR class, its signature, arguments, the plan's structure of them (less the name)
+    (fkl.Resize, dialect.ResizeOp, "(w, h, interp='linear', aspect_ratio='ignore', background=None)",
+     (33, 17), ("linear", "ignore")),
+    (fkl.Resize, dialect.ResizeOp, "(w, h, interp='linear', aspect_ratio='ignore', background=None)",
+     (33, 17, 0, "preserve_even", (1, 2, 3)), ("nearest", "preserve_even")),
+    (fkl.BorderReader, dialect.BorderOp, "(mode, value=0.0)", (4, -2.5), ("reflect101",)),
+    (fkl.BorderReader, dialect.BorderOp, "(mode, value=0.0)", ("constant", fkl.per_image([[1], [2]])),
+     ("constant", "per_image")),
+    (fkl.Warping, dialect.WarpOp, "(M, w, h, inverse=False)", ([[2, 0, 1], [0, 3, 2]], 31, 9), ("affine",)),
+    (fkl.Warping, dialect.WarpOp, "(M, w, h, inverse=False)", (np.eye(3), 31, 9, True), ("perspective",)),
+    (fkl.Saturate, dialect.SaturateOp, "(lo, hi)", ((0, 1, 2), 200), ()),
+    (fkl.Saturate, dialect.SaturateOp, "(lo, hi)", (fkl.per_image([[0], [1]]), 200), ("per_image",)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("descriptor", "ir_op", "signature", "given", "structure"), DECLARED)
+def test_a_declared_descriptor_is_its_fields(
+    descriptor: type, ir_op: type, signature: str, given: tuple[object, ...], structure: tuple[object, ...]
+) -> None:
+    """Resize, BorderReader, Warping and Saturate are their fields (fops.Field, each read by its kind): the
+    signature, positional and named arguments alike, a plan's structure without the runtime values (the key of
+    those the same for equal values) and a lowering that verifies."""
+    import inspect
+
+    from xdsl.builder import Builder
+    from xdsl.ir import Block
+    from xdsl.rewriter import InsertPoint
+
+    assert str(inspect.signature(descriptor)) == signature
+    names = list(inspect.signature(descriptor).parameters)
+    op = descriptor(*given)
+    by_name = descriptor(**dict(zip(names, given, strict=False)))
+    assert op.description() == by_name.description() and op.FIELDS == tuple(f.name for f in descriptor.DECLARED)
+    assert op.structure() == (descriptor.__name__, *structure)
+    assert op.value_key() == by_name.value_key() and (op.value_key() is None) == (op.per_image() is not None)
+    assert repr(op).startswith(f"{descriptor.__name__}({op.FIELDS[0]}=")
+    block = Block(arg_types=[dialect.ImageType("uint8", 3)])
+    lowered = op.lower_plane(Builder(InsertPoint.at_end(block)), block.args[0], range(2)).owner
+    assert type(lowered) is ir_op and (op.per_image() is not None) == (lowered.per_plane is not None)
+    if op.per_image() is None:  # per-plane rows verify against the planes that type inference gives
+        lowered.verify()
+
+
+def test_a_declared_descriptors_values_are_runtime_values_and_its_words_structure() -> None:
+    """A new size, background, matrix or bound changes the value key, never the structure; a new
+    interpolation, border mode or warp kind changes the structure."""
+    pairs = [
+        (fkl.Resize(33, 17), fkl.Resize(64, 8)),
+        (fkl.Resize(9, 9, 1, "preserve", 0.0), fkl.Resize(9, 9, 1, "preserve", -0.0)),
+        (fkl.BorderReader("constant", 1), fkl.BorderReader("constant", 2)),
+        (fkl.Warping([[1, 0, 0], [0, 1, 0]], 5, 5), fkl.Warping([[1, 0, 0], [0, 1, 0]], 5, 5, inverse=True)),
+        (fkl.Saturate(0, 1), fkl.Saturate(0, 2)),
+    ]
+    for a, b in pairs:
+        assert a.structure() == b.structure() and a.value_key() != b.value_key(), (a, b)
+    for a, b in [
+        (fkl.Resize(33, 17), fkl.Resize(33, 17, "nearest")),
+        (fkl.BorderReader("reflect"), fkl.BorderReader("wrap")),
+        (fkl.Warping(np.eye(3)[:2], 5, 5), fkl.Warping(np.eye(3), 5, 5)),
+    ]:
+        assert a.structure() != b.structure(), (a, b)
+    assert fkl.BorderReader("reflect", 5).values is None  # only a constant border has a value
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "words"),
+    [
+        (lambda: fkl.Resize(8, 8, background=1.0), ValueError, "Resize: background is used only with a preserve"),
+        (lambda: fkl.Resize(8, 8, aspect_ratio="preserve"), ValueError, "needs a background value"),
+        (lambda: fkl.Resize(8), TypeError, "Resize.__init__() missing 1 required positional argument: 'h'"),
+        (lambda: fkl.Warping([[0, 0, 0], [0, 0, 0]], 8, 8), ValueError, "Warping: "),
+        (lambda: fkl.Saturate(fkl.per_image([[0]]), fkl.per_image([[1], [2]])), ValueError, "1 rows of lo and 2"),
+        (lambda: fkl.Saturate(2, 1), ValueError, "Saturate: "),
+        (lambda: fkl.BorderReader("mirror"), ValueError, "BorderReader: mode must be one of"),
+    ],
+)
+def test_a_declared_descriptor_refuses_in_its_name(make: Any, error: type[Exception], words: str) -> None:
+    """A rule between fields (Declared.check) and Python's own argument errors name the op."""
+    with pytest.raises(error, match=re.escape(words)):
+        make()
