@@ -1009,39 +1009,48 @@ class Saturate(Declared):
 # --------------------------------------------------------------------------------------------
 
 
-class StaticLoop(Op):
+class _LoopBody(_Argument):
+    """StaticLoop's op: Add ... Min with one value for every image; its value is a runtime value (the loop's
+    slot), its class structure."""
+
+    RUNTIME = True
+
+    def read(self, op: str, given: object) -> _BinaryValue:
+        if not isinstance(given, _BinaryValue):
+            raise TypeError(f"{op}: the op must be Add, Sub, Mul, Div, Max or Min, got {given!r}")
+        if given.per_image() is not None:
+            raise ValueError(f"{op}: a loop body takes one value for every image, not per_image values")
+        return given
+
+    def structure(self, value: _BinaryValue) -> tuple[object, ...]:
+        return (value.structure(),)
+
+    def value_key(self, value: _BinaryValue) -> object:
+        return value.value_key()
+
+
+class _LoopCount(_Argument):
+    """How many times StaticLoop applies its op (value_rules.loop_count): compile-time, the kernel unrolls it."""
+
+    def read(self, op: str, given: object) -> int:
+        count = integer(op, given, "n")
+        value_rules.loop_count(f"{op}:", count)
+        return count
+
+
+class StaticLoop(Declared):
     """Apply the binary op (Add, Sub, Mul, Div, Max or Min with its value) `n` times; `n` is
     compile-time and the value is one parameter slot. `StaticLoop(Mul(2.0), 3)` is x * 8."""
 
-    body: _BinaryValue
-    count: int
+    IR_OP = IrClass("StaticLoopOp")
+    body = Field(_LoopBody(), "op")
+    count = Field(_LoopCount(), "n")
 
-    def __init__(self, op: _BinaryValue, n: int):
-        name = type(self).__name__
-        if not isinstance(op, _BinaryValue):
-            raise TypeError(f"{name}: the op must be Add, Sub, Mul, Div, Max or Min, got {op!r}")
-        if op.per_image() is not None:
-            raise ValueError(f"{name}: a loop body takes one value for every image, not per_image values")
-        object.__setattr__(self, "body", op)
-        count = integer(name, n, "n")
-        value_rules.loop_count(f"{name}:", count)
-        object.__setattr__(self, "count", count)
-        object.__setattr__(self, "location", _user_location())
-
-    def lower(self, b: Builder, x: SSAValue) -> SSAValue:
-        from fklir.dialects import fkl
-
+    def lower_plane(self, b: Builder, x: SSAValue, planes: Sequence[int]) -> SSAValue:
+        # StaticLoopOp takes the body's word and values (one for every plane)
         body = type(self.body).IR_OP.name.removeprefix("fkl.")
         assert not isinstance(self.body.values, PerImage)  # refused at __init__
-        return self._place(b, fkl.StaticLoopOp(x, body, self.body.values, self.count))
-
-    RUNTIME_VALUES: ClassVar[bool] = True
-
-    def structure(self) -> tuple[object, ...]:
-        return (type(self).__qualname__, self.body.structure(), self.count)  # the body's value is a value
-
-    def value_key(self) -> object:
-        return self.body.value_key()
+        return self._place(b, self.IR_OP(x, body, self.body.values, self.count))
 
     def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
         """The body's slot (`rule`: its word, add ... min)."""

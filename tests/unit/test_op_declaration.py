@@ -333,6 +333,7 @@ DECLARED = [
     (fkl.Warping, dialect.WarpOp, "(M, w, h, inverse=False)", (np.eye(3), 31, 9, True), ("perspective",)),
     (fkl.Saturate, dialect.SaturateOp, "(lo, hi)", ((0, 1, 2), 200), ()),
     (fkl.Saturate, dialect.SaturateOp, "(lo, hi)", (fkl.per_image([[0], [1]]), 200), ("per_image",)),
+    (fkl.StaticLoop, dialect.StaticLoopOp, "(op, n)", (fkl.Max((1, 2, 3)), 3), (("Max",), 3)),
 ]  # fmt: skip
 
 
@@ -340,7 +341,7 @@ DECLARED = [
 def test_a_declared_descriptor_is_its_fields(
     descriptor: type, ir_op: type, signature: str, given: tuple[object, ...], structure: tuple[object, ...]
 ) -> None:
-    """Resize, BorderReader, Warping and Saturate are their fields (fops.Field, each read by its kind): the
+    """Resize, BorderReader, Warping, Saturate and StaticLoop are their fields (fops.Field, each read by its kind): the
     signature, positional and named arguments alike, a plan's structure without the runtime values (the key of
     those the same for equal values) and a lowering that verifies."""
     import inspect
@@ -359,7 +360,7 @@ def test_a_declared_descriptor_is_its_fields(
     assert repr(op).startswith(f"{descriptor.__name__}({op.FIELDS[0]}=")
     block = Block(arg_types=[dialect.ImageType("uint8", 3)])
     lowered = op.lower_plane(Builder(InsertPoint.at_end(block)), block.args[0], range(2)).owner
-    assert type(lowered) is ir_op and (op.per_image() is not None) == (lowered.per_plane is not None)
+    assert type(lowered) is ir_op and (op.per_image() is not None) == (getattr(lowered, "per_plane", None) is not None)
     if op.per_image() is None:  # per-plane rows verify against the planes that type inference gives
         lowered.verify()
 
@@ -373,6 +374,7 @@ def test_a_declared_descriptors_values_are_runtime_values_and_its_words_structur
         (fkl.BorderReader("constant", 1), fkl.BorderReader("constant", 2)),
         (fkl.Warping([[1, 0, 0], [0, 1, 0]], 5, 5), fkl.Warping([[1, 0, 0], [0, 1, 0]], 5, 5, inverse=True)),
         (fkl.Saturate(0, 1), fkl.Saturate(0, 2)),
+        (fkl.StaticLoop(fkl.Add(1), 2), fkl.StaticLoop(fkl.Add(3), 2)),
     ]
     for a, b in pairs:
         assert a.structure() == b.structure() and a.value_key() != b.value_key(), (a, b)
@@ -380,6 +382,8 @@ def test_a_declared_descriptors_values_are_runtime_values_and_its_words_structur
         (fkl.Resize(33, 17), fkl.Resize(33, 17, "nearest")),
         (fkl.BorderReader("reflect"), fkl.BorderReader("wrap")),
         (fkl.Warping(np.eye(3)[:2], 5, 5), fkl.Warping(np.eye(3), 5, 5)),
+        (fkl.StaticLoop(fkl.Add(1), 2), fkl.StaticLoop(fkl.Add(1), 3)),
+        (fkl.StaticLoop(fkl.Add(1), 2), fkl.StaticLoop(fkl.Sub(1), 2)),
     ]:
         assert a.structure() != b.structure(), (a, b)
     assert fkl.BorderReader("reflect", 5).values is None  # only a constant border has a value
@@ -395,6 +399,8 @@ def test_a_declared_descriptors_values_are_runtime_values_and_its_words_structur
         (lambda: fkl.Saturate(fkl.per_image([[0]]), fkl.per_image([[1], [2]])), ValueError, "1 rows of lo and 2"),
         (lambda: fkl.Saturate(2, 1), ValueError, "Saturate: "),
         (lambda: fkl.BorderReader("mirror"), ValueError, "BorderReader: mode must be one of"),
+        (lambda: fkl.StaticLoop(fkl.Cast("float32"), 2), TypeError, "StaticLoop: the op must be Add, Sub"),
+        (lambda: fkl.StaticLoop(fkl.Add(fkl.per_image([[1], [2]])), 2), ValueError, "StaticLoop: a loop body"),
     ],
 )
 def test_a_declared_descriptor_refuses_in_its_name(make: Any, error: type[Exception], words: str) -> None:
