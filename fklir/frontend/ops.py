@@ -712,12 +712,15 @@ class _OutputSize(_Argument):
 
 
 class _Flag(_Argument):
-    """A yes/no runtime value (Warping's inverse: which matrix fills the slot)."""
+    """A yes/no runtime value named `what` in errors (Warping's inverse: which matrix fills the slot)."""
 
     RUNTIME = True
 
+    def __init__(self, what: str):
+        self.what = what
+
     def read(self, op: str, given: object) -> bool:
-        return flag(op, given, "inverse")
+        return flag(op, given, self.what)
 
     def value_key(self, value: bool) -> object:
         return value
@@ -1363,7 +1366,7 @@ class Warping(Declared, Geometry):
     IR_OP = IrClass("WarpOp")
     matrix = Field(_WarpMatrix(), "M")
     size = Field(_OutputSize(), "w", "h")
-    inverse = Field(_Flag(), default=False)
+    inverse = Field(_Flag("inverse"), default=False)
     SLOTS: ClassVar[dict[str, str]] = {"size": "size", "warp_matrix": "matrix"}
 
     def check(self) -> None:
