@@ -727,16 +727,19 @@ class _Flag(_Argument):
 
 
 class _ChannelValues(_Argument):
-    """One value or one per channel, or `fkl.per_image` rows; None where the op takes none (Resize without a
-    background): a runtime value, its slot fitting the chain's type."""
+    """One value or one per channel, or `fkl.per_image` rows; None where the op takes none and the field is
+    `optional` (Resize without a background): a runtime value, its slot fitting the chain's type."""
 
     RUNTIME = True
 
+    def __init__(self, optional: bool = False):
+        self.optional = optional
+
     def read(self, op: str, given: object) -> Values | None:
-        return None if given is None else _values(op, given)
+        return None if given is None and self.optional else _values(op, given)
 
     def structure(self, value: Values | None) -> tuple[object, ...]:
-        return tuple(_per_image_mark(value))
+        return () if value is None or type(value) is tuple else ("per_image",)
 
     def value_key(self, value: Values | None) -> object:
         if value is None:
@@ -751,14 +754,6 @@ class _ChannelValues(_Argument):
 
     def lowered(self, value: Values | None, planes: Sequence[int]) -> tuple[object, bool]:
         return (None, False) if value is None else _planes_values(value, planes)
-
-
-class _Numbers(_ChannelValues):
-    """Saturate's bounds: one number or one per channel each, or `fkl.per_image` rows (read as given: the op
-    checks lo and hi together)."""
-
-    def read(self, op: str, given: object) -> Values:
-        return given if isinstance(given, PerImage) else numbers(op, given)
 
 
 class _WarpMatrix(_Argument):
@@ -776,7 +771,7 @@ class _WarpMatrix(_Argument):
         return given
 
     def structure(self, value: tuple[float, ...] | PerImage) -> tuple[object, ...]:
-        return (warp_kind(value), *_per_image_mark(value))
+        return (_warp_kind(value),) if type(value) is tuple else (_warp_kind(value), "per_image")
 
     def value_key(self, value: tuple[float, ...] | PerImage) -> object:
         return exact_key(value) if type(value) is tuple else None
@@ -785,7 +780,7 @@ class _WarpMatrix(_Argument):
         return value if isinstance(value, PerImage) else None
 
 
-def warp_kind(matrix: tuple[float, ...] | PerImage) -> str:
+def _warp_kind(matrix: tuple[float, ...] | PerImage) -> str:
     """ "affine" (2x3) or "perspective" (3x3), as WarpOp's kind says it."""
     count = len(matrix.rows[0]) if isinstance(matrix, PerImage) else len(matrix)
     return "affine" if count == 6 else "perspective"
@@ -848,6 +843,9 @@ class Declared(Op):
     SLOTS: ClassVar[dict[str, str]] = {}
     IR_OP: ClassVar[Any]
     _VARIADIC: ClassVar[bool] = False
+    # (field name, kind) of a slot rule; not Field objects, which an instance's lookup would take for its fields
+    _SLOT_FIELDS: ClassVar[dict[str, tuple[str, _Argument]]] = {}
+    _SLOT_FIELD: ClassVar[tuple[str, _Argument] | None] = None  # the slot of any rule not in SLOTS
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
@@ -859,6 +857,10 @@ class Declared(Op):
         cls._set_fields(tuple(field.name for field in fields))
         cls.RUNTIME_VALUES = any(field.kind.RUNTIME for field in fields)
         cls._VARIADIC = fields[0].kind.VARIADIC
+        by_name = {field.name: (field.name, field.kind) for field in fields}
+        runtime = [by_name[field.name] for field in fields if field.kind.RUNTIME]
+        cls._SLOT_FIELDS = {rule: by_name[name] for rule, name in cls.SLOTS.items()}
+        cls._SLOT_FIELD = runtime[0] if len(runtime) == 1 else None
         how = inspect.Parameter.VAR_POSITIONAL if cls._VARIADIC else inspect.Parameter.POSITIONAL_OR_KEYWORD
         empty = inspect.Parameter.empty
         cls.__signature__ = inspect.Signature(  # help() shows Resize(w, h, interp='linear', ...)
@@ -870,35 +872,61 @@ class Declared(Op):
         )
 
     def __init__(self, *given: object, **named: object) -> None:
-        # The first instance makes its class's own __init__, as @dataclass does but on first use (a process
-        # compiles only the descriptors it makes): Python binds the arguments, each field is read in one call.
+        # The first instance makes its class's own __init__, structure and value_key from the fields, as
+        # @dataclass makes its methods but on first use (a process compiles only the descriptors it makes):
+        # Python binds the arguments, and a new pipeline reads each field in one call, with no loop over them.
         cls = type(self)
-        init = cls._made_init()
-        setattr(cls, "__init__", init)
-        init(self, *given, **named)
+        for name, method in cls._made_methods().items():
+            if getattr(cls, name) is getattr(Declared, name):  # an op's own method stays
+                setattr(cls, name, method)
+        cls.__init__(self, *given, **named)
 
     @classmethod
-    def _made_init(cls) -> Callable[..., None]:
+    def _made_methods(cls) -> dict[str, Callable[..., Any]]:
         namespace: dict[str, Any] = {"_set": object.__setattr__, "_located": _user_location, "_op": cls.__name__}
         parameters: list[str] = []
-        body: list[str] = []
+        init: list[str] = []
+        shown: list[str] = [repr(cls.__qualname__)]  # the structure: compile-time fields whole, runtime ones' parts
+        keys: list[str] = []  # the value key: the runtime fields'
         for i, field in enumerate(cls.DECLARED):
-            namespace[f"_read{i}"] = field.kind.read
-            namespace[f"_default{i}"] = field.default
+            kind, value = field.kind, f"d[{field.name!r}]"
+            namespace |= {f"_read{i}": kind.read, f"_default{i}": field.default}
+            namespace |= {f"_structure{i}": kind.structure, f"_key{i}": kind.value_key}
             if cls._VARIADIC:
                 parameters.append(f"*{field.parameters[0]}")
             else:
                 last = field.parameters[-1]
                 missing = field.default is inspect.Parameter.empty
                 parameters += [p if missing or p != last else f"{p}=_default{i}" for p in field.parameters]
-            body.append(f"    _set(self, {field.name!r}, _read{i}(_op, {', '.join(field.parameters)}))")
+            init.append(f"    _set(self, {field.name!r}, _read{i}(_op, {', '.join(field.parameters)}))")
+            if not kind.RUNTIME:
+                shown.append(value)
+            elif type(kind).structure is not _Argument.structure:
+                shown.append(f"*_structure{i}({value})")
+            if kind.RUNTIME:
+                keys.append(f"_key{i}({value})")
         if cls.check is not Declared.check:
-            body.append("    self.check()")
-        body.append("    _set(self, 'location', _located())")
-        exec(f"def __init__(self, {', '.join(parameters)}):\n" + "\n".join(body), namespace)
-        init = namespace["__init__"]
-        init.__qualname__ = f"{cls.__qualname__}.__init__"
-        return init
+            init.append("    self.check()")
+        init.append("    _set(self, 'location', _located())")
+        source = [
+            f"def __init__(self, {', '.join(parameters)}):",
+            *init,
+            "def structure(self):",
+            "    d = self.__dict__",
+            f"    return ({', '.join(shown)},)" if cls.RUNTIME_VALUES else "    return self.description()",
+            "def value_key(self):",
+            "    d = self.__dict__",
+            *(
+                [f"    keys = ({', '.join(keys)},)", "    return None if None in keys else keys"]
+                if keys
+                else ["    return None"]
+            ),
+        ]
+        exec("\n".join(source), namespace)
+        methods = {name: namespace[name] for name in ("__init__", "structure", "value_key")}
+        for name, method in methods.items():
+            method.__qualname__ = f"{cls.__qualname__}.{name}"
+        return methods
 
     def check(self) -> None:
         """A rule between fields (each field's own was checked as it was read)."""
@@ -923,24 +951,13 @@ class Declared(Op):
         values = self.__dict__
         return next((rows for f in self.DECLARED if (rows := f.kind.per_image(values[f.name])) is not None), None)
 
-    def structure(self) -> tuple[object, ...]:
-        if not self.RUNTIME_VALUES:
-            return self.description()
-        values, shown = self.__dict__, list[object]([type(self).__qualname__])
-        for field in self.DECLARED:  # a compile-time field is structure whole, a runtime one what its kind says
-            value = values[field.name]
-            shown += field.kind.structure(value) if field.kind.RUNTIME else (value,)
-        return tuple(shown)
-
-    def value_key(self) -> object:
-        values = self.__dict__
-        keys = tuple([f.kind.value_key(values[f.name]) for f in self.DECLARED if f.kind.RUNTIME])
-        return None if None in keys else keys
+    # structure() and value_key() are made with __init__ (Declared._made_methods)
 
     def runtime_slot(self, op_name: str, rule: str, dtype: str, channels: int, count: int) -> tuple[float, ...]:
-        name = self.SLOTS.get(rule) or next(f.name for f in self.DECLARED if f.kind.RUNTIME)
-        field = next(f for f in self.DECLARED if f.name == name)
-        return field.kind.slot(op_name, self.__dict__[name], dtype, channels, count)
+        found = self._SLOT_FIELDS.get(rule) or self._SLOT_FIELD
+        assert found is not None, f"{type(self).__name__} has no slot {rule!r}"
+        name, kind = found
+        return kind.slot(op_name, self.__dict__[name], dtype, channels, count)
 
 
 def one_argument(ir_class: str, field: str, kind: _Argument) -> type[Declared]:
@@ -961,8 +978,8 @@ class Saturate(Declared):
     value or one per channel, or `fkl.per_image(rows)` (one pair per image)."""
 
     IR_OP = IrClass("SaturateOp")
-    lo = Field(_Numbers())
-    hi = Field(_Numbers())
+    lo = Field(_ChannelValues())
+    hi = Field(_ChannelValues())
 
     def check(self) -> None:
         low, high = self.lo, self.hi
@@ -1343,7 +1360,7 @@ class Resize(Declared, Geometry):
     size = Field(_OutputSize(), "w", "h")
     interp = Field(_Choice(interpolation), default="linear")
     aspect_ratio = Field(_Choice(), default="ignore", ir="aspect_ratio")
-    background = Field(_ChannelValues(), default=None, ir="background")
+    background = Field(_ChannelValues(optional=True), default=None, ir="background")
     SLOTS: ClassVar[dict[str, str]] = {"size": "size", "background": "background"}
 
     def check(self) -> None:
@@ -1380,7 +1397,7 @@ class Warping(Declared, Geometry):
 
     @property
     def kind(self) -> str:
-        return warp_kind(self.matrix)
+        return _warp_kind(self.matrix)
 
     def lower_plane(self, b: Builder, x: SSAValue, planes: Sequence[int]) -> SSAValue:
         # WarpOp takes the kind before the matrix
