@@ -857,6 +857,7 @@ class Declared(Op):
         cls._set_fields(tuple(field.name for field in fields))
         cls.RUNTIME_VALUES = any(field.kind.RUNTIME for field in fields)
         cls._VARIADIC = fields[0].kind.VARIADIC
+        cls.__init__ = Declared.__init__  # the first instance makes this class's methods (not its base's)
         by_name = {field.name: (field.name, field.kind) for field in fields}
         runtime = [by_name[field.name] for field in fields if field.kind.RUNTIME]
         cls._SLOT_FIELDS = {rule: by_name[name] for rule, name in cls.SLOTS.items()}
@@ -877,7 +878,8 @@ class Declared(Op):
         # Python binds the arguments, and a new pipeline reads each field in one call, with no loop over them.
         cls = type(self)
         for name, method in cls._made_methods().items():
-            if getattr(cls, name) is getattr(Declared, name):  # an op's own method stays
+            current = getattr(cls, name)
+            if current is getattr(Declared, name) or getattr(current, "_made", False):  # an op's own method stays
                 setattr(cls, name, method)
         cls.__init__(self, *given, **named)
 
@@ -926,6 +928,7 @@ class Declared(Op):
         methods = {name: namespace[name] for name in ("__init__", "structure", "value_key")}
         for name, method in methods.items():
             method.__qualname__ = f"{cls.__qualname__}.{name}"
+            method._made = True  # a subclass with fields of its own makes its own
         return methods
 
     def check(self) -> None:

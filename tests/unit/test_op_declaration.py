@@ -407,3 +407,19 @@ def test_a_declared_descriptor_refuses_in_its_name(make: Any, error: type[Except
     """A rule between fields (Declared.check) and Python's own argument errors name the op."""
     with pytest.raises(error, match=re.escape(words)):
         make()
+
+
+def test_a_subclass_with_a_field_of_its_own_makes_its_own_methods() -> None:
+    """The methods a declared class writes on its first instance are its own: a subclass that adds a field,
+    made after its base was used, reads, describes and keys that field too."""
+    fkl.Warping(np.eye(3), 4, 4)  # the base's methods are made
+
+    class Warped(fkl.Warping):
+        tiled = fops.Field(fops._Flag("tiled"), default=False)  # pyright: ignore[reportPrivateUsage]
+
+    op = Warped(np.eye(3), 4, 4, tiled=True)
+    assert op.tiled is True and op.FIELDS == ("matrix", "size", "inverse", "tiled")
+    assert op.value_key()[-1] is True and op.structure() == (Warped.__qualname__, "perspective")
+    assert fkl.Warping(np.eye(3), 4, 4).value_key()[-1] is False  # the base keeps its own
+    with pytest.raises(TypeError, match="tiled must be True or False"):
+        Warped(np.eye(3), 4, 4, tiled=3)
