@@ -52,6 +52,7 @@ if TYPE_CHECKING:  # the IR is lower()'s only: composing a chain whose plan is k
 
 Rect = tuple[int, int, int, int]
 Size = tuple[int, int]  # (w, h)
+_PACK_RECT = struct.Struct("4i").pack  # one rect as fkl::Rect's int32 x, y, w, h
 
 
 UserLocation = tuple[str, int]  # (file, line)
@@ -1347,8 +1348,8 @@ class Crop(Geometry):
     def rect_bytes(self, count: int) -> bytes:
         """flat_rects as the int32s of a rect slot (fkl::Rect's x, y, w, h), packed in one step: a frame's new
         rect list is copied into its pipeline's values block as it is."""
-        flat = self.flat_rects(count)
-        return struct.pack(f"{len(flat)}i", *flat)
+        packed = b"".join(itertools.starmap(_PACK_RECT, self.rects))
+        return packed * count if len(self.rects) == 1 else packed
 
 
 class Resize(Declared, Geometry):

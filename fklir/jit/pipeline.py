@@ -329,7 +329,7 @@ class Pipeline:
         (value_key) with this one's rects, else its values checked and packed (and kept for the next)."""
         key = self._value_key(shared.recipe)
         if key is not None and (known := shared.blocks.get(key)) is not None:
-            rects = self._rect_values(shared.plan.layout.slots)
+            rects = self._rect_values(shared.plan.rect_slots)
             return known if not rects else shared.plan.values_with_rects(known, rects)
         values = self._runtime_values(shared.recipe, self._values(shared.plan.layout.slots, shared.values))
         block = shared.plan.pack_values(values)
@@ -355,16 +355,16 @@ class Pipeline:
         structure (the description leaves rects out)."""
         if self.plane_map is not None:  # a divergent kernel's rects are part of its description
             return values
-        rects = self._rect_values(slots)
+        rects = self._rect_values(tuple((name, count) for name, kind, count in slots if kind == "rect"))
         return {**values, **rects} if rects else values
 
-    def _rect_values(self, slots: Sequence[tuple[str, str, int]]) -> dict[str, Sequence[float]]:
-        """This pipeline's rect slots by name, packed (Crop.rect_bytes): crops hoist into the only rect slots, in
-        chain order; a rect that every plane shares fills its slot, a rect list the planes it names."""
+    def _rect_values(self, rect_slots: Sequence[tuple[str, int]]) -> dict[str, Sequence[float]]:
+        """This pipeline's rects by slot name ((name, rect count) of each rect slot), packed (Crop.rect_bytes):
+        crops hoist into the only rect slots, in chain order; a rect that every plane shares fills its slot, a
+        rect list the planes it names."""
         crops = self._crops
         if not crops:
             return {}
-        rect_slots = [(name, count) for name, kind, count in slots if kind == "rect"]
         return {name: crop.rect_bytes(count) for (name, count), crop in zip(rect_slots, crops, strict=True)}
 
     def _runtime_values(

@@ -75,6 +75,8 @@ class LaunchPlan:
         pack_slots(self.params, layout.slots, values)
         pack_reciprocals(self.params, layout.reciprocals, values)
         self.header = self.params.h  # pyright: ignore[reportAttributeAccessIssue]
+        # (name, rect count) of each rect slot, in slot order: a frame's new rects are packed into them
+        self.rect_slots = tuple((name, count) for name, kind, count in layout.slots if kind == "rect")
         # the values: every field after the header and the pointer tables
         first = layout.slots[0][0] if layout.slots else None
         self._values_offset = getattr(self._params_type, first).offset if first else ctypes.sizeof(self._params_type)
@@ -120,9 +122,8 @@ class LaunchPlan:
         """A copy of values block `block` whose rect slots hold `rects` (flat x, y, w, h by slot name): a new
         pipeline whose values equal another's but for its rects, a frame's new detections."""
         copy = self._params_type.from_buffer_copy(block)
-        for name, kind, count in self.layout.slots:
-            if kind == "rect":
-                pack_rects(getattr(copy, name), count, rects[name])
+        for name, count in self.rect_slots:
+            pack_rects(getattr(copy, name), count, rects[name])
         return copy
 
     def use_values(self, block: ctypes.Structure) -> None:
