@@ -331,7 +331,7 @@ class Pipeline:
         if key is not None and (known := shared.blocks.get(key)) is not None:
             rects = self._rect_values(shared.plan.rect_slots)
             return known if not rects else shared.plan.values_with_rects(known, rects)
-        values = self._runtime_values(shared.recipe, self._values(shared.plan.layout.slots, shared.values))
+        values = self._runtime_values(shared.recipe, self._values(shared.plan.rect_slots, shared.values))
         block = shared.plan.pack_values(values)
         if key is not None:
             if len(shared.blocks) >= _BLOCKS_MAX:
@@ -349,13 +349,13 @@ class Pipeline:
         return None if None in key else key
 
     def _values(
-        self, slots: Sequence[tuple[str, str, int]], values: dict[str, tuple[float, ...]]
+        self, rect_slots: Sequence[tuple[str, int]], values: dict[str, tuple[float, ...]]
     ) -> Mapping[str, Sequence[float]]:
-        """The plan's values with this pipeline's rects: the plan may be another pipeline's of the same
-        structure (the description leaves rects out)."""
+        """The plan's values with this pipeline's rects (in `rect_slots`, LaunchPlan.rect_slots): the plan may be
+        another pipeline's of the same structure (the description leaves rects out)."""
         if self.plane_map is not None:  # a divergent kernel's rects are part of its description
             return values
-        rects = self._rect_values(tuple((name, count) for name, kind, count in slots if kind == "rect"))
+        rects = self._rect_values(rect_slots)
         return {**values, **rects} if rects else values
 
     def _rect_values(self, rect_slots: Sequence[tuple[str, int]]) -> dict[str, Sequence[float]]:
