@@ -145,6 +145,8 @@ def new_object_rows(count: int) -> dict[str, float]:
         return fkl.compose(fkl.TensorRead(), *ops, fkl.TensorSplit(), target="gpu")
 
     roi(frames[0])(image, stream=stream)
+    full = [frame_rects(draw, 64, w, h) for _ in range(count)]
+    made_rois = [roi(rects) for rects in frames]  # each frame's pipeline, composed before its first call
     background = torch.empty((48, 64, 3), dtype=torch.uint8)
     return {
         "warm pipe(x, out=y, stream=s)": median_us(lambda _i: warm(x, out=y, stream=stream), count),
@@ -156,6 +158,13 @@ def new_object_rows(count: int) -> dict[str, float]:
         "per-frame ROI loop: compose(1..64 new rects) + call": median_us(
             lambda i: roi(frames[i])(image, stream=stream), count
         ),
+        "per-frame ROI loop: a frame's first call (compose excluded)": median_us(
+            lambda i: made_rois[i](image, stream=stream), count
+        ),
+        "per-frame ROI loop: the warm call of one frame's pipeline": median_us(
+            lambda i: made_rois[0](image, stream=stream), count
+        ),
+        "per-frame ROI loop: compose(64 new rects)": median_us(lambda i: roi(full[i]), count),
         **{name: float(us) for name, us in new_graph_objects(fkl, x, background, stream, count).items()},
     }
 
