@@ -162,7 +162,7 @@ def new_object_rows(count: int) -> dict[str, float]:
             lambda i: made_rois[i](image, stream=stream), count
         ),
         "per-frame ROI loop: the warm call of one frame's pipeline": median_us(
-            lambda i: made_rois[0](image, stream=stream), count
+            lambda _i: made_rois[0](image, stream=stream), count
         ),
         "per-frame ROI loop: compose(64 new rects)": median_us(lambda i: roi(full[i]), count),
         **{name: float(us) for name, us in new_graph_objects(fkl, x, background, stream, count).items()},
