@@ -416,9 +416,9 @@ def exact_key(values: tuple[float, ...]) -> object:
     return repr(values) if 0.0 in values else values
 
 
-def _per_image_mark(*values: object) -> list[str]:
+def _per_image_mark(value: object) -> tuple[str, ...]:
     """A structure's mark of per-image values: their rows are values, that there are rows is structure."""
-    return ["per_image"] if any(isinstance(v, PerImage) for v in values) else []
+    return ("per_image",) if isinstance(value, PerImage) else ()
 
 
 class _BinaryValue(Op):
@@ -450,8 +450,7 @@ class _BinaryValue(Op):
     RUNTIME_VALUES: ClassVar[bool] = True
 
     def structure(self) -> tuple[object, ...]:
-        # the common case without a generator: a new pipeline's first call describes its structure
-        return (type(self).__qualname__,) if type(self.values) is tuple else (type(self).__qualname__, "per_image")
+        return (type(self).__qualname__, *_per_image_mark(self.values))
 
     def value_key(self) -> object:
         return exact_key(self.values) if type(self.values) is tuple else None
@@ -672,7 +671,7 @@ class _Matrix3x3(_Argument):
         return given
 
     def structure(self, value: tuple[float, ...] | PerImage) -> tuple[object, ...]:
-        return tuple(_per_image_mark(value))
+        return _per_image_mark(value)
 
     def slot(
         self, op_name: str, value: tuple[float, ...] | PerImage, dtype: str, channels: int, count: int
@@ -740,7 +739,7 @@ class _ChannelValues(_Argument):
         return None if given is None and self.optional else _values(op, given)
 
     def structure(self, value: Values | None) -> tuple[object, ...]:
-        return () if value is None or type(value) is tuple else ("per_image",)
+        return _per_image_mark(value)
 
     def value_key(self, value: Values | None) -> object:
         if value is None:
@@ -772,7 +771,7 @@ class _WarpMatrix(_Argument):
         return given
 
     def structure(self, value: tuple[float, ...] | PerImage) -> tuple[object, ...]:
-        return (_warp_kind(value),) if type(value) is tuple else (_warp_kind(value), "per_image")
+        return (_warp_kind(value), *_per_image_mark(value))
 
     def value_key(self, value: tuple[float, ...] | PerImage) -> object:
         return exact_key(value) if type(value) is tuple else None
