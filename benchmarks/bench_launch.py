@@ -86,7 +86,9 @@ def bare_launch(torch: Any, x: Any, stream: Any) -> Callable[[], object]:
     blocks = (x.numel() + 255) // 256
     function = kernel.function
 
-    def call() -> object:
+    def call(kept: tuple[object, ...] = (params, args)) -> object:
+        # `kept`: the launch reads the block through `address`, so the block and its void*[] live as long as
+        # the call does (freed, their memory is reused and the kernel writes through a stale pointer)
         return driver.cuLaunchKernel(function, blocks, 1, 1, 256, 1, 1, 0, handle, address, 0)
 
     return call
