@@ -181,8 +181,9 @@ def fresh_whole_ms(
         out = subprocess.run([sys.executable, "-c", script], env=env, check=True, capture_output=True, text=True)
         rows.append(out.stdout.split())
     ms = statistics.median(float(r[0]) for r in rows)
-    parts = (statistics.median(float(r[i]) for r in rows) for i in (4, 5, 6))
-    return ms, max(int(r[1]) for r in rows), min(int(r[2]) for r in rows), any(r[3] == "1" for r in rows), (*parts,)
+    imported, composed, called = (statistics.median(float(r[i]) for r in rows) for i in (4, 5, 6))
+    compiles, hits, xdsl = max(int(r[1]) for r in rows), min(int(r[2]) for r in rows), any(r[3] == "1" for r in rows)
+    return ms, compiles, hits, xdsl, (imported, composed, called)
 
 
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
